@@ -1,0 +1,96 @@
+# SplitZip build. `make` builds the library, the CLI and the tests; `make test` runs them;
+# `make demo` runs the main job; `make install PREFIX=...`; `make clean`.
+# CUDA is detected (nvcc on PATH or under CUDA_HOME); `make CUDA=0` builds without it.
+
+CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(shell command -v nvcc 2>/dev/null))
+ifeq ($(CUDA_HOME),)
+  CUDA_HOME := /usr/local/cuda
+endif
+CUDA ?= $(if $(wildcard $(CUDA_HOME)/bin/nvcc),1,0)
+PREFIX ?= /usr/local
+BUILD ?= build
+
+CXX ?= g++
+NVCC := $(CUDA_HOME)/bin/nvcc
+WARN := -Wall -Wextra -Werror
+CPPFLAGS += -Iinclude -I.
+CXXFLAGS ?= -O3 -g
+CXXFLAGS += -std=c++17 -fPIC -pthread $(WARN)
+NVCC_GENCODE ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
+NVCCFLAGS ?= -O3 -g -lineinfo
+NVCCFLAGS += -std=c++17 $(NVCC_GENCODE) -Xcompiler -fPIC,-Wall,-Wextra,-Werror -Werror all-warnings
+LDLIBS += -lisal -pthread
+
+LIB_SRCS := $(wildcard src/*.cc codec/*.cc transport/*.cc)
+ifeq ($(CUDA),1)
+  CPPFLAGS += -I$(CUDA_HOME)/include -DSZ_HAVE_CUDA=1
+  LIB_SRCS := $(filter-out src/device_stub.cc,$(LIB_SRCS))
+  CU_SRCS := $(wildcard kernels/*.cu)
+  LDLIBS += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart
+else
+  CU_SRCS :=
+endif
+LIB_OBJS := $(LIB_SRCS:%.cc=$(BUILD)/obj/%.o) $(CU_SRCS:%.cu=$(BUILD)/obj/%.o)
+TOOL_SRCS := $(wildcard tools/*.cc)
+TEST_SRCS := $(wildcard tests/*.cc)
+GPU_TEST_SRCS := $(if $(filter 1,$(CUDA)),$(wildcard tests/gpu/*.cc tests/gpu/*.cu))
+PERF_SRCS := $(wildcard perf/*.cc) $(if $(filter 1,$(CUDA)),$(wildcard perf/*.cu))
+
+LIB := $(BUILD)/lib/libsplitzip.a
+SHLIB := $(BUILD)/lib/libsplitzip.so
+CLI := $(BUILD)/bin/splitzip
+TESTS := $(BUILD)/tests/splitzip_tests
+GPU_TESTS := $(if $(GPU_TEST_SRCS),$(BUILD)/tests/splitzip_gpu_tests)
+PERFS := $(patsubst perf/%,$(BUILD)/perf/%,$(basename $(PERF_SRCS)))
+
+.PHONY: all lib test gpu-test demo install clean fuzz
+all: lib $(CLI) $(TESTS) $(GPU_TESTS) $(PERFS)
+lib: $(LIB) $(SHLIB)
+
+$(BUILD)/obj/codec/chunk_avx2.o: CXXFLAGS += -mavx2
+$(BUILD)/obj/%.o: %.cc
+	@mkdir -p $(dir $@)
+	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -MMD -MP -c $< -o $@
+$(BUILD)/obj/%.o: %.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) $(CPPFLAGS) $(NVCCFLAGS) -MMD -MP -c $< -o $@
+
+$(LIB): $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(AR) rcs $@ $^
+$(SHLIB): $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(CXX) -shared -o $@ $^ $(LDLIBS)
+
+$(CLI): $(TOOL_SRCS:%.cc=$(BUILD)/obj/%.o) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CXX) -o $@ $^ $(LDLIBS)
+
+$(TESTS): $(TEST_SRCS:%.cc=$(BUILD)/obj/%.o) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CXX) -o $@ $^ -lgtest -lgtest_main $(LDLIBS)
+
+$(BUILD)/tests/splitzip_gpu_tests: $(patsubst %,$(BUILD)/obj/%.o,$(basename $(GPU_TEST_SRCS))) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CXX) -o $@ $^ -lgtest -lgtest_main $(LDLIBS)
+
+$(BUILD)/perf/%: $(BUILD)/obj/perf/%.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(CXX) -o $@ $^ $(LDLIBS) -ldl
+
+test: $(TESTS) $(CLI)
+	$(TESTS)
+
+gpu-test: $(GPU_TESTS)
+	$(GPU_TESTS)
+
+install: lib $(CLI)
+	install -d $(PREFIX)/include $(PREFIX)/lib $(PREFIX)/bin
+	install -m 644 include/splitzip.h $(PREFIX)/include/
+	install -m 644 $(LIB) $(SHLIB) $(PREFIX)/lib/
+	install -m 755 $(CLI) $(PREFIX)/bin/
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,96 @@
+// AVX2 per-chunk kernels for BF16 (compiled with -mavx2, called only after a CPU check).
+// 32 elements per step: the exponent code is found by comparing against the 16 codebook
+// entries, decoding looks codes up with one byte shuffle (the codebook fits one register).
+#include <immintrin.h>
+
+#include "chunk_codec.h"
+
+namespace sz {
+namespace {
+
+constexpr uint32_t kStep = 32;
+
+// Scalar tail of a chunk: the portable kernel on the remaining elements, offset to match.
+uint32_t encodeTail(const TypeTraits& t, const uint8_t* in, uint32_t first, uint32_t n,
+                    const CodecTables& tab, uint8_t* sm, uint8_t* codes, uint8_t* esc) {
+  uint32_t k = encodeChunkPortable(t, in + 2 * first, n - first, tab, sm + first, codes + first / 2, esc);
+  for (uint32_t j = 0; j < k; ++j) {
+    uint32_t pos = (esc[3 * j] | (esc[3 * j + 1] << 8)) + first;
+    esc[3 * j] = uint8_t(pos);
+    esc[3 * j + 1] = uint8_t(pos >> 8);
+  }
+  return k;
+}
+
+}  // namespace
+
+uint32_t encodeChunkBf16Avx2(const TypeTraits& t, const uint8_t* in, uint32_t n,
+                             const CodecTables& tab, uint8_t* sm, uint8_t* codes, uint8_t* esc) {
+  __m256i cb[kCodebookSize];
+  for (uint32_t i = 0; i < kCodebookSize; ++i) cb[i] = _mm256_set1_epi8(char(tab.exponent[i]));
+  const __m256i mant = _mm256_set1_epi16(0x7F), sign = _mm256_set1_epi16(0x80);
+  const __m256i expMask = _mm256_set1_epi16(0xFF);
+  const __m256i pairMul = _mm256_set1_epi16(0x1001);  // bytes {1, 16}: lo + 16 * hi
+  uint32_t escapes = 0, i = 0;
+  for (; i + kStep <= n; i += kStep) {
+    __m256i v0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + 2 * i));
+    __m256i v1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + 2 * i + 32));
+    __m256i s0 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v0, 8), sign), _mm256_and_si256(v0, mant));
+    __m256i s1 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v1, 8), sign), _mm256_and_si256(v1, mant));
+    __m256i smb = _mm256_permute4x64_epi64(_mm256_packus_epi16(s0, s1), 0xD8);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(sm + i), smb);
+    __m256i e0 = _mm256_and_si256(_mm256_srli_epi16(v0, 7), expMask);
+    __m256i e1 = _mm256_and_si256(_mm256_srli_epi16(v1, 7), expMask);
+    __m256i e = _mm256_permute4x64_epi64(_mm256_packus_epi16(e0, e1), 0xD8);
+    __m256i code = _mm256_setzero_si256(), hit = _mm256_setzero_si256();
+    for (uint32_t k = 0; k < kCodebookSize; ++k) {
+      __m256i eq = _mm256_cmpeq_epi8(e, cb[k]);
+      hit = _mm256_or_si256(hit, eq);
+      code = _mm256_or_si256(code, _mm256_and_si256(eq, _mm256_set1_epi8(char(k))));
+    }
+    __m256i pairs = _mm256_maddubs_epi16(code, pairMul);
+    __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi16(pairs, pairs), 0xD8);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(codes + i / 2), _mm256_castsi256_si128(packed));
+    uint32_t miss = ~uint32_t(_mm256_movemask_epi8(hit));
+    while (miss) {
+      uint32_t b = __builtin_ctz(miss);
+      miss &= miss - 1;
+      uint32_t pos = i + b;
+      esc[3 * escapes] = uint8_t(pos);
+      esc[3 * escapes + 1] = uint8_t(pos >> 8);
+      esc[3 * escapes + 2] = uint8_t((in[2 * pos] >> 7) | (in[2 * pos + 1] << 1));
+      ++escapes;
+    }
+  }
+  if (i < n) escapes += encodeTail(t, in, i, n, tab, sm, codes, esc + 3 * escapes);
+  return escapes;
+}
+
+void decodeChunkBf16Avx2(const TypeTraits& t, const uint8_t* sm, const uint8_t* codes, uint32_t n,
+                         const CodecTables& tab, uint8_t* out) {
+  const __m128i lut = _mm_loadu_si128(reinterpret_cast<const __m128i*>(tab.exponent));
+  const __m128i lowNibble = _mm_set1_epi8(0x0F);
+  const __m256i mant = _mm256_set1_epi16(0x7F), sign = _mm256_set1_epi16(0x80);
+  uint32_t i = 0;
+  for (; i + kStep <= n; i += kStep) {
+    __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes + i / 2));
+    __m128i lo = _mm_and_si128(c, lowNibble);
+    __m128i hi = _mm_and_si128(_mm_srli_epi16(c, 4), lowNibble);
+    __m128i ea = _mm_shuffle_epi8(lut, _mm_unpacklo_epi8(lo, hi));  // elements 0..15
+    __m128i eb = _mm_shuffle_epi8(lut, _mm_unpackhi_epi8(lo, hi));  // elements 16..31
+    __m128i sa = _mm_loadu_si128(reinterpret_cast<const __m128i*>(sm + i));
+    __m128i sb = _mm_loadu_si128(reinterpret_cast<const __m128i*>(sm + i + 16));
+    __m256i wa = _mm256_cvtepu8_epi16(sa), wb = _mm256_cvtepu8_epi16(sb);
+    __m256i oa = _mm256_or_si256(_mm256_or_si256(_mm256_slli_epi16(_mm256_and_si256(wa, sign), 8),
+                                                 _mm256_slli_epi16(_mm256_cvtepu8_epi16(ea), 7)),
+                                 _mm256_and_si256(wa, mant));
+    __m256i ob = _mm256_or_si256(_mm256_or_si256(_mm256_slli_epi16(_mm256_and_si256(wb, sign), 8),
+                                                 _mm256_slli_epi16(_mm256_cvtepu8_epi16(eb), 7)),
+                                 _mm256_and_si256(wb, mant));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 2 * i), oa);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 2 * i + 32), ob);
+  }
+  if (i < n) decodeChunkPortable(t, sm + i, codes + i / 2, n - i, tab, out + 2 * i);
+}
+
+}  // namespace sz

@@ -1,0 +1,184 @@
+// Calibration (paper §3.3): exponent histograms, top-16 codebooks, the built-in default
+// codebooks, and the codebook file of docs/FORMAT.md §Codebook file.
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "chunk_codec.h"
+#include "../src/checks.h"
+
+using namespace sz;
+
+namespace {
+
+// Calibrated on the KV cache of TinyStories-656K over the calibration span of WikiText-2
+// (tests/data/README.md says how to regenerate).
+const uint8_t kDefaultBf16[kCodebookSize] = {122, 121, 123, 120, 124, 119, 125, 118,
+                                             126, 117, 127, 116, 128, 115, 129, 114};
+const uint8_t kDefaultFp8e5m2[kCodebookSize] = {15, 14, 16, 13, 17, 12, 18, 11,
+                                                19, 10, 20, 9, 21, 8, 22, 7};
+
+const struct { szDataType_t type; const char* name; } kTypeNames[] = {
+    {szBfloat16, "bf16"}, {szFloat32, "fp32"}, {szFloat8e5m2, "fp8e5m2"}};
+
+}  // namespace
+
+extern "C" size_t szTypeSize(szDataType_t type) { return typeTraits(type).elemBytes; }
+
+extern "C" int szTypeIsCompressible(szDataType_t type) { return typeTraits(type).expBits != 0; }
+
+extern "C" szResult_t szHistogramInit(szHistogram_t* hist, szDataType_t type) {
+  if (hist == nullptr) return szSetError(szInvalidArgument, "szHistogramInit: hist is NULL");
+  if (!szTypeIsCompressible(type))
+    return szSetError(szInvalidArgument, "type %d has no exponent to calibrate", (int)type);
+  memset(hist, 0, sizeof(*hist));
+  hist->type = type;
+  return szSuccess;
+}
+
+extern "C" szResult_t szHistogramAccumulate(szHistogram_t* hist, const void* data, size_t count) {
+  if (hist == nullptr || (data == nullptr && count > 0))
+    return szSetError(szInvalidArgument, "szHistogramAccumulate: NULL argument");
+  TypeTraits t = typeTraits(hist->type);
+  if (t.expBits == 0) return szSetError(szInvalidArgument, "histogram has invalid type");
+  const uint8_t* p = static_cast<const uint8_t*>(data);
+  for (size_t i = 0; i < count; ++i) {
+    uint32_t w = 0;
+    memcpy(&w, p + i * t.elemBytes, t.elemBytes);
+    hist->counts[t.exponent(w)]++;
+  }
+  return szSuccess;
+}
+
+extern "C" szResult_t szCodebookFromHistogram(const szHistogram_t* hist, szCodebook_t* cb) {
+  if (hist == nullptr || cb == nullptr)
+    return szSetError(szInvalidArgument, "szCodebookFromHistogram: NULL argument");
+  TypeTraits t = typeTraits(hist->type);
+  if (t.expBits == 0) return szSetError(szInvalidArgument, "histogram has invalid type");
+  int range = 1 << t.expBits;
+  int order[256];
+  for (int e = 0; e < range; ++e) order[e] = e;
+  std::stable_sort(order, order + range,
+                   [&](int a, int b) { return hist->counts[a] > hist->counts[b]; });
+  cb->type = hist->type;
+  cb->used = 0;
+  bool taken[256] = {};
+  for (int i = 0; i < int(kCodebookSize) && hist->counts[order[i]] > 0; ++i) {
+    cb->exponents[cb->used++] = uint8_t(order[i]);
+    taken[order[i]] = true;
+  }
+  // Pad with unseen exponents nearest the most frequent one, alternating above and below.
+  int center = cb->used > 0 ? cb->exponents[0] : range / 2 - 1;
+  int n = cb->used;
+  for (int d = 0; n < int(kCodebookSize); ++d) {
+    for (int e : {center + d, center - d - 1}) {
+      if (n < int(kCodebookSize) && e >= 0 && e < range && !taken[e]) {
+        cb->exponents[n++] = uint8_t(e);
+        taken[e] = true;
+      }
+    }
+  }
+  if (cb->used == 0) cb->used = 1;  // an empty histogram still yields a valid codebook
+  return szSuccess;
+}
+
+extern "C" szResult_t szCodebookValidate(const szCodebook_t* cb) {
+  if (cb == nullptr) return szSetError(szInvalidArgument, "codebook is NULL");
+  TypeTraits t = typeTraits(cb->type);
+  if (t.expBits == 0) return szSetError(szInvalidArgument, "codebook type %d is not compressible", (int)cb->type);
+  if (cb->used < 1 || cb->used > int(kCodebookSize))
+    return szSetError(szInvalidArgument, "codebook 'used' is %d, must be 1..16", cb->used);
+  for (uint32_t i = 0; i < kCodebookSize; ++i) {
+    if (cb->exponents[i] >= (1u << t.expBits))
+      return szSetError(szInvalidArgument, "codebook exponent %u out of range for the type", cb->exponents[i]);
+    for (uint32_t j = 0; j < i; ++j)
+      if (cb->exponents[i] == cb->exponents[j])
+        return szSetError(szInvalidArgument, "codebook exponent %u appears twice", cb->exponents[i]);
+  }
+  return szSuccess;
+}
+
+extern "C" szResult_t szCodebookDefault(szDataType_t type, szCodebook_t* cb) {
+  if (cb == nullptr) return szSetError(szInvalidArgument, "szCodebookDefault: codebook is NULL");
+  if (type == szBfloat16 || type == szFloat32) {
+    memcpy(cb->exponents, kDefaultBf16, kCodebookSize);  // FP32 and BF16 share the exponent
+  } else if (type == szFloat8e5m2) {
+    memcpy(cb->exponents, kDefaultFp8e5m2, kCodebookSize);
+  } else {
+    return szSetError(szInvalidArgument, "type %d has no codebook", (int)type);
+  }
+  cb->type = type;
+  cb->used = int(kCodebookSize);
+  return szSuccess;
+}
+
+extern "C" szResult_t szCodebookSave(const szCodebook_t* cb, const char* path) {
+  SZCHECK(szCodebookValidate(cb));
+  if (path == nullptr) return szSetError(szInvalidArgument, "szCodebookSave: path is NULL");
+  const char* name = nullptr;
+  for (const auto& tn : kTypeNames)
+    if (tn.type == cb->type) name = tn.name;
+  std::ostringstream s;
+  s << "splitzip-codebook 1\ntype " << name << "\nused " << cb->used << "\nexponents";
+  for (uint32_t i = 0; i < kCodebookSize; ++i) s << ' ' << int(cb->exponents[i]);
+  s << '\n';
+  FILE* f = fopen(path, "w");
+  if (f == nullptr) return szSetError(szSystemError, "cannot write %s: %s", path, strerror(errno));
+  std::string text = s.str();
+  bool ok = fwrite(text.data(), 1, text.size(), f) == text.size();
+  ok = (fclose(f) == 0) && ok;
+  if (!ok) return szSetError(szSystemError, "cannot write %s: %s", path, strerror(errno));
+  return szSuccess;
+}
+
+extern "C" szResult_t szCodebookLoad(const char* path, szCodebook_t* cb) {
+  if (path == nullptr || cb == nullptr) return szSetError(szInvalidArgument, "szCodebookLoad: NULL argument");
+  std::ifstream f(path);
+  if (!f) return szSetError(szSystemError, "cannot read codebook %s: %s", path, strerror(errno));
+  szCodebook_t r{};
+  r.type = szNumTypes;
+  bool magic = false, haveUsed = false, haveExp = false;
+  std::string line;
+  for (int lineNo = 1; std::getline(f, line) && lineNo <= 64; ++lineNo) {
+    line = line.substr(0, line.find('#'));
+    std::istringstream ls(line);
+    std::string key;
+    if (!(ls >> key)) continue;
+    std::string extra;
+    bool ok = true;
+    if (key == "splitzip-codebook") {
+      int v = 0;
+      ok = (ls >> v) && v == 1;
+      magic = ok;
+    } else if (key == "type") {
+      std::string name;
+      ok = bool(ls >> name);
+      for (const auto& tn : kTypeNames)
+        if (name == tn.name) r.type = tn.type;
+      ok = ok && r.type != szNumTypes;
+    } else if (key == "used") {
+      ok = bool(ls >> r.used);
+      haveUsed = ok;
+    } else if (key == "exponents") {
+      for (uint32_t i = 0; i < kCodebookSize && ok; ++i) {
+        int e = -1;
+        ok = (ls >> e) && e >= 0 && e <= 255;
+        r.exponents[i] = uint8_t(e);
+      }
+      haveExp = ok;
+    } else {
+      ok = false;
+    }
+    if (!ok || (ls >> extra))
+      return szSetError(szInvalidArgument, "%s:%d: malformed codebook line '%s'", path, lineNo, line.c_str());
+  }
+  if (!magic || !haveUsed || !haveExp || r.type == szNumTypes)
+    return szSetError(szInvalidArgument, "%s: not a SplitZip codebook file (needs splitzip-codebook 1, type, used, exponents)", path);
+  SZCHECK(szCodebookValidate(&r));
+  *cb = r;
+  return szSuccess;
+}

@@ -1,0 +1,53 @@
+// Element-type traits of the SplitZip format (docs/FORMAT.md §Types): where the exponent sits
+// and how sign and mantissa pack into the verbatim sign-mantissa symbol. Shared by the CPU codec
+// and the CUDA kernels, so both split elements identically.
+#pragma once
+
+#include <cstdint>
+
+#include "splitzip.h"
+
+#if defined(__CUDACC__)
+#define SZ_HD __host__ __device__ __forceinline__
+#else
+#define SZ_HD inline
+#endif
+
+namespace sz {
+
+constexpr uint32_t kChunkElems = 1024;    // escape positions are relative to a chunk
+constexpr uint32_t kChunksPerGroup = 32;  // one uint64 group offset per 32 chunks
+constexpr uint64_t kGroupElems = uint64_t(kChunkElems) * kChunksPerGroup;
+constexpr uint32_t kEscapeBytes = 3;      // uint16 position + uint8 exponent
+constexpr uint32_t kCodebookSize = SZ_CODEBOOK_SIZE;
+
+struct TypeTraits {
+  uint32_t elemBytes;  // 0: invalid type
+  uint32_t expBits;    // 0: not compressible (stored raw)
+  uint32_t mantBits;   // exponent starts at this bit
+  uint32_t smBits;     // sign + mantissa bits
+
+  SZ_HD uint32_t elemBits() const { return elemBytes * 8; }
+  SZ_HD uint32_t exponent(uint32_t w) const { return (w >> mantBits) & ((1u << expBits) - 1); }
+  SZ_HD uint32_t signMantissa(uint32_t w) const {
+    return ((w >> (elemBits() - 1)) << mantBits) | (w & ((1u << mantBits) - 1));
+  }
+  SZ_HD uint32_t join(uint32_t sm, uint32_t e) const {
+    return ((sm >> mantBits) << (elemBits() - 1)) | (e << mantBits) | (sm & ((1u << mantBits) - 1));
+  }
+};
+
+SZ_HD TypeTraits typeTraits(int type) {
+  switch (type) {
+    case szInt8: case szUint8: case szFloat8e4m3: return {1, 0, 0, 0};
+    case szFloat16: return {2, 0, 0, 0};
+    case szInt32: case szUint32: return {4, 0, 0, 0};
+    case szInt64: case szUint64: case szFloat64: return {8, 0, 0, 0};
+    case szBfloat16: return {2, 8, 7, 8};
+    case szFloat32: return {4, 8, 23, 24};
+    case szFloat8e5m2: return {1, 5, 2, 3};
+    default: return {0, 0, 0, 0};
+  }
+}
+
+}  // namespace sz

@@ -1,0 +1,212 @@
+/*
+ * splitzip.h — the whole public C API of SplitZip (lossless KV-cache compression for
+ * disaggregated LLM serving; arXiv 2605.01708).
+ *
+ * Conventions (as in nccl.h):
+ *  - every call that can fail returns szResult_t; szGetErrorString() names the code and
+ *    szGetLastError(NULL) returns the calling thread's last detailed message;
+ *  - "count" is always a number of ELEMENTS of the given szDataType_t, "bytes" is bytes;
+ *  - szDataType_t uses ncclDataType_t's numbering, so (szDataType_t)ncclBfloat16 works.
+ *
+ * The frame format the codec reads and writes is specified in docs/FORMAT.md (paper §3).
+ */
+#ifndef SPLITZIP_H_
+#define SPLITZIP_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Same declaration as in cuda_runtime_api.h, so this header compiles without CUDA. */
+typedef struct CUstream_st* cudaStream_t;
+
+#define SZ_MAJOR 0
+#define SZ_MINOR 1
+#define SZ_PATCH 0
+#define SZ_VERSION_CODE (SZ_MAJOR * 10000 + SZ_MINOR * 100 + SZ_PATCH)
+
+typedef enum {
+  szSuccess = 0,
+  szUnhandledCudaError = 1, /* a CUDA call failed (or no CUDA device / build without CUDA) */
+  szSystemError = 2,        /* a system call failed (file, socket, memory allocation) */
+  szInternalError = 3,      /* a bug in SplitZip: please report it */
+  szInvalidArgument = 4,    /* a bad argument: NULL pointer, bad type, too-small buffer */
+  szInvalidUsage = 5,       /* a call that is not valid now (e.g. a frame of another type) */
+  szRemoteError = 6,        /* the peer failed or went away */
+  szInProgress = 7,         /* non-blocking operation still running */
+  szCorruptFrame = 8,       /* a frame failed validation: truncated, bad field, CRC mismatch */
+  szTimeout = 9,            /* an operation outlived its configured timeout */
+  szNumResults = 10
+} szResult_t;
+
+/* ncclDataType_t numbering. BF16, FP32 and FP8 E5M2 are compressed; every other type is
+ * carried raw (bit-exact) inside a SplitZip frame. */
+typedef enum {
+  szInt8 = 0,
+  szUint8 = 1,
+  szInt32 = 2,
+  szUint32 = 3,
+  szInt64 = 4,
+  szUint64 = 5,
+  szFloat16 = 6,
+  szFloat32 = 7,
+  szFloat64 = 8,
+  szBfloat16 = 9,
+  szFloat8e4m3 = 10,
+  szFloat8e5m2 = 11,
+  szNumTypes = 12
+} szDataType_t;
+
+/* Size of one element of `type` in bytes; 0 for an invalid type. */
+size_t szTypeSize(szDataType_t type);
+
+/* 1 if `type` is compressed by SplitZip (BF16, FP32, FP8 E5M2), 0 if it travels raw. */
+int szTypeIsCompressible(szDataType_t type);
+
+const char* szGetErrorString(szResult_t result);
+
+/* The last detailed error message of the calling thread (comm == NULL) or of a communicator.
+ * Never NULL; "" when there was none. Valid until the thread's next failing call. */
+struct szComm;
+typedef struct szComm* szComm_t;
+const char* szGetLastError(szComm_t comm);
+
+/* ---------------------------------------------------------------------------------------
+ * Codebook (paper §3.2-§3.3). 16 distinct biased exponents; exponent exponents[i] is
+ * encoded as the 4-bit exponent code i. Exponents outside the codebook are escapes.
+ * For BF16/FP32 exponents are 8-bit (0..255), for FP8 E5M2 5-bit (0..31). `used` is how many
+ * entries calibration actually saw (1..16); the remaining entries are padding exponents
+ * (distinct, never seen) so that every 4-bit code decodes to a valid exponent.
+ * ------------------------------------------------------------------------------------- */
+#define SZ_CODEBOOK_SIZE 16
+typedef struct {
+  szDataType_t type;
+  int used;
+  uint8_t exponents[SZ_CODEBOOK_SIZE];
+} szCodebook_t;
+
+/* Exponent histogram for calibration: counts[e] = elements whose biased exponent is e. */
+typedef struct {
+  szDataType_t type;
+  uint64_t counts[256];
+} szHistogram_t;
+
+/* Resets `hist` for `type`. Errors: szInvalidArgument (NULL, type not compressible). */
+szResult_t szHistogramInit(szHistogram_t* hist, szDataType_t type);
+
+/* Adds the exponents of `count` elements at host pointer `data` (any alignment) to `hist`.
+ * Errors: szInvalidArgument (NULL with count > 0). Paper §3.3. */
+szResult_t szHistogramAccumulate(szHistogram_t* hist, const void* data, size_t count);
+
+/* Builds a codebook from a histogram: the 16 most frequent exponents, ties broken by the
+ * smaller exponent, ordered by decreasing frequency; unused entries padded. Paper §3.3.
+ * Errors: szInvalidArgument. */
+szResult_t szCodebookFromHistogram(const szHistogram_t* hist, szCodebook_t* codebook);
+
+/* Checks a codebook: compressible type, 1 <= used <= 16, entries distinct and in range.
+ * Errors: szInvalidArgument with a message saying which rule failed. */
+szResult_t szCodebookValidate(const szCodebook_t* codebook);
+
+/* The built-in default codebook for `type`, calibrated on real KV caches (tests/data/README.md
+ * says which model and text). Errors: szInvalidArgument (type not compressible). */
+szResult_t szCodebookDefault(szDataType_t type, szCodebook_t* codebook);
+
+/* Saves / loads a codebook file (a small text file, format in docs/FORMAT.md §Codebook file).
+ * Errors: szSystemError (I/O), szInvalidArgument (malformed file or codebook). */
+szResult_t szCodebookSave(const szCodebook_t* codebook, const char* path);
+szResult_t szCodebookLoad(const char* path, szCodebook_t* codebook);
+
+/* ---------------------------------------------------------------------------------------
+ * Host (CPU) codec. Frames are byte-identical to the GPU codec's. Paper §3.
+ * ------------------------------------------------------------------------------------- */
+
+/* Encode flags. */
+#define SZ_ENCODE_CRC 0x1       /* store CRC32C of header and payload; decode verifies them */
+#define SZ_ENCODE_CALIBRATE 0x2 /* online calibration: build the codebook from the input itself */
+
+/* Size of the fixed frame header in bytes. */
+#define SZ_FRAME_HEADER_BYTES 96
+
+/* Upper bound on the frame size of `count` elements of `type`:
+ * SZ_FRAME_HEADER_BYTES + count * szTypeSize(type) (a frame never exceeds its raw size plus
+ * the header; see docs/FORMAT.md). Errors: szInvalidArgument (bad type, size overflows). */
+szResult_t szEncodeMaxSize(size_t count, szDataType_t type, size_t* maxBytes);
+
+/* Encodes `count` elements at host pointer `in` (any alignment) into a frame at `out`
+ * (`outCapacity` bytes, any alignment). `codebook` may be NULL: the built-in default, or with
+ * SZ_ENCODE_CALIBRATE one computed from `in`. Incompressible data and types are stored raw.
+ * Large inputs are encoded by several threads (SZ_CPU_THREADS, default: all cores).
+ * On success *outBytes is the frame size.
+ * Errors: szInvalidArgument (NULL pointers, bad type, codebook of another type or invalid,
+ * outCapacity smaller than the frame needs: use szEncodeMaxSize). */
+szResult_t szEncode(const void* in, size_t count, szDataType_t type, const szCodebook_t* codebook,
+                    int flags, void* out, size_t outCapacity, size_t* outBytes);
+
+/* What a frame header says, after validating it against `frameBytes`. */
+typedef struct {
+  szDataType_t type;
+  size_t count;        /* elements */
+  size_t frameBytes;   /* total size of the frame */
+  size_t escapeCount;  /* escapes stored (0 for raw frames) */
+  int raw;             /* 1 if the payload is stored raw */
+  int crc;             /* 1 if the frame carries CRC32C checksums */
+  szCodebook_t codebook;
+} szFrameInfo_t;
+
+/* Parses and validates the header of the frame at `frame` (`frameBytes` available).
+ * Errors: szCorruptFrame (bad magic, version, field, section sizes, truncation). */
+szResult_t szFrameGetInfo(const void* frame, size_t frameBytes, szFrameInfo_t* info);
+
+/* Decodes the frame at `frame` into `out` (`outCapacity` bytes; needs info.count *
+ * szTypeSize(info.type)). `frameBytes` may exceed the frame (the rest is ignored). Every
+ * escape is bounds-checked; with CRC both checksums are verified before `out` is written.
+ * Optional outputs `count`, `type` may be NULL.
+ * Errors: szCorruptFrame (any inconsistency: nothing past outCapacity is ever written, but
+ * `out` may hold partial data), szInvalidArgument (NULL, outCapacity too small). */
+szResult_t szDecode(const void* frame, size_t frameBytes, void* out, size_t outCapacity,
+                    size_t* count, szDataType_t* type);
+
+/* ---------------------------------------------------------------------------------------
+ * Device (CUDA) codec: stream-ordered, no host synchronization inside. Paper §3, App. A.
+ * Each call returns szUnhandledCudaError when the library was built without CUDA.
+ * ------------------------------------------------------------------------------------- */
+
+/* Temporary device memory (bytes) szEncodeAsync needs for `count` elements. */
+szResult_t szEncodeTempSize(size_t count, szDataType_t type, size_t* tempBytes);
+
+/* Encodes `count` elements at device pointer `d_in` into a frame at device pointer `d_out`
+ * (`outCapacity` bytes, at least szEncodeMaxSize) on `stream`. `codebook` (host struct, copied
+ * at the call; NULL = default). `flags`: SZ_ENCODE_CRC is not supported on the device
+ * (szInvalidUsage). `d_temp` is caller-provided device memory of szEncodeTempSize bytes
+ * (reusable once the encode completes on `stream`). The frame size is written as a uint64_t
+ * to `outBytes`, device or mapped pinned memory, when the encode completes on `stream`.
+ * Any pointer alignment works; 16-byte aligned `d_in`/`d_out` take the fast path.
+ * Errors (at enqueue): szInvalidArgument, szInvalidUsage, szUnhandledCudaError. */
+szResult_t szEncodeAsync(const void* d_in, size_t count, szDataType_t type,
+                         const szCodebook_t* codebook, int flags, void* d_out, size_t outCapacity,
+                         uint64_t* outBytes, void* d_temp, size_t tempBytes, cudaStream_t stream);
+
+/* Decodes the frame at device pointer `d_frame` (`frameBytes` available) into device buffer
+ * `d_out` (`outCapacity` bytes) on `stream`. The frame is validated on the device; the result
+ * is written as an int (a szResult_t value: szSuccess or szCorruptFrame/szInvalidArgument) to
+ * `status`, device or mapped pinned memory, when the decode completes. A corrupt frame never
+ * causes an out-of-bounds access. CRC-carrying frames: checksums are not verified on the
+ * device (use szDecode on the host, or the transport's CRC).
+ * Errors (at enqueue): szInvalidArgument, szUnhandledCudaError. */
+szResult_t szDecodeAsync(const void* d_frame, size_t frameBytes, void* d_out, size_t outCapacity,
+                         int* status, cudaStream_t stream);
+
+/* Adds the exponent histogram of `count` elements at device pointer `d_data` to the device
+ * array `d_counts` (256 x unsigned long long, zeroed by the caller) on `stream`.
+ * Paper §3.3. Errors: szInvalidArgument, szUnhandledCudaError. */
+szResult_t szHistogramAsync(const void* d_data, size_t count, szDataType_t type,
+                            unsigned long long* d_counts, cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SPLITZIP_H_ */

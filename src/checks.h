@@ -1,0 +1,28 @@
+// One error path (NCCL checks.h style): SZCHECK returns early on failure and logs the call
+// site at SZ_DEBUG=INFO; SZCHECKGOTO unwinds through a label; szSetError records the
+// thread's last detailed message.
+#pragma once
+
+#include "splitzip.h"
+#include "debug.h"
+
+// Records `fmt` as the calling thread's last error message and returns `res`.
+szResult_t szSetError(szResult_t res, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#define SZCHECK(call)                                                  \
+  do {                                                                 \
+    szResult_t sz_res_ = (call);                                       \
+    if (sz_res_ != szSuccess) {                                        \
+      INFO(SZ_ALL, "%s:%d -> %d", __FILE__, __LINE__, (int)sz_res_);   \
+      return sz_res_;                                                  \
+    }                                                                  \
+  } while (0)
+
+#define SZCHECKGOTO(call, res, label)                                  \
+  do {                                                                 \
+    (res) = (call);                                                    \
+    if ((res) != szSuccess) {                                          \
+      INFO(SZ_ALL, "%s:%d -> %d", __FILE__, __LINE__, (int)(res));     \
+      goto label;                                                      \
+    }                                                                  \
+  } while (0)

@@ -1,0 +1,21 @@
+// The device codec API in a build without CUDA (make CUDA=0): every call says so.
+#include "checks.h"
+
+namespace {
+szResult_t noCuda(const char* fn) {
+  return szSetError(szUnhandledCudaError, "%s: SplitZip was built without CUDA", fn);
+}
+}  // namespace
+
+extern "C" szResult_t szEncodeTempSize(size_t, szDataType_t, size_t*) { return noCuda(__func__); }
+extern "C" szResult_t szEncodeAsync(const void*, size_t, szDataType_t, const szCodebook_t*, int,
+                                    void*, size_t, uint64_t*, void*, size_t, cudaStream_t) {
+  return noCuda(__func__);
+}
+extern "C" szResult_t szDecodeAsync(const void*, size_t, void*, size_t, int*, cudaStream_t) {
+  return noCuda(__func__);
+}
+extern "C" szResult_t szHistogramAsync(const void*, size_t, szDataType_t, unsigned long long*,
+                                       cudaStream_t) {
+  return noCuda(__func__);
+}
