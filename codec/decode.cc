@@ -21,8 +21,11 @@ struct ParsedFrame {
 szResult_t parseFrame(const void* frame, size_t available, ParsedFrame* f) {
   if (frame == nullptr) return szSetError(szInvalidArgument, "frame is NULL");
   const uint8_t* p = static_cast<const uint8_t*>(frame);
-  SZCHECK(readHeader(p, available, &f->h));
-  SZCHECK(validateHeader(f->h, available, &f->l, &f->frameBytes));
+  if (available < kHeaderBytes)
+    return szSetError(szCorruptFrame, "%s (%zu bytes)", headerErrorString(kHeaderTruncated), available);
+  readHeader(p, &f->h);
+  HeaderError e = checkHeader(f->h, available, &f->l, &f->frameBytes);
+  if (e != kHeaderOk) return szSetError(szCorruptFrame, "%s", headerErrorString(e));
   if (f->h.flags & kFlagCrc) {
     uint8_t hdr[kHeaderBytes];
     memcpy(hdr, p, kHeaderBytes);

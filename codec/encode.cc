@@ -125,7 +125,9 @@ extern "C" szResult_t szEncode(const void* in, size_t count, szDataType_t type,
   TypeTraits t = typeTraits(type);
   FrameLayout l;
   computeLayout(type, count, &l);
-  FrameHeader h;
+  FrameHeader h{};
+  h.version = kFrameVersion;
+  h.chunkElems = kChunkElems;
   h.type = uint8_t(type);
   h.count = count;
   h.flags = (flags & SZ_ENCODE_CRC) ? kFlagCrc : 0;
@@ -157,7 +159,7 @@ extern "C" szResult_t szEncode(const void* in, size_t count, szDataType_t type,
   h.codeBytes = l.codeBytes;
   h.indexBytes = l.indexBytes;
   h.escapeBytes = escapes * kEscapeBytes;
-  uint64_t payload;
+  uint64_t payload = 0;
   compressedPayloadBytes(l, escapes, &payload);
   *outBytes = finishFrame(&h, o, payload);
   return szSuccess;

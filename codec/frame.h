@@ -1,5 +1,6 @@
-// The frame header and section layout of docs/FORMAT.md: computing sizes from (type, count)
-// with overflow checks, and writing / parsing / validating the 96-byte header.
+// The frame header and section layout of docs/FORMAT.md: sizes computed from (type, count)
+// with overflow checks, and writing / parsing / validating the 96-byte header. Everything here
+// is also compiled for the GPU, so the host and device codecs share one definition of a frame.
 #pragma once
 
 #include <cstddef>
@@ -16,52 +17,185 @@ constexpr uint64_t kHeaderBytes = SZ_FRAME_HEADER_BYTES;
 
 // Section sizes and offsets (from the frame start) of a compressed frame.
 struct FrameLayout {
-  uint64_t count = 0;
-  uint64_t numChunks = 0, numGroups = 0;
-  uint64_t smBytes = 0, codeBytes = 0, indexBytes = 0;
-  uint64_t smOff = 0, codeOff = 0, indexOff = 0, countsOff = 0, escOff = 0;
-  uint64_t rawBytes = 0;  // count * element size
+  uint64_t count;
+  uint64_t numChunks, numGroups;
+  uint64_t smBytes, codeBytes, indexBytes;
+  uint64_t smOff, codeOff, indexOff, countsOff, escOff;
+  uint64_t rawBytes;  // count * element size
 };
-
-// Fills `layout` for `count` elements of `type`; false if a size overflows 64 bits.
-bool computeLayout(int type, uint64_t count, FrameLayout* layout);
 
 struct FrameHeader {
-  uint16_t version = kFrameVersion;
-  uint16_t flags = 0;
-  uint8_t type = 0;
-  uint8_t codebookUsed = 0;
-  uint32_t chunkElems = kChunkElems;
-  uint64_t count = 0;
-  uint64_t escapeCount = 0;
-  uint64_t smBytes = 0, codeBytes = 0, indexBytes = 0, escapeBytes = 0;
-  uint8_t codebook[kCodebookSize] = {};
-  uint32_t payloadCrc = 0;
-  uint32_t headerCrc = 0;
+  uint16_t version;
+  uint16_t flags;
+  uint8_t type;
+  uint8_t codebookUsed;
+  uint32_t chunkElems;
+  uint64_t count;
+  uint64_t escapeCount;
+  uint64_t smBytes, codeBytes, indexBytes, escapeBytes;
+  uint8_t codebook[kCodebookSize];
+  uint32_t payloadCrc;
+  uint32_t headerCrc;
+  bool magicOk;     // parsed: magic bytes were "SZIP"
+  bool reservedOk;  // parsed: reserved fields were zero
 };
 
-void writeHeader(const FrameHeader& h, uint8_t* out);
-// Parses the header (magic and reserved fields checked); validateHeader checks the rest.
-szResult_t readHeader(const uint8_t* in, uint64_t available, FrameHeader* h);
+// Why a header is invalid; headerErrorString() says it in words.
+enum HeaderError {
+  kHeaderOk = 0,
+  kHeaderTruncated,
+  kHeaderMagic,
+  kHeaderReserved,
+  kHeaderVersion,
+  kHeaderFlags,
+  kHeaderType,
+  kHeaderChunk,
+  kHeaderCountOverflow,
+  kHeaderRawFields,
+  kHeaderRawType,
+  kHeaderSections,
+  kHeaderEscapeCount,
+  kHeaderCodebook,
+  kHeaderFrameTruncated,
+};
+const char* headerErrorString(HeaderError e);
 
-// Validates a parsed header against the bytes available; fills `layout` and `frameBytes`.
-// Returns szCorruptFrame with a message naming the field on failure.
-szResult_t validateHeader(const FrameHeader& h, uint64_t available, FrameLayout* layout,
-                          uint64_t* frameBytes);
+SZ_HD bool mulOk(uint64_t a, uint64_t b, uint64_t* out) {
+  *out = a * b;
+  return a == 0 || *out / a == b;
+}
+SZ_HD bool addOk(uint64_t a, uint64_t b, uint64_t* out) {
+  *out = a + b;
+  return *out >= a;
+}
+SZ_HD bool align16Ok(uint64_t v, uint64_t* out) {
+  *out = (v + 15) & ~uint64_t(15);
+  return v <= ~uint64_t(0) - 15;
+}
+
+// Fills `l` for `count` elements of `type`; false if the type is invalid or a size overflows.
+SZ_HD bool computeLayout(int type, uint64_t count, FrameLayout* l) {
+  TypeTraits t = typeTraits(type);
+  *l = FrameLayout{};
+  l->count = count;
+  if (t.elemBytes == 0 || !mulOk(count, t.elemBytes, &l->rawBytes)) return false;
+  if (t.expBits == 0) return true;
+  uint64_t smBits, a;
+  if (!mulOk(count, t.smBits, &smBits)) return false;
+  l->smBytes = smBits / 8 + (smBits % 8 != 0);
+  l->codeBytes = count / 2 + (count & 1);
+  l->numChunks = count / kChunkElems + (count % kChunkElems != 0);
+  l->numGroups = l->numChunks / kChunksPerGroup + (l->numChunks % kChunksPerGroup != 0);
+  l->indexBytes = 8 * l->numGroups + 2 * l->numChunks;  // numChunks <= count / 1024 + 1
+  l->smOff = kHeaderBytes;
+  if (!align16Ok(l->smBytes, &a) || !addOk(l->smOff, a, &l->codeOff)) return false;
+  if (!align16Ok(l->codeBytes, &a) || !addOk(l->codeOff, a, &l->indexOff)) return false;
+  l->countsOff = l->indexOff + 8 * l->numGroups;
+  return align16Ok(l->indexBytes, &a) && addOk(l->indexOff, a, &l->escOff);
+}
 
 // Size of a compressed frame's payload holding `escapes` escapes; false on overflow.
-bool compressedPayloadBytes(const FrameLayout& l, uint64_t escapes, uint64_t* bytes);
-
-// Little-endian loads and stores at any alignment.
-inline uint16_t loadLe16(const uint8_t* p) { return uint16_t(p[0] | (p[1] << 8)); }
-inline void storeLe16(uint8_t* p, uint16_t v) { p[0] = uint8_t(v); p[1] = uint8_t(v >> 8); }
-inline uint64_t loadLe64(const uint8_t* p) {
-  uint64_t v = 0;
-  for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
-  return v;
+SZ_HD bool compressedPayloadBytes(const FrameLayout& l, uint64_t escapes, uint64_t* bytes) {
+  uint64_t escBytes;
+  return mulOk(escapes, kEscapeBytes, &escBytes) && addOk(l.escOff - kHeaderBytes, escBytes, bytes);
 }
-inline void storeLe64(uint8_t* p, uint64_t v) {
-  for (int i = 0; i < 8; ++i) p[i] = uint8_t(v >> (8 * i));
+
+SZ_HD uint16_t loadLe16(const uint8_t* p) { return uint16_t(p[0] | (p[1] << 8)); }
+SZ_HD void storeLe16(uint8_t* p, uint16_t v) { p[0] = uint8_t(v); p[1] = uint8_t(v >> 8); }
+SZ_HD uint32_t loadLe32(const uint8_t* p) {
+  return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
+}
+SZ_HD void storeLe32(uint8_t* p, uint32_t v) {
+  for (int i = 0; i < 4; ++i) p[i] = uint8_t(v >> (8 * i));
+}
+SZ_HD uint64_t loadLe64(const uint8_t* p) { return loadLe32(p) | uint64_t(loadLe32(p + 4)) << 32; }
+SZ_HD void storeLe64(uint8_t* p, uint64_t v) {
+  storeLe32(p, uint32_t(v));
+  storeLe32(p + 4, uint32_t(v >> 32));
+}
+
+// Writes the 96 header bytes (reserved fields zero).
+SZ_HD void writeHeader(const FrameHeader& h, uint8_t* b) {
+  const uint8_t magic[4] = {'S', 'Z', 'I', 'P'};
+  for (int i = 0; i < 4; ++i) b[i] = magic[i];
+  storeLe16(b + 4, h.version);
+  storeLe16(b + 6, h.flags);
+  b[8] = h.type;
+  b[9] = h.codebookUsed;
+  storeLe16(b + 10, 0);
+  storeLe32(b + 12, h.chunkElems);
+  storeLe64(b + 16, h.count);
+  storeLe64(b + 24, h.escapeCount);
+  storeLe64(b + 32, h.smBytes);
+  storeLe64(b + 40, h.codeBytes);
+  storeLe64(b + 48, h.indexBytes);
+  storeLe64(b + 56, h.escapeBytes);
+  for (uint32_t i = 0; i < kCodebookSize; ++i) b[64 + i] = h.codebook[i];
+  storeLe32(b + 80, h.payloadCrc);
+  storeLe32(b + 84, h.headerCrc);
+  storeLe64(b + 88, 0);
+}
+
+// Parses 96 header bytes (no validation beyond noting magic and reserved fields).
+SZ_HD void readHeader(const uint8_t* b, FrameHeader* h) {
+  h->magicOk = b[0] == 'S' && b[1] == 'Z' && b[2] == 'I' && b[3] == 'P';
+  h->reservedOk = loadLe16(b + 10) == 0 && loadLe64(b + 88) == 0;
+  h->version = loadLe16(b + 4);
+  h->flags = loadLe16(b + 6);
+  h->type = b[8];
+  h->codebookUsed = b[9];
+  h->chunkElems = loadLe32(b + 12);
+  h->count = loadLe64(b + 16);
+  h->escapeCount = loadLe64(b + 24);
+  h->smBytes = loadLe64(b + 32);
+  h->codeBytes = loadLe64(b + 40);
+  h->indexBytes = loadLe64(b + 48);
+  h->escapeBytes = loadLe64(b + 56);
+  for (uint32_t i = 0; i < kCodebookSize; ++i) h->codebook[i] = b[64 + i];
+  h->payloadCrc = loadLe32(b + 80);
+  h->headerCrc = loadLe32(b + 84);
+}
+
+// Validates a parsed header against the `available` frame bytes (docs/FORMAT.md
+// §Validation); on success fills `l` and the frame's total size.
+SZ_HD HeaderError checkHeader(const FrameHeader& h, uint64_t available, FrameLayout* l,
+                              uint64_t* frameBytes) {
+  if (available < kHeaderBytes) return kHeaderTruncated;
+  if (!h.magicOk) return kHeaderMagic;
+  if (!h.reservedOk) return kHeaderReserved;
+  if (h.version != kFrameVersion) return kHeaderVersion;
+  if (h.flags & ~(kFlagRaw | kFlagCrc)) return kHeaderFlags;
+  TypeTraits t = typeTraits(h.type);
+  if (t.elemBytes == 0) return kHeaderType;
+  if (h.chunkElems != kChunkElems) return kHeaderChunk;
+  if (!computeLayout(h.type, h.count, l)) return kHeaderCountOverflow;
+  uint64_t payload;
+  if (h.flags & kFlagRaw) {
+    uint32_t codebookBits = 0;
+    for (uint32_t i = 0; i < kCodebookSize; ++i) codebookBits |= h.codebook[i];
+    if (h.escapeCount | h.smBytes | h.codeBytes | h.indexBytes | h.escapeBytes | h.codebookUsed |
+        codebookBits)
+      return kHeaderRawFields;
+    payload = l->rawBytes;
+  } else {
+    if (t.expBits == 0) return kHeaderRawType;
+    if (h.smBytes != l->smBytes || h.codeBytes != l->codeBytes || h.indexBytes != l->indexBytes)
+      return kHeaderSections;
+    uint64_t escBytes;
+    if (!mulOk(h.escapeCount, kEscapeBytes, &escBytes) || escBytes != h.escapeBytes ||
+        h.escapeCount > h.count)
+      return kHeaderEscapeCount;
+    if (h.codebookUsed < 1 || h.codebookUsed > kCodebookSize) return kHeaderCodebook;
+    for (uint32_t i = 0; i < kCodebookSize; ++i) {
+      if (h.codebook[i] >= (1u << t.expBits)) return kHeaderCodebook;
+      for (uint32_t j = 0; j < i; ++j)
+        if (h.codebook[j] == h.codebook[i]) return kHeaderCodebook;
+    }
+    if (!compressedPayloadBytes(*l, h.escapeCount, &payload)) return kHeaderEscapeCount;
+  }
+  if (payload > available - kHeaderBytes) return kHeaderFrameTruncated;
+  *frameBytes = kHeaderBytes + payload;
+  return kHeaderOk;
 }
 
 }  // namespace sz
