@@ -19,7 +19,7 @@ CXXFLAGS += -std=c++17 -fPIC -pthread $(WARN)
 NVCC_GENCODE ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
 NVCCFLAGS ?= -O3 -g -lineinfo
 NVCCFLAGS += -std=c++17 $(NVCC_GENCODE) -Xcompiler -fPIC,-Wall,-Wextra,-Werror -Werror all-warnings
-LDLIBS += -lisal -pthread
+LDLIBS += -lisal -lfmt -pthread
 
 LIB_SRCS := $(wildcard src/*.cc codec/*.cc transport/*.cc)
 ifeq ($(CUDA),1)
@@ -60,23 +60,23 @@ $(LIB): $(LIB_OBJS)
 	$(AR) rcs $@ $^
 $(SHLIB): $(LIB_OBJS)
 	@mkdir -p $(dir $@)
-	$(CXX) -shared -o $@ $^ $(LDLIBS)
+	$(CXX) -shared -o $@ $^ $(LDFLAGS) $(LDLIBS)
 
 $(CLI): $(TOOL_SRCS:%.cc=$(BUILD)/obj/%.o) $(LIB)
 	@mkdir -p $(dir $@)
-	$(CXX) -o $@ $^ $(LDLIBS)
+	$(CXX) -o $@ $^ $(LDFLAGS) $(LDLIBS)
 
 $(TESTS): $(TEST_SRCS:%.cc=$(BUILD)/obj/%.o) $(LIB)
 	@mkdir -p $(dir $@)
-	$(CXX) -o $@ $^ -lgtest -lgtest_main $(LDLIBS)
+	$(CXX) -o $@ $^ $(LDFLAGS) -lgtest -lgtest_main $(LDLIBS)
 
 $(BUILD)/tests/splitzip_gpu_tests: $(patsubst %,$(BUILD)/obj/%.o,$(basename $(GPU_TEST_SRCS))) $(LIB)
 	@mkdir -p $(dir $@)
-	$(CXX) -o $@ $^ -lgtest -lgtest_main $(LDLIBS)
+	$(CXX) -o $@ $^ $(LDFLAGS) -lgtest -lgtest_main $(LDLIBS)
 
 $(BUILD)/perf/%: $(BUILD)/obj/perf/%.o $(LIB)
 	@mkdir -p $(dir $@)
-	$(CXX) -o $@ $^ $(LDLIBS) -ldl
+	$(CXX) -o $@ $^ $(LDFLAGS) $(LDLIBS) -ldl
 
 test: $(TESTS) $(CLI)
 	$(TESTS)

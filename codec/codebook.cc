@@ -1,6 +1,5 @@
 // Calibration (paper §3.3): exponent histograms, top-16 codebooks, the built-in default
 // codebooks, and the codebook file of docs/FORMAT.md §Codebook file.
-#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -8,6 +7,7 @@
 #include <sstream>
 #include <string>
 
+#include "calibrate.h"
 #include "chunk_codec.h"
 #include "../src/checks.h"
 
@@ -59,30 +59,8 @@ extern "C" szResult_t szCodebookFromHistogram(const szHistogram_t* hist, szCodeb
     return szSetError(szInvalidArgument, "szCodebookFromHistogram: NULL argument");
   TypeTraits t = typeTraits(hist->type);
   if (t.expBits == 0) return szSetError(szInvalidArgument, "histogram has invalid type");
-  int range = 1 << t.expBits;
-  int order[256];
-  for (int e = 0; e < range; ++e) order[e] = e;
-  std::stable_sort(order, order + range,
-                   [&](int a, int b) { return hist->counts[a] > hist->counts[b]; });
   cb->type = hist->type;
-  cb->used = 0;
-  bool taken[256] = {};
-  for (int i = 0; i < int(kCodebookSize) && hist->counts[order[i]] > 0; ++i) {
-    cb->exponents[cb->used++] = uint8_t(order[i]);
-    taken[order[i]] = true;
-  }
-  // Pad with unseen exponents nearest the most frequent one, alternating above and below.
-  int center = cb->used > 0 ? cb->exponents[0] : range / 2 - 1;
-  int n = cb->used;
-  for (int d = 0; n < int(kCodebookSize); ++d) {
-    for (int e : {center + d, center - d - 1}) {
-      if (n < int(kCodebookSize) && e >= 0 && e < range && !taken[e]) {
-        cb->exponents[n++] = uint8_t(e);
-        taken[e] = true;
-      }
-    }
-  }
-  if (cb->used == 0) cb->used = 1;  // an empty histogram still yields a valid codebook
+  cb->used = selectCodebook(hist->counts, t.expBits, cb->exponents);
   return szSuccess;
 }
 

@@ -27,17 +27,17 @@ struct TypeTraits {
   uint32_t mantBits;   // exponent starts at this bit
   uint32_t smBits;     // sign + mantissa bits
 
-  SZ_HD uint32_t elemBits() const { return elemBytes * 8; }
-  SZ_HD uint32_t exponent(uint32_t w) const { return (w >> mantBits) & ((1u << expBits) - 1); }
-  SZ_HD uint32_t signMantissa(uint32_t w) const {
+  SZ_HD constexpr uint32_t elemBits() const { return elemBytes * 8; }
+  SZ_HD constexpr uint32_t exponent(uint32_t w) const { return (w >> mantBits) & ((1u << expBits) - 1); }
+  SZ_HD constexpr uint32_t signMantissa(uint32_t w) const {
     return ((w >> (elemBits() - 1)) << mantBits) | (w & ((1u << mantBits) - 1));
   }
-  SZ_HD uint32_t join(uint32_t sm, uint32_t e) const {
+  SZ_HD constexpr uint32_t join(uint32_t sm, uint32_t e) const {
     return ((sm >> mantBits) << (elemBits() - 1)) | (e << mantBits) | (sm & ((1u << mantBits) - 1));
   }
 };
 
-SZ_HD TypeTraits typeTraits(int type) {
+SZ_HD constexpr TypeTraits typeTraits(int type) {
   switch (type) {
     case szInt8: case szUint8: case szFloat8e4m3: return {1, 0, 0, 0};
     case szFloat16: return {2, 0, 0, 0};

@@ -91,7 +91,7 @@ typedef struct {
 /* Exponent histogram for calibration: counts[e] = elements whose biased exponent is e. */
 typedef struct {
   szDataType_t type;
-  uint64_t counts[256];
+  unsigned long long counts[256];
 } szHistogram_t;
 
 /* Resets `hist` for `type`. Errors: szInvalidArgument (NULL, type not compressible). */

@@ -1,0 +1,175 @@
+// What one GPU thread of the codec kernels handles: 16 consecutive elements of one type, their
+// loads and stores (16-byte vectors on aligned buffers, bytes otherwise), and the packing of
+// their sign-mantissa symbols and exponent codes into the frame's sections (docs/FORMAT.md).
+#pragma once
+
+#include <cstdint>
+
+#include "../codec/dtype.h"
+
+namespace sz {
+
+constexpr uint32_t kThreadElems = 16;
+
+// Byte-wise loads and stores of the first `bytes` bytes of a register array; the unrolled,
+// guarded loops keep the array in registers (a run-time index would move it to local memory).
+template <uint32_t kWords>
+__device__ __forceinline__ void loadBytes(uint32_t (&w)[kWords], const uint8_t* p, uint32_t bytes) {
+#pragma unroll
+  for (uint32_t i = 0; i < kWords; ++i) {
+    w[i] = 0;
+#pragma unroll
+    for (uint32_t j = 0; j < 4; ++j)
+      if (4 * i + j < bytes) w[i] |= uint32_t(p[4 * i + j]) << (8 * j);
+  }
+}
+
+template <uint32_t kWords>
+__device__ __forceinline__ void storeBytes(const uint32_t (&w)[kWords], uint8_t* p, uint32_t bytes) {
+#pragma unroll
+  for (uint32_t i = 0; i < kWords; ++i)
+#pragma unroll
+    for (uint32_t j = 0; j < 4; ++j)
+      if (4 * i + j < bytes) p[4 * i + j] = uint8_t(w[i] >> (8 * j));
+}
+
+template <int kType>
+struct ThreadElems {
+  static constexpr TypeTraits T = typeTraits(kType);
+  static constexpr uint32_t kInBytes = kThreadElems * T.elemBytes;       // 16, 32 or 64
+  static constexpr uint32_t kInWords = kInBytes / 4;
+  static constexpr uint32_t kSmBytes = kThreadElems * T.smBits / 8;      // 6, 16 or 48
+  static constexpr uint32_t kSmWords = (kSmBytes + 3) / 4;
+
+  uint32_t in[kInWords];  // the 16 elements as loaded (little-endian)
+
+  __device__ __forceinline__ uint32_t elem(uint32_t k) const {
+    if constexpr (T.elemBytes == 4) return in[k];
+    else if constexpr (T.elemBytes == 2) return (in[k / 2] >> (16 * (k & 1))) & 0xFFFF;
+    else return (in[k / 4] >> (8 * (k & 3))) & 0xFF;
+  }
+  __device__ __forceinline__ void setElem(uint32_t k, uint32_t w) {
+    if constexpr (T.elemBytes == 4) {
+      in[k] = w;
+    } else {
+      constexpr uint32_t bits = T.elemBytes * 8, per = 32 / bits, mask = (1u << bits) - 1;
+      uint32_t sh = bits * (k % per);
+      in[k / per] = (in[k / per] & ~(mask << sh)) | (w << sh);
+    }
+  }
+
+  // Loads n (<= 16) elements from p; kVec: p is 16-byte aligned and n == 16.
+  template <bool kVec>
+  __device__ __forceinline__ void load(const uint8_t* p, uint32_t n) {
+    if constexpr (kVec) {
+#pragma unroll
+      for (uint32_t v = 0; v < kInWords / 4; ++v) {
+        uint4 x = __ldcs(reinterpret_cast<const uint4*>(p) + v);
+        in[4 * v] = x.x; in[4 * v + 1] = x.y; in[4 * v + 2] = x.z; in[4 * v + 3] = x.w;
+      }
+    } else {
+      loadBytes(in, p, n * T.elemBytes);
+    }
+  }
+
+  template <bool kVec>
+  __device__ __forceinline__ void store(uint8_t* p, uint32_t n) const {
+    if constexpr (kVec) {
+#pragma unroll
+      for (uint32_t v = 0; v < kInWords / 4; ++v)
+        __stcs(reinterpret_cast<uint4*>(p) + v, make_uint4(in[4 * v], in[4 * v + 1], in[4 * v + 2], in[4 * v + 3]));
+    } else {
+      storeBytes(in, p, n * T.elemBytes);
+    }
+  }
+};
+
+// Sign-mantissa symbols of 16 elements packed LSB-first as the section stores them.
+template <int kType>
+struct SmPack {
+  using E = ThreadElems<kType>;
+  uint32_t w[E::kSmWords];
+
+  __device__ __forceinline__ void clear() {
+#pragma unroll
+    for (uint32_t i = 0; i < E::kSmWords; ++i) w[i] = 0;
+  }
+  __device__ __forceinline__ void put(uint32_t k, uint32_t sm) {
+    constexpr uint32_t bits = E::T.smBits;
+    uint32_t bit = k * bits;
+    w[bit / 32] |= sm << (bit % 32);
+    if ((bit % 32) + bits > 32) w[bit / 32 + 1] |= sm >> (32 - bit % 32);
+  }
+  __device__ __forceinline__ uint32_t get(uint32_t k) const {
+    constexpr uint32_t bits = E::T.smBits;
+    uint32_t bit = k * bits;
+    uint32_t v = w[bit / 32] >> (bit % 32);
+    if ((bit % 32) + bits > 32) v |= w[bit / 32 + 1] << (32 - bit % 32);
+    return v & ((1u << bits) - 1);
+  }
+
+  // Stores/loads the symbols of n elements at p (the section offset of the thread's first
+  // element). kVec: p is aligned to the symbol group (16 bytes for BF16/FP32, 2 for E5M2).
+  template <bool kVec>
+  __device__ __forceinline__ void store(uint8_t* p, uint32_t n) const {
+    if constexpr (kVec) {
+      if constexpr (E::kSmBytes % 16 == 0) {
+#pragma unroll
+        for (uint32_t v = 0; v < E::kSmBytes / 16; ++v)
+          __stcs(reinterpret_cast<uint4*>(p) + v, make_uint4(w[4 * v], w[4 * v + 1], w[4 * v + 2], w[4 * v + 3]));
+      } else {
+        uint16_t* q = reinterpret_cast<uint16_t*>(p);
+        q[0] = uint16_t(w[0]); q[1] = uint16_t(w[0] >> 16); q[2] = uint16_t(w[1]);
+      }
+    } else {
+      storeBytes(w, p, (n * E::T.smBits + 7) / 8);
+    }
+  }
+  template <bool kVec>
+  __device__ __forceinline__ void load(const uint8_t* p, uint32_t n) {
+    if constexpr (kVec) {
+      if constexpr (E::kSmBytes % 16 == 0) {
+#pragma unroll
+        for (uint32_t v = 0; v < E::kSmBytes / 16; ++v) {
+          uint4 x = __ldcs(reinterpret_cast<const uint4*>(p) + v);
+          w[4 * v] = x.x; w[4 * v + 1] = x.y; w[4 * v + 2] = x.z; w[4 * v + 3] = x.w;
+        }
+      } else {
+        const uint16_t* q = reinterpret_cast<const uint16_t*>(p);
+        w[0] = q[0] | (uint32_t(q[1]) << 16);
+        w[1] = q[2];
+      }
+    } else {
+      clear();
+      loadBytes(w, p, (n * E::T.smBits + 7) / 8);
+    }
+  }
+};
+
+// 16 exponent codes, element k in nibble k (= the section's low-nibble-first order).
+template <bool kVec>
+__device__ __forceinline__ void storeCodes(uint8_t* p, uint64_t codes, uint32_t n) {
+  if constexpr (kVec) {
+    __stcs(reinterpret_cast<uint2*>(p), make_uint2(uint32_t(codes), uint32_t(codes >> 32)));
+  } else {
+#pragma unroll
+    for (uint32_t b = 0; b < 8; ++b)
+      if (b < (n + 1) / 2) p[b] = uint8_t(codes >> (8 * b));
+  }
+}
+
+template <bool kVec>
+__device__ __forceinline__ uint64_t loadCodes(const uint8_t* p, uint32_t n) {
+  if constexpr (kVec) {
+    uint2 x = __ldcs(reinterpret_cast<const uint2*>(p));
+    return x.x | (uint64_t(x.y) << 32);
+  } else {
+    uint64_t c = 0;
+#pragma unroll
+    for (uint32_t b = 0; b < 8; ++b)
+      if (b < (n + 1) / 2) c |= uint64_t(p[b]) << (8 * b);
+    return c;
+  }
+}
+
+}  // namespace sz

@@ -1,0 +1,256 @@
+// GPU codec tests (run on the H200 machine; skipped with a message elsewhere): GPU frames are
+// byte-identical to the CPU encoder's, both decoders restore every bit, frames cross between
+// CPU and GPU, misaligned pointers and poisoned buffers, corrupted frames report an error.
+#include <cstdlib>
+#include <random>
+
+#include "gpu_test_util.h"
+
+namespace {
+
+using sztest::cpuEncode;
+using sztest::DeviceBuffer;
+
+struct GpuResult {
+  std::vector<uint8_t> frame;
+  bool guardOk = false;
+};
+
+// Encodes on the GPU with the given pointer misalignments; returns the frame.
+GpuResult gpuEncode(const void* host, size_t count, szDataType_t type, const szCodebook_t* cb,
+                    int flags = 0, size_t inMis = 0, size_t outMis = 0) {
+  GpuResult r;
+  size_t raw = count * szTypeSize(type), max = 0, temp = 0;
+  EXPECT_EQ(szEncodeMaxSize(count, type, &max), szSuccess);
+  EXPECT_EQ(szEncodeTempSize(count, type, &temp), szSuccess);
+  DeviceBuffer in(raw, inMis), out(max, outMis), tmp(temp);
+  uint64_t* bytes = nullptr;
+  EXPECT_EQ(cudaMalloc(&bytes, sizeof(uint64_t)), cudaSuccess);
+  cudaMemcpy(in.ptr(), host, raw, cudaMemcpyHostToDevice);
+  cudaStream_t s;
+  cudaStreamCreate(&s);
+  szResult_t res = szEncodeAsync(in.ptr(), count, type, cb, flags, out.ptr(), max, bytes,
+                                 tmp.ptr(), temp, s);
+  EXPECT_EQ(res, szSuccess) << szGetLastError(nullptr);
+  EXPECT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+  uint64_t n = 0;
+  cudaMemcpy(&n, bytes, sizeof(n), cudaMemcpyDeviceToHost);
+  EXPECT_LE(n, max);
+  r.frame = out.download(n);
+  r.guardOk = out.guardIntact(n);
+  cudaFree(bytes);
+  cudaStreamDestroy(s);
+  return r;
+}
+
+// Decodes `frame` on the GPU into a poisoned buffer of `capacity` bytes; returns status.
+int gpuDecode(const std::vector<uint8_t>& frame, size_t capacity, std::vector<uint8_t>* out,
+              bool* guardOk, size_t frameMis = 0, size_t outMis = 0, size_t frameBytes = SIZE_MAX) {
+  DeviceBuffer f(frame.size(), frameMis), o(capacity, outMis);
+  cudaMemcpy(f.ptr(), frame.data(), frame.size(), cudaMemcpyHostToDevice);
+  int* status = nullptr;
+  cudaHostAlloc(&status, sizeof(int), cudaHostAllocMapped);
+  *status = -1;
+  szResult_t res = szDecodeAsync(f.ptr(), frameBytes == SIZE_MAX ? frame.size() : frameBytes,
+                                 o.ptr(), capacity, status, nullptr);
+  EXPECT_EQ(res, szSuccess) << szGetLastError(nullptr);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  int st = *status;
+  cudaFreeHost(status);
+  *out = o.download(capacity);
+  *guardOk = o.guardIntact(capacity);
+  return st;
+}
+
+std::vector<uint16_t> kvLike(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> d(0.0f, 0.8f);
+  std::vector<uint16_t> v(n);
+  for (auto& x : v) {
+    float f = d(rng);
+    uint32_t b;
+    memcpy(&b, &f, 4);
+    x = uint16_t((b + 0x7FFF + ((b >> 16) & 1)) >> 16);
+  }
+  return v;
+}
+
+void expectSame(const void* data, size_t count, szDataType_t type, const szCodebook_t* cb,
+                int flags = 0, size_t inMis = 0, size_t outMis = 0) {
+  auto cpu = cpuEncode(data, count, type, cb, flags);
+  ASSERT_FALSE(cpu.empty()) << szGetLastError(nullptr);
+  auto gpu = gpuEncode(data, count, type, cb, flags, inMis, outMis);
+  ASSERT_EQ(gpu.frame.size(), cpu.size()) << "count " << count;
+  ASSERT_TRUE(gpu.frame == cpu) << "GPU frame differs from CPU frame, count " << count;
+  ASSERT_TRUE(gpu.guardOk) << "GPU encoder wrote past its frame";
+  size_t raw = count * szTypeSize(type);
+  std::vector<uint8_t> out;
+  bool guard = false;
+  ASSERT_EQ(gpuDecode(cpu, raw, &out, &guard, outMis, inMis), szSuccess);
+  ASSERT_TRUE(guard) << "GPU decoder wrote past its output";
+  ASSERT_EQ(memcmp(out.data(), data, raw), 0) << "GPU decode not bit-exact, count " << count;
+}
+
+TEST(GpuCodec, KvLikeBf16Sizes) {
+  SKIP_WITHOUT_GPU();
+  auto v = kvLike(1000003, 1);
+  for (size_t n : {0, 1, 3, 15, 16, 17, 1023, 1024, 1025, 8191, 8192, 32768, 32769, 100000, 1000003})
+    expectSame(v.data(), n, szBfloat16, nullptr);
+}
+
+TEST(GpuCodec, HugeBf16Frame) {
+  SKIP_WITHOUT_GPU();
+  if (getenv("SZ_TEST_SMALL")) {
+    GTEST_SKIP() << "SZ_TEST_SMALL set: 2^28+5 elements skipped";
+  }
+  size_t n = (size_t(1) << 28) + 5;
+  auto v = kvLike(1 << 20, 2);
+  std::vector<uint16_t> big(n);
+  for (size_t i = 0; i < n; ++i) big[i] = v[(i * 7919) & ((1 << 20) - 1)];
+  expectSame(big.data(), n, szBfloat16, nullptr);
+}
+
+TEST(GpuCodec, RealKvSample) {
+  SKIP_WITHOUT_GPU();
+  const char* path = getenv("SZ_TEST_KV_BF16");
+  if (!path) {
+    GTEST_SKIP() << "SZ_TEST_KV_BF16 (raw BF16 file of real KV) not set";
+  }
+  FILE* f = fopen(path, "rb");
+  ASSERT_NE(f, nullptr) << path;
+  std::vector<uint16_t> v;
+  uint16_t buf[4096];
+  size_t got;
+  while ((got = fread(buf, 2, 4096, f)) > 0) v.insert(v.end(), buf, buf + got);
+  fclose(f);
+  ASSERT_GT(v.size(), 100000u);
+  expectSame(v.data(), v.size(), szBfloat16, nullptr);
+  expectSame(v.data(), v.size(), szBfloat16, nullptr, SZ_ENCODE_CALIBRATE);
+}
+
+TEST(GpuCodec, EveryBf16PatternAndEscapes) {
+  SKIP_WITHOUT_GPU();
+  std::vector<uint16_t> all(65536);
+  for (uint32_t i = 0; i < 65536; ++i) all[i] = uint16_t(i);
+  expectSame(all.data(), all.size(), szBfloat16, nullptr);  // raw fallback
+  szCodebook_t cb;
+  ASSERT_EQ(szCodebookDefault(szBfloat16, &cb), szSuccess);
+  std::vector<uint16_t> mixed;
+  for (uint32_t i = 0; i < 65536; ++i) {
+    mixed.push_back(uint16_t(i));
+    for (int r = 0; r < 16; ++r) mixed.push_back(uint16_t((i & 0x807F) | (uint32_t(cb.exponents[r]) << 7)));
+  }
+  expectSame(mixed.data(), mixed.size(), szBfloat16, &cb);
+}
+
+TEST(GpuCodec, EveryFp8E5m2Pattern) {
+  SKIP_WITHOUT_GPU();
+  szCodebook_t cb;
+  ASSERT_EQ(szCodebookDefault(szFloat8e5m2, &cb), szSuccess);
+  std::vector<uint8_t> v;
+  for (int rep = 0; rep < 40; ++rep)
+    for (int i = 0; i < 256; ++i) v.push_back(uint8_t(i));
+  for (int rep = 0; rep < 4000; ++rep)
+    for (int i = 0; i < 64; ++i) v.push_back(uint8_t((i & 0x83) | (cb.exponents[(i >> 2) % 16] << 2)));
+  expectSame(v.data(), v.size(), szFloat8e5m2, &cb);
+  for (size_t n : {1, 7, 1025, 33333}) expectSame(v.data() + 10240, n, szFloat8e5m2, &cb);
+}
+
+TEST(GpuCodec, Fp32RawTypesRandomBitsCalibration) {
+  SKIP_WITHOUT_GPU();
+  std::mt19937 rng(4);
+  std::normal_distribution<float> d(0.0f, 1.0f);
+  std::vector<float> f(300001);
+  for (auto& x : f) x = d(rng);
+  expectSame(f.data(), f.size(), szFloat32, nullptr);
+  expectSame(f.data(), f.size(), szFloat32, nullptr, SZ_ENCODE_CALIBRATE);
+  std::vector<uint8_t> bytes(1 << 20);
+  for (auto& b : bytes) b = uint8_t(rng());
+  for (szDataType_t t : {szBfloat16, szFloat16, szInt32, szFloat8e4m3, szFloat8e5m2, szFloat64})
+    expectSame(bytes.data(), bytes.size() / szTypeSize(t), t, nullptr);
+  auto kv = kvLike(500000, 3);
+  expectSame(kv.data(), kv.size(), szBfloat16, nullptr, SZ_ENCODE_CALIBRATE);
+}
+
+TEST(GpuCodec, MisalignedPointers) {
+  SKIP_WITHOUT_GPU();
+  auto v = kvLike(70001, 5);
+  for (size_t inMis : {0, 1, 2, 8})
+    for (size_t outMis : {0, 1, 4})
+      expectSame(v.data(), v.size(), szBfloat16, nullptr, 0, inMis, outMis);
+  std::vector<uint8_t> e(50001);
+  for (size_t i = 0; i < e.size(); ++i) e[i] = uint8_t(((i % 13) + 9) << 2 | (i & 0x83));
+  expectSame(e.data(), e.size(), szFloat8e5m2, nullptr, 0, 3, 1);
+}
+
+TEST(GpuCodec, HistogramMatchesCpu) {
+  SKIP_WITHOUT_GPU();
+  auto v = kvLike(1 << 20, 6);
+  DeviceBuffer d(v.size() * 2);
+  cudaMemcpy(d.ptr(), v.data(), v.size() * 2, cudaMemcpyHostToDevice);
+  unsigned long long* counts;
+  CUDA_ASSERT(cudaMalloc(&counts, 256 * 8));
+  CUDA_ASSERT(cudaMemset(counts, 0, 256 * 8));
+  ASSERT_EQ(szHistogramAsync(d.ptr(), v.size(), szBfloat16, counts, nullptr), szSuccess);
+  szHistogram_t h;
+  ASSERT_EQ(szHistogramInit(&h, szBfloat16), szSuccess);
+  ASSERT_EQ(szHistogramAccumulate(&h, v.data(), v.size()), szSuccess);
+  unsigned long long g[256];
+  CUDA_ASSERT(cudaMemcpy(g, counts, sizeof(g), cudaMemcpyDeviceToHost));
+  for (int e = 0; e < 256; ++e) EXPECT_EQ(g[e], h.counts[e]) << "exponent " << e;
+  cudaFree(counts);
+}
+
+TEST(GpuCodec, CorruptFramesReportErrorsLikeTheCpuDecoder) {
+  SKIP_WITHOUT_GPU();
+  auto v = kvLike(40000, 7);
+  v[5] = 0x0001;  // a denormal: an escape
+  v[33000] = 0x7F81;  // a NaN: an escape in the second group
+  auto frame = cpuEncode(v.data(), v.size(), szBfloat16, nullptr);
+  szFrameInfo_t info;
+  ASSERT_EQ(szFrameGetInfo(frame.data(), frame.size(), &info), szSuccess);
+  ASSERT_GE(info.escapeCount, 2u);
+  std::mt19937 rng(8);
+  size_t raw = v.size() * 2;
+  int corrupt = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    auto bad = frame;
+    size_t pos = trial < 96 ? size_t(trial) : (trial % 2 ? frame.size() - 1 - rng() % 200 : rng() % frame.size());
+    bad[pos] ^= uint8_t(1u << (rng() % 8));
+    std::vector<uint8_t> cpuOut(raw), gpuOut;
+    szResult_t cpu = szDecode(bad.data(), bad.size(), cpuOut.data(), raw, nullptr, nullptr);
+    bool guard = false;
+    int gpu = gpuDecode(bad, raw, &gpuOut, &guard);
+    ASSERT_TRUE(guard) << "decoder wrote past its output, byte " << pos;
+    EXPECT_EQ(gpu, int(cpu)) << "flip at byte " << pos;
+    if (gpu != szSuccess) {
+      ++corrupt;
+    } else {
+      EXPECT_EQ(memcmp(gpuOut.data(), cpuOut.data(), raw), 0);
+    }
+  }
+  EXPECT_GT(corrupt, 50);
+  // Truncated frames, and an output buffer too small.
+  std::vector<uint8_t> out;
+  bool guard;
+  EXPECT_EQ(gpuDecode(frame, raw, &out, &guard, 0, 0, frame.size() - 1), szCorruptFrame);
+  EXPECT_EQ(gpuDecode(frame, raw, &out, &guard, 0, 0, 50), szCorruptFrame);
+  EXPECT_EQ(gpuDecode(frame, raw - 2, &out, &guard), szInvalidArgument);
+  EXPECT_TRUE(guard);
+}
+
+TEST(GpuCodec, InvalidArgumentsAtEnqueue) {
+  SKIP_WITHOUT_GPU();
+  uint64_t* bytes;
+  CUDA_ASSERT(cudaMalloc(&bytes, 8));
+  DeviceBuffer in(2048), out(4096), tmp(1 << 16);
+  EXPECT_EQ(szEncodeAsync(in.ptr(), 1024, szBfloat16, nullptr, SZ_ENCODE_CRC, out.ptr(), 4096, bytes, tmp.ptr(), 1 << 16, nullptr), szInvalidUsage);
+  EXPECT_EQ(szEncodeAsync(in.ptr(), 1024, szBfloat16, nullptr, 0, out.ptr(), 100, bytes, tmp.ptr(), 1 << 16, nullptr), szInvalidArgument);
+  EXPECT_EQ(szEncodeAsync(in.ptr(), 1024, szBfloat16, nullptr, 0, out.ptr(), 4096, bytes, tmp.ptr(), 8, nullptr), szInvalidArgument);
+  EXPECT_EQ(szEncodeAsync(nullptr, 1024, szBfloat16, nullptr, 0, out.ptr(), 4096, bytes, tmp.ptr(), 1 << 16, nullptr), szInvalidArgument);
+  EXPECT_EQ(szEncodeAsync(in.ptr(), 1024, szNumTypes, nullptr, 0, out.ptr(), 4096, bytes, tmp.ptr(), 1 << 16, nullptr), szInvalidArgument);
+  EXPECT_EQ(szDecodeAsync(nullptr, 100, out.ptr(), 100, nullptr, nullptr), szInvalidArgument);
+  cudaFree(bytes);
+}
+
+}  // namespace

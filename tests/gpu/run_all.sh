@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# The one GPU-side script: on the H200 machine it builds everything, runs the CPU and GPU test
+# suites, compute-sanitizer (memcheck, racecheck) on small sizes, the codec benchmark on real
+# KV data (BF16 and FP8 E5M2) and nvCOMP side by side, and prints a short table last.
+# Logs and JSON go to $OUT (the device tool's output folder) or build/gpu_out.
+#   bash tests/gpu/run_all.sh [--quick]      (--quick: tests only, no sanitizer, no benchmarks)
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+OUT=${OUT:-build/gpu_out}
+mkdir -p "$OUT"
+QUICK=${1:-}
+declare -a SUMMARY
+
+step() {  # step NAME CMD...: runs CMD, logs to $OUT/NAME.log, records pass/fail
+  local name=$1; shift
+  local t0=$SECONDS
+  "$@" >"$OUT/$name.log" 2>&1
+  local rc=$?
+  SUMMARY+=("$(printf '%-22s %-5s %4ds' "$name" "$([ $rc = 0 ] && echo ok || echo FAIL)" $((SECONDS - t0)))")
+  [ $rc = 0 ] || tail -n 30 "$OUT/$name.log"
+  return $rc
+}
+
+# Debian packages the image may lack (isal, gtest, fmt, CLI11, nlohmann-json), carried as .deb.
+DEPS=
+if compgen -G ".deps/*.deb" >/dev/null; then
+  DEPS=/tmp/szdeps
+  for f in .deps/*.deb; do dpkg -x "$f" "$DEPS"; done
+fi
+export NCCL_NVLS_ENABLE=0
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
+step build make -j"$(nproc)" DEPS="$DEPS" all || { printf '%s\n' "${SUMMARY[@]}"; exit 1; }
+
+# Real KV data as raw element files (the benchmark and the real-data test read raw files).
+python3 - <<'PY' >"$OUT/data.log" 2>&1
+import glob, torch
+from safetensors.torch import load_file
+for dtype, pattern in (("bf16", "tests/data/*_eval_bf16.safetensors"), ("e5m2", "tests/data/*_eval_e5m2.safetensors")):
+    files = sorted(glob.glob(pattern))
+    if not files:
+        print("no", pattern); continue
+    t = load_file(files[0])
+    parts = [t[k].contiguous().view(torch.uint8).flatten() for k in t]
+    torch.cat(parts).numpy().tofile(f"/tmp/kv_{dtype}.bin")
+    print(dtype, files[0], sum(p.numel() for p in parts), "bytes")
+PY
+KV_BF16=; KV_E5M2=
+[ -s /tmp/kv_bf16.bin ] && KV_BF16=/tmp/kv_bf16.bin
+[ -s /tmp/kv_e5m2.bin ] && KV_E5M2=/tmp/kv_e5m2.bin
+
+step cpu_tests ./build/tests/splitzip_tests
+SZ_TEST_KV_BF16=$KV_BF16 step gpu_tests ./build/tests/splitzip_gpu_tests --gtest_output=json:"$OUT/gpu_tests.json"
+if [ "$QUICK" != "--quick" ]; then
+  SAN_FILTER='GpuCodec.KvLikeBf16Sizes:GpuCodec.EveryFp8E5m2Pattern:GpuCodec.MisalignedPointers:GpuCodec.CorruptFramesReportErrorsLikeTheCpuDecoder:GpuCodec.HistogramMatchesCpu'
+  SZ_TEST_SMALL=1 step memcheck compute-sanitizer --tool memcheck --error-exitcode 1 ./build/tests/splitzip_gpu_tests --gtest_filter="$SAN_FILTER"
+  SZ_TEST_SMALL=1 step racecheck compute-sanitizer --tool racecheck --error-exitcode 1 ./build/tests/splitzip_gpu_tests --gtest_filter='GpuCodec.KvLikeBf16Sizes:GpuCodec.EveryFp8E5m2Pattern'
+  step perf_bf16 ./build/perf/codec_perf --type bf16 ${KV_BF16:+--data $KV_BF16} -J "$OUT/codec_bf16.json"
+  step perf_e5m2 ./build/perf/codec_perf --type fp8e5m2 ${KV_E5M2:+--data $KV_E5M2} -J "$OUT/codec_e5m2.json"
+  if [ -d .nvcomp ] && [ -f perf/nvcomp/build.sh ]; then
+    step nvcomp_build bash perf/nvcomp/build.sh .nvcomp &&
+      step nvcomp_bf16 ./build/perf/nvcomp_perf --type bf16 ${KV_BF16:+--data $KV_BF16} --json "$OUT/nvcomp_bf16.json"
+  fi
+fi
+
+echo
+echo "================ SplitZip GPU run: $(git rev-parse --short HEAD 2>/dev/null) $(date -u +%F) ================"
+grep -h -E "^\[  (PASSED|FAILED|SKIPPED) \]|tests? ran" "$OUT"/cpu_tests.log "$OUT"/gpu_tests.log 2>/dev/null | head -20
+grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" "$OUT"/memcheck.log "$OUT"/racecheck.log 2>/dev/null
+for f in perf_bf16 perf_e5m2 nvcomp_bf16; do [ -f "$OUT/$f.log" ] && { echo "--- $f"; cat "$OUT/$f.log"; }; done
+printf '%s\n' "${SUMMARY[@]}"
+! printf '%s\n' "${SUMMARY[@]}" | grep -q FAIL
