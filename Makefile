@@ -20,6 +20,11 @@ NVCC_GENCODE ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,cod
 NVCCFLAGS ?= -O3 -g -lineinfo
 NVCCFLAGS += -std=c++17 $(NVCC_GENCODE) -Xcompiler -fPIC,-Wall,-Wextra,-Werror -Werror all-warnings
 LDLIBS += -lisal -lfmt -pthread
+# DEPS=DIR: a folder where Debian packages were unpacked (dpkg -x), for machines without them.
+ifneq ($(DEPS),)
+  CPPFLAGS += -I$(DEPS)/usr/include
+  LDFLAGS += -L$(DEPS)/usr/lib/x86_64-linux-gnu -Wl,-rpath,$(DEPS)/usr/lib/x86_64-linux-gnu
+endif
 
 LIB_SRCS := $(wildcard src/*.cc codec/*.cc transport/*.cc)
 ifeq ($(CUDA),1)
