@@ -57,8 +57,10 @@ if [ "$QUICK" != "--quick" ]; then
   step perf_bf16 ./build/perf/codec_perf --type bf16 ${KV_BF16:+--data $KV_BF16} -J "$OUT/codec_bf16.json"
   step perf_e5m2 ./build/perf/codec_perf --type fp8e5m2 ${KV_E5M2:+--data $KV_E5M2} -J "$OUT/codec_e5m2.json"
   if [ -d .nvcomp ] && [ -f perf/nvcomp/build.sh ]; then
-    step nvcomp_build bash perf/nvcomp/build.sh .nvcomp &&
-      step nvcomp_bf16 ./build/perf/nvcomp_perf --type bf16 ${KV_BF16:+--data $KV_BF16} --json "$OUT/nvcomp_bf16.json"
+    step nvcomp_build bash perf/nvcomp/build.sh .nvcomp && {
+      [ -n "$KV_BF16" ] && step nvcomp_bf16 ./build/perf/nvcomp_perf --type bf16 --data "$KV_BF16" --json "$OUT/nvcomp_bf16.json"
+      [ -n "$KV_E5M2" ] && step nvcomp_e5m2 ./build/perf/nvcomp_perf --type fp8e5m2 --data "$KV_E5M2" --json "$OUT/nvcomp_e5m2.json"
+    }
   fi
 fi
 
@@ -66,6 +68,6 @@ echo
 echo "================ SplitZip GPU run: $(git rev-parse --short HEAD 2>/dev/null) $(date -u +%F) ================"
 grep -h -E "^\[  (PASSED|FAILED|SKIPPED) \]|tests? ran" "$OUT"/cpu_tests.log "$OUT"/gpu_tests.log 2>/dev/null | head -20
 grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" "$OUT"/memcheck.log "$OUT"/racecheck.log 2>/dev/null
-for f in perf_bf16 perf_e5m2 nvcomp_bf16; do [ -f "$OUT/$f.log" ] && { echo "--- $f"; cat "$OUT/$f.log"; }; done
+for f in perf_bf16 perf_e5m2 nvcomp_bf16 nvcomp_e5m2; do [ -f "$OUT/$f.log" ] && { echo "--- $f"; cat "$OUT/$f.log"; }; done
 printf '%s\n' "${SUMMARY[@]}"
 ! printf '%s\n' "${SUMMARY[@]}" | grep -q FAIL
