@@ -133,12 +133,14 @@ extern "C" szResult_t szEncode(const void* in, size_t count, szDataType_t type,
   h.flags = (flags & SZ_ENCODE_CRC) ? kFlagCrc : 0;
   uint8_t* o = static_cast<uint8_t*>(out);
   uint64_t fixed = l.escOff - kHeaderBytes;
+  // Chosen (and a caller's codebook validated) before the raw shortcut, so an invalid codebook
+  // is rejected whatever the input size.
+  szCodebook_t cb;
+  if (t.expBits != 0) SZCHECK(chooseCodebook(in, count, type, codebook, flags, &cb));
   if (t.expBits == 0 || fixed >= l.rawBytes) {
     *outBytes = writeRaw(h, in, l, o);
     return szSuccess;
   }
-  szCodebook_t cb;
-  SZCHECK(chooseCodebook(in, count, type, codebook, flags, &cb));
   CodecTables tab;
   buildTables(cb, &tab);
   uint64_t budget = (l.rawBytes - fixed - 1) / kEscapeBytes;  // escapes that keep it smaller

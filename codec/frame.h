@@ -165,6 +165,9 @@ SZ_HD HeaderError checkHeader(const FrameHeader& h, uint64_t available, FrameLay
   if (!h.reservedOk) return kHeaderReserved;
   if (h.version != kFrameVersion) return kHeaderVersion;
   if (h.flags & ~(kFlagRaw | kFlagCrc)) return kHeaderFlags;
+  // Without the CRC flag the checksum fields are reserved: a flipped flag bit must not switch
+  // off the verification of a CRC frame.
+  if (!(h.flags & kFlagCrc) && (h.payloadCrc | h.headerCrc)) return kHeaderReserved;
   TypeTraits t = typeTraits(h.type);
   if (t.elemBytes == 0) return kHeaderType;
   if (h.chunkElems != kChunkElems) return kHeaderChunk;
