@@ -1,0 +1,44 @@
+// What every `splitzip` subcommand shares: the one error type that main() turns into a single
+// `splitzip: error: ...` line, the element types the tool accepts on its command line, whole-file
+// I/O and codebook loading.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "splitzip.h"
+
+namespace sztool {
+
+// Any failure a subcommand reports to the user; the message is the whole error line.
+struct CliError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Throws CliError "<context>: <library message>" unless `res` is szSuccess.
+void check(szResult_t res, const std::string& context);
+
+// The compressible types, by their command-line (and codebook file) names.
+const std::map<std::string, szDataType_t>& dtypeNames();
+std::string dtypeName(szDataType_t type);  // "bf16", ..., or "type N" for the others
+uint32_t exponentBits(szDataType_t type);  // 8 for BF16/FP32, 5 for E5M2
+
+// The codebook's 16 exponents, most frequent first, and "e0 e1 ..." for printing them.
+std::vector<int> codebookExponents(const szCodebook_t& cb);
+std::string joinInts(const std::vector<int>& v);
+
+// raw / frame, 0 for an empty frame.
+inline double compressionRatio(uint64_t raw, uint64_t frame) {
+  return frame ? double(raw) / double(frame) : 0.0;
+}
+
+std::vector<uint8_t> readFileBytes(const std::string& path);
+void writeFileBytes(const std::string& path, const void* data, size_t bytes);
+
+// The codebook for `type`: loaded from `path`, or the built-in default when `path` is empty.
+szCodebook_t codebookFor(szDataType_t type, const std::string& path);
+
+}  // namespace sztool

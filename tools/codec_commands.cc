@@ -1,0 +1,78 @@
+// `splitzip compress` / `splitzip decompress`: one tensor file to one SplitZip frame
+// (docs/FORMAT.md) and back to raw little-endian elements.
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "cli_common.h"
+#include "commands.h"
+#include "tensor_file.h"
+
+namespace sztool {
+namespace {
+
+struct CompressOptions {
+  szDataType_t type = szBfloat16;
+  std::string codebook;
+  bool crc = false;
+  std::string input, output;
+};
+
+struct DecompressOptions {
+  std::string input, output;
+};
+
+
+void runCompress(const CompressOptions& o) {
+  TensorData d = readTensorFile(o.input, o.type);
+  const szCodebook_t cb = codebookFor(o.type, o.codebook);
+  size_t max = 0, bytes = 0;
+  check(szEncodeMaxSize(d.count, o.type, &max), o.input);
+  std::vector<uint8_t> frame(max);
+  check(szEncode(d.bytes.data(), d.count, o.type, &cb, o.crc ? SZ_ENCODE_CRC : 0, frame.data(),
+                 frame.size(), &bytes),
+        o.input);
+  szFrameInfo_t info;
+  check(szFrameGetInfo(frame.data(), bytes, &info), "checking the new frame");
+  writeFileBytes(o.output, frame.data(), bytes);
+  fmt::print("{} -> {}: {} {} elements, {} -> {} bytes, ratio {:.4f}, {} escapes{}{}\n", o.input,
+             o.output, d.count, dtypeName(o.type), d.bytes.size(), bytes,
+             compressionRatio(d.bytes.size(), bytes), info.escapeCount, info.raw ? ", stored raw" : "",
+             o.crc ? ", CRC32C" : "");
+}
+
+void runDecompress(const DecompressOptions& o) {
+  std::vector<uint8_t> frame = readFileBytes(o.input);
+  szFrameInfo_t info;
+  check(szFrameGetInfo(frame.data(), frame.size(), &info), o.input);
+  if (info.frameBytes != frame.size())
+    throw CliError(fmt::format("{}: {} bytes after the end of the frame ({} bytes)", o.input,
+                               frame.size() - info.frameBytes, info.frameBytes));
+  // A valid header bounds count * size by the frame size, so this allocation is bounded too.
+  std::vector<uint8_t> out(info.count * szTypeSize(info.type));
+  check(szDecode(frame.data(), frame.size(), out.data(), out.size(), nullptr, nullptr), o.input);
+  writeFileBytes(o.output, out.data(), out.size());
+  fmt::print("{} -> {}: {} {} elements, {} -> {} bytes\n", o.input, o.output, info.count,
+             dtypeName(info.type), frame.size(), out.size());
+}
+
+}  // namespace
+
+void addCodecCommands(CLI::App& app) {
+  auto c = std::make_shared<CompressOptions>();
+  CLI::App* compress = app.add_subcommand("compress", "compress a tensor file into a SplitZip frame");
+  addDtypeOption(*compress, &c->type);
+  compress->add_option("--codebook", c->codebook, "codebook file (default: the built-in codebook)");
+  compress->add_flag("--crc", c->crc, "store CRC32C checksums of header and payload");
+  compress->add_option("input", c->input, "raw, .npy or .safetensors file")->required();
+  compress->add_option("output", c->output, "frame file to write")->required();
+  compress->callback([c] { runCompress(*c); });
+
+  auto d = std::make_shared<DecompressOptions>();
+  CLI::App* decompress = app.add_subcommand("decompress", "decode a SplitZip frame into raw little-endian elements");
+  decompress->add_option("input", d->input, "frame file")->required();
+  decompress->add_option("output", d->output, "raw element file to write")->required();
+  decompress->callback([d] { runDecompress(*d); });
+}
+
+}  // namespace sztool

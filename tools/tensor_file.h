@@ -1,0 +1,27 @@
+// Input readers of the `splitzip` tool: the elements of one tensor file as raw little-endian
+// bytes. The format follows the file name:
+//   *.npy          NumPy array (format 1.0-3.0, C order, a descr matching the type: for BF16
+//                  '<u2', '<i2', '<V2' or 'bfloat16', as ml_dtypes writes it);
+//   *.safetensors  every tensor of the type (BF16, F32, F8_E5M2), concatenated in the order of
+//                  their data offsets;
+//   anything else  raw little-endian elements.
+// Every header field is bounds-checked against the file before anything is allocated, so a
+// truncated or hostile file yields a CliError, never a crash or a huge allocation.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "splitzip.h"
+
+namespace sztool {
+
+struct TensorData {
+  std::vector<uint8_t> bytes;  // count * szTypeSize(type) bytes
+  uint64_t count = 0;
+};
+
+TensorData readTensorFile(const std::string& path, szDataType_t type);
+
+}  // namespace sztool
