@@ -36,19 +36,34 @@ struct GroupEscapes {
   int bad;
 };
 
-// Warp 0: validates group `g`'s chunk counts and offsets (telescoping over all groups:
-// offset[0] = 0 and offset[g] + count(g) = offset[g+1] or the header's escape count).
-__device__ void loadGroupEscapes(const FrameHeader& h, const FrameLayout& l, const uint8_t* f,
-                                 uint64_t g, uint32_t lane, GroupEscapes* ge) {
+// Warp 0's raw loads of a group's escape index, issued early so their latency overlaps the
+// element work: lane j's chunk count and length, lane 0's group offset and the next one.
+struct GroupIndexLoads {
+  uint32_t cnt, len;
+  uint64_t base, next;
+};
+
+__device__ __forceinline__ GroupIndexLoads fetchGroupIndex(const FrameHeader& h, const FrameLayout& l,
+                                                           const uint8_t* f, uint64_t g, uint32_t lane) {
+  GroupIndexLoads r{0, 0, 0, 0};
   uint64_t chunk = g * kChunksPerGroup + lane;
-  uint32_t len = 0, cnt = 0;
   if (chunk < l.numChunks) {
     uint64_t left = l.count - chunk * kChunkElems;
-    len = left < kChunkElems ? uint32_t(left) : kChunkElems;
-    cnt = loadLe16(f + l.countsOff + 2 * chunk);
+    r.len = left < kChunkElems ? uint32_t(left) : kChunkElems;
+    r.cnt = loadLe16(f + l.countsOff + 2 * chunk);
   }
-  bool bad = cnt > len;
-  uint32_t incl = cnt;
+  if (lane == 0) {
+    r.base = loadLe64(f + l.indexOff + 8 * g);
+    r.next = g + 1 < l.numGroups ? loadLe64(f + l.indexOff + 8 * (g + 1)) : h.escapeCount;
+  }
+  return r;
+}
+
+// Warp 0: validates group `g`'s chunk counts and offsets (telescoping over all groups:
+// offset[0] = 0 and offset[g] + count(g) = offset[g+1] or the header's escape count).
+__device__ void finishGroupIndex(const GroupIndexLoads& r, uint64_t g, uint32_t lane, GroupEscapes* ge) {
+  bool bad = r.cnt > r.len;
+  uint32_t incl = r.cnt;
 #pragma unroll
   for (int off = 1; off < 32; off *= 2) {
     uint32_t t = __shfl_up_sync(0xFFFFFFFFu, incl, off);
@@ -57,10 +72,8 @@ __device__ void loadGroupEscapes(const FrameHeader& h, const FrameLayout& l, con
   ge->countIncl[lane] = incl;
   uint32_t total = __shfl_sync(0xFFFFFFFFu, incl, 31);
   if (lane == 0) {
-    uint64_t base = loadLe64(f + l.indexOff + 8 * g);
-    uint64_t next = g + 1 < l.numGroups ? loadLe64(f + l.indexOff + 8 * (g + 1)) : h.escapeCount;
-    bad |= base > next || next - base != total || (g == 0 && base != 0);
-    ge->base = base;
+    bad |= r.base > r.next || r.next - r.base != total || (g == 0 && r.base != 0);
+    ge->base = r.base;
     ge->total = total;
   }
   bad = __any_sync(0xFFFFFFFFu, bad);
@@ -73,49 +86,61 @@ __device__ void decodeGroups(const FrameHeader& h, const FrameLayout& l, const D
   using E = ThreadElems<kType>;
   constexpr TypeTraits T = E::T;
   constexpr uint32_t expField = ((1u << T.expBits) - 1) << T.mantBits;
+  // All steps' loads are issued before the first element is built where registers allow.
+  constexpr uint32_t kAhead = SmPack<kType>::E::kSmWords <= 4 ? kSteps : 1;
   const uint32_t tid = threadIdx.x;
-  const uint8_t* f = p.frame;
+  const uint8_t* __restrict__ f = p.frame;
   for (uint64_t g = blockIdx.x; g < l.numGroups; g += gridDim.x) {
     const uint64_t base = g * kGroupElems;
+    GroupIndexLoads idx{};
+    if (tid < 32) idx = fetchGroupIndex(h, l, f, g, tid);
 #pragma unroll
-    for (uint32_t s = 0; s < kSteps; ++s) {
-      uint64_t first = base + s * kStepElems + tid * kThreadElems;
-      if (first >= l.count) break;
-      uint32_t n = uint32_t(l.count - first < kThreadElems ? l.count - first : kThreadElems);
-      const uint8_t* smSrc = f + l.smOff + first * T.smBits / 8;
-      const uint8_t* codeSrc = f + l.codeOff + first / 2;
-      SmPack<kType> sm;
-      uint64_t codes;
-      if (n == kThreadElems) {
-        sm.template load<kAligned>(smSrc, n);
-        codes = loadCodes<kAligned>(codeSrc, n);
-      } else {
-        sm.template load<false>(smSrc, n);
-        codes = loadCodes<false>(codeSrc, n);
+    for (uint32_t s0 = 0; s0 < kSteps; s0 += kAhead) {
+      SmPack<kType> sm[kAhead];
+      uint64_t codes[kAhead];
+      uint32_t n[kAhead];
+#pragma unroll
+      for (uint32_t a = 0; a < kAhead; ++a) {
+        uint64_t first = base + (s0 + a) * kStepElems + tid * kThreadElems;
+        n[a] = first >= l.count ? 0 : uint32_t(l.count - first < kThreadElems ? l.count - first : kThreadElems);
+        const uint8_t* smSrc = f + l.smOff + first * T.smBits / 8;
+        const uint8_t* codeSrc = f + l.codeOff + first / 2;
+        if (n[a] == kThreadElems) {
+          sm[a].template load<kAligned>(smSrc, n[a]);
+          codes[a] = loadCodes<kAligned>(codeSrc, n[a]);
+        } else if (n[a] > 0) {
+          sm[a].template load<false>(smSrc, n[a]);
+          codes[a] = loadCodes<false>(codeSrc, n[a]);
+        }
       }
-      E e;
 #pragma unroll
-      for (uint32_t k = 0; k < kThreadElems; ++k)
-        e.setElem(k, T.join(sm.get(k), sExp[(codes >> (4 * k)) & 0xF]));
-      if (n == kThreadElems) e.template store<kAligned>(p.out + first * T.elemBytes, n);
-      else e.template store<false>(p.out + first * T.elemBytes, n);
+      for (uint32_t a = 0; a < kAhead; ++a) {
+        if (n[a] == 0) continue;
+        uint64_t first = base + (s0 + a) * kStepElems + tid * kThreadElems;
+        E e;
+#pragma unroll
+        for (uint32_t k = 0; k < kThreadElems; ++k)
+          e.setElem(k, T.join(sm[a].get(k), sExp[(codes[a] >> (4 * k)) & 0xF]));
+        if (n[a] == kThreadElems) e.template store<kAligned>(p.out + first * T.elemBytes, n[a]);
+        else e.template store<false>(p.out + first * T.elemBytes, n[a]);
+      }
     }
-    if (tid < 32) loadGroupEscapes(h, l, f, g, tid, ge);
+    if (tid < 32) finishGroupIndex(idx, g, tid, ge);
     __syncthreads();  // the group's elements are written; escapes patch them
     if (ge->bad) {
       if (tid == 0) report(p.status, szCorruptFrame);
     } else {
       for (uint32_t j = tid; j < ge->total; j += kThreads) {
-        uint64_t idx = ge->base + j;
+        uint64_t e = ge->base + j;
         uint32_t c = 0;  // chunk of escape j: first chunk whose inclusive count exceeds j
         for (uint32_t step = 16; step > 0; step /= 2)
           if (ge->countIncl[c + step - 1] <= j) c += step;
         uint32_t chunkFirst = c ? ge->countIncl[c - 1] : 0;
         uint64_t chunkElem = base + uint64_t(c) * kChunkElems;
         uint32_t len = l.count - chunkElem < kChunkElems ? uint32_t(l.count - chunkElem) : kChunkElems;
-        const uint8_t* rec = f + l.escOff + idx * kEscapeBytes;
+        const uint8_t* rec = f + l.escOff + e * kEscapeBytes;
         uint32_t pos = loadLe16(rec), ex = rec[2];
-        bool ok = idx < h.escapeCount && pos < len && ex < (1u << T.expBits) &&
+        bool ok = e < h.escapeCount && pos < len && ex < (1u << T.expBits) &&
                   (j == chunkFirst || loadLe16(rec - kEscapeBytes) < pos);
         if (!ok) {
           report(p.status, szCorruptFrame);

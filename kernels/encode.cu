@@ -19,7 +19,13 @@ namespace {
 
 constexpr uint32_t kThreads = 512;
 constexpr uint32_t kWarps = kThreads / 32;
-constexpr uint32_t kBlocksPerSm = 2;
+#ifndef SZ_ENCODE_BLOCKS_PER_SM
+#define SZ_ENCODE_BLOCKS_PER_SM 2
+#endif
+#ifndef SZ_ENCODE_AHEAD_WORDS
+#define SZ_ENCODE_AHEAD_WORDS 32
+#endif
+constexpr uint32_t kBlocksPerSm = SZ_ENCODE_BLOCKS_PER_SM;
 constexpr uint32_t kStepElems = kThreads * kThreadElems;     // 8192 = 8 chunks
 constexpr uint32_t kSteps = kGroupElems / kStepElems;        // 4 steps per tile
 static_assert(kSteps * kStepElems == kGroupElems, "a tile is one escape group");
@@ -86,45 +92,56 @@ __device__ uint64_t lookBack(unsigned long long* status, uint64_t tile, uint64_t
   return prefix;
 }
 
+// Loads steps [s0, s0 + kAhead) of a tile: the thread's 16 elements of each.
+template <int kType, bool kAligned, uint32_t kAhead>
+__device__ __forceinline__ void loadSteps(const EncodeParams& p, uint64_t tile, uint32_t s0,
+                                          ThreadElems<kType> (&e)[kAhead], uint32_t (&n)[kAhead]) {
+  constexpr uint32_t eb = ThreadElems<kType>::T.elemBytes;
+#pragma unroll
+  for (uint32_t a = 0; a < kAhead; ++a) {
+    uint64_t first = tile * kGroupElems + (s0 + a) * kStepElems + threadIdx.x * kThreadElems;
+    n[a] = first >= p.l.count ? 0 : uint32_t(p.l.count - first < kThreadElems ? p.l.count - first : kThreadElems);
+    if (n[a] == kThreadElems) e[a].template load<kAligned>(p.in + first * eb, n[a]);
+    else if (n[a] > 0) e[a].template load<false>(p.in + first * eb, n[a]);
+  }
+}
+
 template <int kType, bool kAligned>
 __global__ void __launch_bounds__(kThreads, kBlocksPerSm) encodeKernel(EncodeParams p) {
   using E = ThreadElems<kType>;
   constexpr TypeTraits T = E::T;
+  // Steps loaded ahead of use, as many as fit the register budget: the whole tile for BF16
+  // and E5M2, one step for FP32. The next tile's first loads are issued before this tile's
+  // scan and look-back, so memory stays busy while the block waits on other blocks.
+  constexpr uint32_t kAheadWords = SZ_ENCODE_AHEAD_WORDS / E::kInWords;
+  constexpr uint32_t kAhead = kAheadWords >= kSteps ? kSteps : kAheadWords < 1 ? 1 : kAheadWords;
   __shared__ uint8_t sCode[256];
   __shared__ unsigned long long sWarp[kWarps], sWarpExcl[kWarps];
   __shared__ uint64_t sPrefix, sStepBase[kSteps];
   __shared__ uint64_t sTile;
   const uint32_t tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const FrameLayout& l = p.l;
-  for (uint32_t i = tid; i < 256; i += kThreads) sCode[i] = 0xFF;
-  __syncthreads();
-  if (tid < kCodebookSize) sCode[codebookOf(p)[tid]] = uint8_t(tid);
   uint32_t* counter = reinterpret_cast<uint32_t*>(p.temp + kTempCounter);
   unsigned long long* status = reinterpret_cast<unsigned long long*>(p.temp + kTempStatus);
+  for (uint32_t i = tid; i < 256; i += kThreads) sCode[i] = 0xFF;
+  if (tid == 0) sTile = atomicAdd(counter, 1u);
+  __syncthreads();
+  if (tid < kCodebookSize) sCode[codebookOf(p)[tid]] = uint8_t(tid);
+  uint64_t tile = sTile;
+  E e[kAhead];
+  uint32_t n[kAhead];
+  if (tile < p.numTiles) loadSteps<kType, kAligned, kAhead>(p, tile, 0, e, n);
+  __syncthreads();
 
-  for (;;) {
-    if (tid == 0) sTile = atomicAdd(counter, 1u);
-    __syncthreads();
-    const uint64_t tile = sTile;
-    if (tile >= p.numTiles) return;
+  while (tile < p.numTiles) {
+    uint32_t nextTicket = 0;
+    if (tid == 0) nextTicket = atomicAdd(counter, 1u);  // its latency hides behind this tile
     const uint64_t tileBase = tile * kGroupElems;
-
-    // Loads of several steps are issued before any is used (memory-level parallelism), as
-    // many as fit the register budget: all four for BF16 and E5M2, one at a time for FP32.
-    constexpr uint32_t kAhead = E::kInWords <= 8 ? kSteps : 1;
     uint32_t mask[kSteps];
     unsigned long long packed = 0;  // escapes of each step in a 16-bit field
 #pragma unroll
     for (uint32_t s0 = 0; s0 < kSteps; s0 += kAhead) {
-      E e[kAhead];
-      uint32_t n[kAhead];
-#pragma unroll
-      for (uint32_t a = 0; a < kAhead; ++a) {
-        uint64_t first = tileBase + (s0 + a) * kStepElems + tid * kThreadElems;
-        n[a] = first >= l.count ? 0 : uint32_t(l.count - first < kThreadElems ? l.count - first : kThreadElems);
-        if (n[a] == kThreadElems) e[a].template load<kAligned>(p.in + first * T.elemBytes, n[a]);
-        else e[a].template load<false>(p.in + first * T.elemBytes, n[a]);
-      }
+      if (s0 > 0) loadSteps<kType, kAligned, kAhead>(p, tile, s0, e, n);
 #pragma unroll
       for (uint32_t a = 0; a < kAhead; ++a) {
         const uint32_t s = s0 + a;
@@ -166,7 +183,10 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) encodeKernel(EncodePar
       if (int(lane) >= off) incl += t;
     }
     if (lane == 31) sWarp[warp] = incl;
+    if (tid == 0) sTile = nextTicket;
     __syncthreads();
+    const uint64_t nextTile = sTile;
+    if (nextTile < p.numTiles) loadSteps<kType, kAligned, kAhead>(p, nextTile, 0, e, n);
     if (warp == 0) {
       unsigned long long v = lane < kWarps ? sWarp[lane] : 0, wIncl = v;
 #pragma unroll
@@ -216,7 +236,8 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) encodeKernel(EncodePar
         rec[2] = uint8_t(T.exponent(w));
       }
     }
-    __syncthreads();  // sTile and the scan arrays are reused by the next tile
+    __syncthreads();  // the scan arrays and sTile are reused by the next tile
+    tile = nextTile;
   }
 }
 
