@@ -16,11 +16,12 @@ using namespace sz;
 namespace {
 
 // Calibrated on the KV cache of TinyStories-656K over the calibration span of WikiText-2
-// (tests/data/README.md says how to regenerate).
-const uint8_t kDefaultBf16[kCodebookSize] = {122, 121, 123, 120, 124, 119, 125, 118,
-                                             126, 117, 127, 116, 128, 115, 129, 114};
-const uint8_t kDefaultFp8e5m2[kCodebookSize] = {15, 14, 16, 13, 17, 12, 18, 11,
-                                                19, 10, 20, 9, 21, 8, 22, 7};
+// (tests/data/default_*.codebook; tests/data/README.md says how to regenerate). FP32 shares
+// the BF16 codebook: both have the same 8-bit exponent field.
+const uint8_t kDefaultBf16[kCodebookSize] = {127, 126, 128, 125, 124, 123, 129, 122,
+                                             121, 120, 119, 118, 117, 116, 130, 115};
+const uint8_t kDefaultFp8e5m2[kCodebookSize] = {15, 14, 16, 13, 12, 17, 11, 10,
+                                                9, 8, 7, 6, 5, 18, 4, 3};
 
 const struct { szDataType_t type; const char* name; } kTypeNames[] = {
     {szBfloat16, "bf16"}, {szFloat32, "fp32"}, {szFloat8e5m2, "fp8e5m2"}};

