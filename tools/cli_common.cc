@@ -65,7 +65,7 @@ std::vector<uint8_t> readFileBytes(const std::string& path) {
 void writeFileBytes(const std::string& path, const void* data, size_t bytes) {
   std::unique_ptr<FILE, FileCloser> f(fopen(path.c_str(), "wb"));
   if (!f) throw CliError(fmt::format("cannot create {}: {}", path, strerror(errno)));
-  bool ok = fwrite(data, 1, bytes, f.get()) == bytes;
+  bool ok = bytes == 0 || fwrite(data, 1, bytes, f.get()) == bytes;  // data may be NULL when empty
   ok = fclose(f.release()) == 0 && ok;  // a full disk may only show at close
   if (!ok) throw CliError(fmt::format("cannot write {}: {}", path, strerror(errno)));
 }
