@@ -118,9 +118,7 @@ __device__ void decodeGroups(const FrameHeader& h, const FrameLayout& l, const D
         if (n[a] == 0) continue;
         uint64_t first = base + (s0 + a) * kStepElems + tid * kThreadElems;
         E e;
-#pragma unroll
-        for (uint32_t k = 0; k < kThreadElems; ++k)
-          e.setElem(k, T.join(sm[a].get(k), sExp[(codes[a] >> (4 * k)) & 0xF]));
+        decodeSixteen<kType>(sm[a], codes[a], sExp, e);
         if (n[a] == kThreadElems) e.template store<kAligned>(p.out + first * T.elemBytes, n[a]);
         else e.template store<false>(p.out + first * T.elemBytes, n[a]);
       }

@@ -19,13 +19,12 @@ namespace {
 
 constexpr uint32_t kThreads = 512;
 constexpr uint32_t kWarps = kThreads / 32;
-#ifndef SZ_ENCODE_BLOCKS_PER_SM
-#define SZ_ENCODE_BLOCKS_PER_SM 2
-#endif
-#ifndef SZ_ENCODE_AHEAD_WORDS
-#define SZ_ENCODE_AHEAD_WORDS 32
-#endif
-constexpr uint32_t kBlocksPerSm = SZ_ENCODE_BLOCKS_PER_SM;
+// Resident blocks of 512 threads per multiprocessor. For BF16, 4 (32 registers each) measured
+// fastest: the more blocks, the better one block's barriers and look-back overlap the others'
+// streaming (perf/results/codec_notes.md). FP32 and E5M2 need more registers: 2.
+template <int kType>
+constexpr uint32_t blocksPerSm() { return kType == szBfloat16 ? 4 : 2; }
+constexpr uint32_t kAheadWords = 8;  // registers of input a thread loads ahead of use
 constexpr uint32_t kStepElems = kThreads * kThreadElems;     // 8192 = 8 chunks
 constexpr uint32_t kSteps = kGroupElems / kStepElems;        // 4 steps per tile
 static_assert(kSteps * kStepElems == kGroupElems, "a tile is one escape group");
@@ -107,14 +106,14 @@ __device__ __forceinline__ void loadSteps(const EncodeParams& p, uint64_t tile, 
 }
 
 template <int kType, bool kAligned>
-__global__ void __launch_bounds__(kThreads, kBlocksPerSm) encodeKernel(EncodeParams p) {
+__global__ void __launch_bounds__(kThreads, blocksPerSm<kType>()) encodeKernel(EncodeParams p) {
   using E = ThreadElems<kType>;
   constexpr TypeTraits T = E::T;
-  // Steps loaded ahead of use, as many as fit the register budget: the whole tile for BF16
-  // and E5M2, one step for FP32. The next tile's first loads are issued before this tile's
-  // scan and look-back, so memory stays busy while the block waits on other blocks.
-  constexpr uint32_t kAheadWords = SZ_ENCODE_AHEAD_WORDS / E::kInWords;
-  constexpr uint32_t kAhead = kAheadWords >= kSteps ? kSteps : kAheadWords < 1 ? 1 : kAheadWords;
+  // Steps loaded ahead of use, as many as fit kAheadWords registers (at least one). The next
+  // tile's first loads are issued before this tile's scan and look-back, so memory stays
+  // busy while the block waits on other blocks.
+  constexpr uint32_t kAheadSteps = kAheadWords / E::kInWords;
+  constexpr uint32_t kAhead = kAheadSteps >= kSteps ? kSteps : kAheadSteps < 1 ? 1 : kAheadSteps;
   __shared__ uint8_t sCode[256];
   __shared__ unsigned long long sWarp[kWarps], sWarpExcl[kWarps];
   __shared__ uint64_t sPrefix, sStepBase[kSteps];
@@ -123,7 +122,7 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) encodeKernel(EncodePar
   const FrameLayout& l = p.l;
   uint32_t* counter = reinterpret_cast<uint32_t*>(p.temp + kTempCounter);
   unsigned long long* status = reinterpret_cast<unsigned long long*>(p.temp + kTempStatus);
-  for (uint32_t i = tid; i < 256; i += kThreads) sCode[i] = 0xFF;
+  for (uint32_t i = tid; i < 256; i += kThreads) sCode[i] = kDeviceEscape;
   if (tid == 0) sTile = atomicAdd(counter, 1u);
   __syncthreads();
   if (tid < kCodebookSize) sCode[codebookOf(p)[tid]] = uint8_t(tid);
@@ -149,19 +148,9 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) encodeKernel(EncodePar
         if (n[a] == 0) continue;
         uint64_t first = tileBase + s * kStepElems + tid * kThreadElems;
         SmPack<kType> sm;
-        sm.clear();
-        uint64_t codes = 0;
-#pragma unroll
-        for (uint32_t k = 0; k < kThreadElems; ++k) {
-          uint32_t w = e[a].elem(k);
-          uint32_t c = sCode[T.exponent(w)];
-          if (c == 0xFF) {
-            if (k < n[a]) mask[s] |= 1u << k;
-            c = 0;
-          }
-          codes |= uint64_t(c) << (4 * k);
-          sm.put(k, T.signMantissa(w));
-        }
+        uint64_t codes;
+        if (encodeSixteen<kType>(e[a], n[a], sCode, sm, codes) & kDeviceEscape)
+          mask[s] = escapeMask<kType>(e[a], n[a], sCode);
         uint8_t* smDst = p.out + l.smOff + first * T.smBits / 8;
         uint8_t* codeDst = p.out + l.codeOff + first / 2;
         if (n[a] == kThreadElems) {
@@ -316,7 +305,8 @@ __global__ void selectCodebookKernel(uint8_t* temp, uint32_t expBits) {
 
 template <int kType>
 szResult_t launchEncode(const EncodeParams& p, bool aligned, int sms, cudaStream_t stream) {
-  uint64_t blocks = p.numTiles < uint64_t(sms) * kBlocksPerSm ? p.numTiles : uint64_t(sms) * kBlocksPerSm;
+  const uint64_t resident = uint64_t(sms) * blocksPerSm<kType>();
+  uint64_t blocks = p.numTiles < resident ? p.numTiles : resident;
   if (aligned) encodeKernel<kType, true><<<unsigned(blocks), kThreads, 0, stream>>>(p);
   else encodeKernel<kType, false><<<unsigned(blocks), kThreads, 0, stream>>>(p);
   CUDACHECK(cudaGetLastError());
@@ -360,7 +350,7 @@ extern "C" szResult_t szEncodeAsync(const void* d_in, size_t count, szDataType_t
   bool forceRaw = t.expBits == 0 || fixed >= l.rawBytes;
   bool calibrate = !forceRaw && codebook == nullptr && (flags & SZ_ENCODE_CALIBRATE);
   szCodebook_t cb{};
-  if (!forceRaw && !calibrate) {
+  if (t.expBits != 0 && !calibrate) {  // a caller's codebook is checked even if the frame goes raw
     if (codebook) cb = *codebook;
     else SZCHECK(szCodebookDefault(type, &cb));
     SZCHECK(szCodebookValidate(&cb));

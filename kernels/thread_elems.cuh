@@ -173,3 +173,89 @@ __device__ __forceinline__ uint64_t loadCodes(const uint8_t* p, uint32_t n) {
 }
 
 }  // namespace sz
+
+namespace sz {
+
+// Exponent-code table entry of an escape: code 0 with bit 7 set, so the low nibble can be
+// inserted unconditionally and one OR over a thread's entries says whether any escaped.
+constexpr uint8_t kDeviceEscape = 0x80;
+
+// Encodes 16 elements into their sign-mantissa symbols and exponent codes (element k in
+// nibble k; elements >= n get code 0). Returns the OR of the table entries looked up: bit 7
+// is set iff an element escaped. BF16 works on four elements per 32-bit operation.
+template <int kType>
+__device__ __forceinline__ uint32_t encodeSixteen(const ThreadElems<kType>& e, uint32_t n,
+                                                  const uint8_t* sCode, SmPack<kType>& sm,
+                                                  uint64_t& codes) {
+  constexpr TypeTraits T = ThreadElems<kType>::T;
+  uint32_t lo = 0, hi = 0, any = 0;  // codes of elements 0..7 and 8..15
+  if constexpr (kType == szBfloat16) {
+#pragma unroll
+    for (uint32_t j = 0; j < 4; ++j) {
+      uint32_t hb = __byte_perm(e.in[2 * j], e.in[2 * j + 1], 0x7531);  // high bytes of 4 elements
+      uint32_t lb = __byte_perm(e.in[2 * j], e.in[2 * j + 1], 0x6420);  // low bytes
+      sm.w[j] = (hb & 0x80808080u) | (lb & 0x7F7F7F7Fu);
+      uint32_t ex = ((hb << 1) & 0xFEFEFEFEu) | ((lb >> 7) & 0x01010101u);
+#pragma unroll
+      for (uint32_t b = 0; b < 4; ++b) {
+        uint32_t c = sCode[(ex >> (8 * b)) & 0xFF];
+        any |= c;
+        uint32_t k = 4 * j + b;
+        if (k < 8) lo |= (c & 0xF) << (4 * k);
+        else hi |= (c & 0xF) << (4 * (k - 8));
+      }
+    }
+  } else {
+    sm.clear();
+#pragma unroll
+    for (uint32_t k = 0; k < kThreadElems; ++k) {
+      uint32_t w = e.elem(k);
+      uint32_t c = sCode[T.exponent(w)];
+      any |= c;
+      if (k < 8) lo |= (c & 0xF) << (4 * k);
+      else hi |= (c & 0xF) << (4 * (k - 8));
+      sm.put(k, T.signMantissa(w));
+    }
+  }
+  codes = lo | (uint64_t(hi) << 32);
+  if (n < kThreadElems) codes &= (uint64_t(1) << (4 * n)) - 1;
+  return any;
+}
+
+// Which of the first n elements escape (bit k for element k): the rare path after
+// encodeSixteen reported an escape.
+template <int kType>
+__device__ __forceinline__ uint32_t escapeMask(const ThreadElems<kType>& e, uint32_t n, const uint8_t* sCode) {
+  constexpr TypeTraits T = ThreadElems<kType>::T;
+  uint32_t mask = 0;
+#pragma unroll
+  for (uint32_t k = 0; k < kThreadElems; ++k)
+    if (k < n && (sCode[T.exponent(e.elem(k))] & kDeviceEscape)) mask |= 1u << k;
+  return mask;
+}
+
+// Rebuilds 16 elements from their sign-mantissa symbols and exponent codes (escapes are
+// patched in afterwards). BF16 works on four elements per 32-bit operation.
+template <int kType>
+__device__ __forceinline__ void decodeSixteen(const SmPack<kType>& sm, uint64_t codes,
+                                              const uint8_t* sExp, ThreadElems<kType>& e) {
+  constexpr TypeTraits T = ThreadElems<kType>::T;
+  if constexpr (kType == szBfloat16) {
+#pragma unroll
+    for (uint32_t j = 0; j < 4; ++j) {
+      uint32_t ex = 0;
+#pragma unroll
+      for (uint32_t b = 0; b < 4; ++b) ex |= uint32_t(sExp[(codes >> (4 * (4 * j + b))) & 0xF]) << (8 * b);
+      uint32_t hb = (sm.w[j] & 0x80808080u) | ((ex >> 1) & 0x7F7F7F7Fu);
+      uint32_t lb = (sm.w[j] & 0x7F7F7F7Fu) | ((ex << 7) & 0x80808080u);
+      e.in[2 * j] = __byte_perm(lb, hb, 0x5140);
+      e.in[2 * j + 1] = __byte_perm(lb, hb, 0x7362);
+    }
+  } else {
+#pragma unroll
+    for (uint32_t k = 0; k < kThreadElems; ++k)
+      e.setElem(k, T.join(sm.get(k), sExp[(codes >> (4 * k)) & 0xF]));
+  }
+}
+
+}  // namespace sz

@@ -2,11 +2,13 @@
 # The one GPU-side script: on the H200 machine it builds everything, runs the CPU and GPU test
 # suites, compute-sanitizer (memcheck, racecheck) on small sizes, the codec benchmark on real
 # KV data (BF16 and FP8 E5M2) and nvCOMP side by side, and prints a short table last.
-# Logs and JSON go to $OUT (the device tool's output folder) or build/gpu_out.
+# JSON results, summary.txt and logs.tar.gz go to $OUT (the device tool's output folder, which
+# takes at most 8 files) or build/gpu_out; the step logs are in logs.tar.gz.
 #   bash tests/gpu/run_all.sh [--quick]      (--quick: tests only, no sanitizer, no benchmarks)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-build/gpu_out}
+LOGS=$(mktemp -d)
 mkdir -p "$OUT"
 QUICK=${1:-}
 declare -a SUMMARY
@@ -14,10 +16,10 @@ declare -a SUMMARY
 step() {  # step NAME CMD...: runs CMD, logs to $OUT/NAME.log, records pass/fail
   local name=$1; shift
   local t0=$SECONDS
-  "$@" >"$OUT/$name.log" 2>&1
+  "$@" >"$LOGS/$name.log" 2>&1
   local rc=$?
   SUMMARY+=("$(printf '%-22s %-5s %4ds' "$name" "$([ $rc = 0 ] && echo ok || echo FAIL)" $((SECONDS - t0)))")
-  [ $rc = 0 ] || tail -n 30 "$OUT/$name.log"
+  [ $rc = 0 ] || tail -n 30 "$LOGS/$name.log"
   return $rc
 }
 
@@ -28,11 +30,11 @@ if compgen -G ".deps/*.deb" >/dev/null; then
   for f in .deps/*.deb; do dpkg -x "$f" "$DEPS"; done
 fi
 export NCCL_NVLS_ENABLE=0
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$LOGS/gpu.txt"
 step build make -j"$(nproc)" DEPS="$DEPS" all || { printf '%s\n' "${SUMMARY[@]}"; exit 1; }
 
 # Real KV data as raw element files (the benchmark and the real-data test read raw files).
-python3 - <<'PY' >"$OUT/data.log" 2>&1
+python3 - <<'PY' >"$LOGS/data.log" 2>&1
 import glob, torch
 from safetensors.torch import load_file
 for dtype, pattern in (("bf16", "tests/data/*_eval_bf16.safetensors"), ("e5m2", "tests/data/*_eval_e5m2.safetensors")):
@@ -64,10 +66,12 @@ if [ "$QUICK" != "--quick" ]; then
   fi
 fi
 
-echo
-echo "================ SplitZip GPU run: $(git rev-parse --short HEAD 2>/dev/null) $(date -u +%F) ================"
-grep -h -E "^\[  (PASSED|FAILED|SKIPPED) \]|tests? ran" "$OUT"/cpu_tests.log "$OUT"/gpu_tests.log 2>/dev/null | head -20
-grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" "$OUT"/memcheck.log "$OUT"/racecheck.log 2>/dev/null
-for f in perf_bf16 perf_e5m2 nvcomp_bf16 nvcomp_e5m2; do [ -f "$OUT/$f.log" ] && { echo "--- $f"; cat "$OUT/$f.log"; }; done
-printf '%s\n' "${SUMMARY[@]}"
+{
+  echo "================ SplitZip GPU run: $(git rev-parse --short HEAD 2>/dev/null) $(date -u +%F) $(cat "$LOGS/gpu.txt") ================"
+  grep -h -E "^\[  (PASSED|FAILED|SKIPPED) \]|tests? ran" "$LOGS"/cpu_tests.log "$LOGS"/gpu_tests.log 2>/dev/null | head -20
+  grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" "$LOGS"/memcheck.log "$LOGS"/racecheck.log 2>/dev/null
+  for f in perf_bf16 perf_e5m2 nvcomp_bf16 nvcomp_e5m2; do [ -f "$LOGS/$f.log" ] && { echo "--- $f"; cat "$LOGS/$f.log"; }; done
+  printf '%s\n' "${SUMMARY[@]}"
+} | tee "$OUT/summary.txt"
+tar -czf "$OUT/logs.tar.gz" -C "$LOGS" .
 ! printf '%s\n' "${SUMMARY[@]}" | grep -q FAIL
