@@ -89,6 +89,45 @@ test: $(TESTS) $(CLI)
 gpu-test: $(GPU_TESTS)
 	$(GPU_TESTS)
 
+# The real KV sample: its exponent statistics, then a bit-exact compress / decompress round trip.
+# The sample holds only BF16 tensors stored back to back, so its data section (after the 8-byte
+# header length and the JSON header) is exactly the raw BF16 that decompress writes.
+DEMO_KV ?= tests/data/tinystories_kv_eval_bf16.safetensors
+demo: $(CLI)
+	@mkdir -p $(BUILD)/demo
+	$(CLI) stats --dtype bf16 $(DEMO_KV)
+	$(CLI) compress --dtype bf16 $(DEMO_KV) $(BUILD)/demo/kv.sz
+	$(CLI) decompress $(BUILD)/demo/kv.sz $(BUILD)/demo/kv.bf16
+	tail -c +$$((9 + $$(od -An -tu8 -N8 $(DEMO_KV)))) $(DEMO_KV) | cmp - $(BUILD)/demo/kv.bf16
+	@echo "demo: $(DEMO_KV) round trip is bit-exact"
+
+# libFuzzer over the host decoder (tests/fuzz/decode_fuzzer.cc) with ASan and UBSan, on the CPU
+# library compiled without CUDA; the seed corpus is frames that make_seeds encodes. `make fuzz`
+# builds and runs it for FUZZ_TIME seconds; new corpus entries and crashes stay in $(BUILD)/fuzz.
+FUZZ_CXX ?= clang++
+FUZZ_TIME ?= 60
+FUZZ_FLAGS := -std=c++17 -O1 -g $(WARN) -Iinclude -I. $(if $(DEPS),-I$(DEPS)/usr/include) \
+	-fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_OBJS := $(patsubst %.cc,$(BUILD)/fuzz/obj/%.o,$(wildcard src/*.cc codec/*.cc))
+FUZZER := $(BUILD)/fuzz/decode_fuzzer
+FUZZ_SEEDS := $(BUILD)/fuzz/make_seeds
+
+$(BUILD)/fuzz/obj/codec/chunk_avx2.o: FUZZ_FLAGS += -mavx2
+$(BUILD)/fuzz/obj/%.o: %.cc
+	@mkdir -p $(dir $@)
+	$(FUZZ_CXX) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
+$(FUZZER): tests/fuzz/decode_fuzzer.cc $(FUZZ_OBJS)
+	$(FUZZ_CXX) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $^ $(LDFLAGS) -lisal -pthread
+$(FUZZ_SEEDS): $(BUILD)/obj/tests/fuzz/make_seeds.o $(LIB)
+	$(CXX) -o $@ $^ $(LDFLAGS) $(LDLIBS)
+
+fuzz: $(FUZZER) $(FUZZ_SEEDS)
+	rm -rf $(BUILD)/fuzz/seeds && mkdir -p $(BUILD)/fuzz/seeds $(BUILD)/fuzz/corpus
+	$(FUZZ_SEEDS) $(BUILD)/fuzz/seeds
+	$(FUZZER) -max_total_time=$(FUZZ_TIME) -print_final_stats=1 -artifact_prefix=$(BUILD)/fuzz/ \
+	    $(BUILD)/fuzz/corpus $(BUILD)/fuzz/seeds
+-include $(FUZZ_OBJS:.o=.d)
+
 install: lib $(CLI)
 	install -d $(PREFIX)/include $(PREFIX)/lib $(PREFIX)/bin
 	install -m 644 include/splitzip.h $(PREFIX)/include/
