@@ -24,7 +24,9 @@ constexpr uint32_t kWarps = kThreads / 32;
 // streaming (perf/results/codec_notes.md). FP32 and E5M2 need more registers: 2.
 template <int kType>
 constexpr uint32_t blocksPerSm() { return kType == szBfloat16 ? 4 : 2; }
-constexpr uint32_t kAheadWords = 8;  // registers of input a thread loads ahead of use
+// Registers of input a thread loads ahead of use: what the register budget above leaves.
+template <int kType>
+constexpr uint32_t aheadWords() { return kType == szBfloat16 ? 8 : 16; }
 constexpr uint32_t kStepElems = kThreads * kThreadElems;     // 8192 = 8 chunks
 constexpr uint32_t kSteps = kGroupElems / kStepElems;        // 4 steps per tile
 static_assert(kSteps * kStepElems == kGroupElems, "a tile is one escape group");
@@ -109,10 +111,10 @@ template <int kType, bool kAligned>
 __global__ void __launch_bounds__(kThreads, blocksPerSm<kType>()) encodeKernel(EncodeParams p) {
   using E = ThreadElems<kType>;
   constexpr TypeTraits T = E::T;
-  // Steps loaded ahead of use, as many as fit kAheadWords registers (at least one). The next
+  // Steps loaded ahead of use, as many as fit aheadWords() registers (at least one). The next
   // tile's first loads are issued before this tile's scan and look-back, so memory stays
   // busy while the block waits on other blocks.
-  constexpr uint32_t kAheadSteps = kAheadWords / E::kInWords;
+  constexpr uint32_t kAheadSteps = aheadWords<kType>() / E::kInWords;
   constexpr uint32_t kAhead = kAheadSteps >= kSteps ? kSteps : kAheadSteps < 1 ? 1 : kAheadSteps;
   __shared__ uint8_t sCode[256];
   __shared__ unsigned long long sWarp[kWarps], sWarpExcl[kWarps];

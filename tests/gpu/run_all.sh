@@ -37,7 +37,7 @@ step build make -j"$(nproc)" DEPS="$DEPS" all || { printf '%s\n' "${SUMMARY[@]}"
 python3 - <<'PY' >"$LOGS/data.log" 2>&1
 import glob, torch
 from safetensors.torch import load_file
-for dtype, pattern in (("bf16", "tests/data/*_eval_bf16.safetensors"), ("e5m2", "tests/data/*_eval_e5m2.safetensors")):
+for dtype, pattern in (("bf16", "tests/data/tinystories_kv_eval_bf16.safetensors"), ("e5m2", "tests/data/tinystories_kv_eval_e5m2.safetensors")):
     files = sorted(glob.glob(pattern))
     if not files:
         print("no", pattern); continue
