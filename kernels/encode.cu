@@ -23,10 +23,10 @@ constexpr uint32_t kWarps = kThreads / 32;
 // fastest: the more blocks, the better one block's barriers and look-back overlap the others'
 // streaming (perf/results/codec_notes.md). FP32 and E5M2 need more registers: 2.
 template <int kType>
-constexpr uint32_t blocksPerSm() { return kType == szBfloat16 ? 4 : 2; }
+__host__ __device__ constexpr uint32_t blocksPerSm() { return kType == szBfloat16 ? 4 : 2; }
 // Registers of input a thread loads ahead of use: what the register budget above leaves.
 template <int kType>
-constexpr uint32_t aheadWords() { return kType == szBfloat16 ? 8 : 16; }
+__host__ __device__ constexpr uint32_t aheadWords() { return kType == szBfloat16 ? 8 : 16; }
 constexpr uint32_t kStepElems = kThreads * kThreadElems;     // 8192 = 8 chunks
 constexpr uint32_t kSteps = kGroupElems / kStepElems;        // 4 steps per tile
 static_assert(kSteps * kStepElems == kGroupElems, "a tile is one escape group");
