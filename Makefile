@@ -102,8 +102,9 @@ demo: $(CLI)
 	@echo "demo: $(DEMO_KV) round trip is bit-exact"
 
 # libFuzzer over the host decoder (tests/fuzz/decode_fuzzer.cc) with ASan and UBSan, on the CPU
-# library compiled without CUDA; the seed corpus is frames that make_seeds encodes. `make fuzz`
-# builds and runs it for FUZZ_TIME seconds; new corpus entries and crashes stay in $(BUILD)/fuzz.
+# library compiled without CUDA (so it builds wherever clang does); the seed corpus is frames that
+# make_seeds, linked with the same objects, encodes. `make fuzz` builds and runs the fuzzer for
+# FUZZ_TIME seconds; new corpus entries and crash inputs stay in $(BUILD)/fuzz.
 FUZZ_CXX ?= clang++
 FUZZ_TIME ?= 60
 FUZZ_FLAGS := -std=c++17 -O1 -g $(WARN) -Iinclude -I. $(if $(DEPS),-I$(DEPS)/usr/include) \
@@ -118,8 +119,8 @@ $(BUILD)/fuzz/obj/%.o: %.cc
 	$(FUZZ_CXX) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
 $(FUZZER): tests/fuzz/decode_fuzzer.cc $(FUZZ_OBJS)
 	$(FUZZ_CXX) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $^ $(LDFLAGS) -lisal -pthread
-$(FUZZ_SEEDS): $(BUILD)/obj/tests/fuzz/make_seeds.o $(LIB)
-	$(CXX) -o $@ $^ $(LDFLAGS) $(LDLIBS)
+$(FUZZ_SEEDS): tests/fuzz/make_seeds.cc $(FUZZ_OBJS)
+	$(FUZZ_CXX) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -o $@ $^ $(LDFLAGS) -lisal -pthread
 
 fuzz: $(FUZZER) $(FUZZ_SEEDS)
 	rm -rf $(BUILD)/fuzz/seeds && mkdir -p $(BUILD)/fuzz/seeds $(BUILD)/fuzz/corpus
