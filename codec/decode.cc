@@ -71,6 +71,7 @@ void decodeChunks(const TypeTraits& t, const uint8_t* p, const FrameLayout& l,
                   const CodecTables& tab, ChunkCodec codec, uint8_t* out) {
   const uint64_t expField = ((uint64_t(1) << t.expBits) - 1) << t.mantBits;
   parallelFor(l.numChunks, parallelRanges(l.numChunks, l.rawBytes), [&](int, uint64_t c0, uint64_t c1) {
+    if (c0 == c1) return;  // a zero-element frame has no group offset to read
     uint64_t g = c0 / kChunksPerGroup;
     uint64_t escIdx = loadLe64(p + l.indexOff + 8 * g);
     for (uint64_t c = g * kChunksPerGroup; c < c0; ++c) escIdx += loadLe16(p + l.countsOff + 2 * c);

@@ -560,6 +560,24 @@ TEST(CodecBadInput, FrameClaiming2Pow40ElementsWithATinyBuffer) {
   expectCorrupt(raw, 64, "raw frame of 2^40 elements");
 }
 
+// The encoder stores zero elements raw, but a compressed zero-element frame is valid too: its
+// header is all there is, and decoding must not read an escape index it does not have (found by
+// the fuzzer under ASan: the exact-size buffer below makes an ASan build catch it again).
+TEST(CodecBadInput, CompressedFrameOfZeroElements) {
+  auto data = bf16WithEscapes(2000, {});
+  auto frame = encode(data.data(), data.size(), szBfloat16);
+  for (size_t off : {16, 32, 40, 48}) setLe(frame, off, 0, 8);  // count and section sizes
+  frame.resize(SZ_FRAME_HEADER_BYTES);
+  frame.shrink_to_fit();
+  szFrameInfo_t info;
+  ASSERT_EQ(szFrameGetInfo(frame.data(), frame.size(), &info), szSuccess) << szGetLastError(nullptr);
+  EXPECT_EQ(info.raw, 0);
+  EXPECT_EQ(info.count, 0u);
+  size_t count = 7;
+  EXPECT_EQ(szDecode(frame.data(), frame.size(), nullptr, 0, &count, nullptr), szSuccess);
+  EXPECT_EQ(count, 0u);
+}
+
 TEST(CodecBadInput, DecoderWritesExactlyTheElements) {
   std::mt19937 rng(2);
   for (szDataType_t type : {szBfloat16, szFloat32, szFloat8e5m2, szInt64}) {
