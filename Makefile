@@ -31,7 +31,7 @@ ifeq ($(CUDA),1)
   CPPFLAGS += -I$(CUDA_HOME)/include -DSZ_HAVE_CUDA=1
   LIB_SRCS := $(filter-out src/device_stub.cc,$(LIB_SRCS))
   CU_SRCS := $(wildcard kernels/*.cu)
-  LDLIBS += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart
+  LDLIBS += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lnccl -lcudart
 else
   CU_SRCS :=
 endif
@@ -40,16 +40,26 @@ TOOL_SRCS := $(wildcard tools/*.cc)
 TEST_SRCS := $(wildcard tests/*.cc)
 GPU_TEST_SRCS := $(if $(filter 1,$(CUDA)),$(wildcard tests/gpu/*.cc tests/gpu/*.cu))
 PERF_SRCS := $(wildcard perf/*.cc) $(if $(filter 1,$(CUDA)),$(wildcard perf/*.cu))
+PERF_COMMON := $(wildcard perf/common/*.cc)
+MPI_TEST_SRCS := $(wildcard tests/mpi/*.cc)
+# Open MPI, when mpicxx is there: perf tests launch with mpirun (else only SZ_COMM_ID), and the
+# multi-process tests are built.
+MPI_CFLAGS := $(shell mpicxx --showme:compile 2>/dev/null)
+MPI_LIBS := $(shell mpicxx --showme:link 2>/dev/null)
+ifneq ($(MPI_LIBS),)
+  MPI_DEFS := -DSZ_HAVE_MPI=1
+endif
 
 LIB := $(BUILD)/lib/libsplitzip.a
 SHLIB := $(BUILD)/lib/libsplitzip.so
 CLI := $(BUILD)/bin/splitzip
 TESTS := $(BUILD)/tests/splitzip_tests
 GPU_TESTS := $(if $(GPU_TEST_SRCS),$(BUILD)/tests/splitzip_gpu_tests)
+MPI_TESTS := $(if $(and $(MPI_LIBS),$(MPI_TEST_SRCS)),$(BUILD)/tests/splitzip_mpi_tests)
 PERFS := $(patsubst perf/%,$(BUILD)/perf/%,$(basename $(PERF_SRCS)))
 
 .PHONY: all lib test gpu-test demo install clean fuzz
-all: lib $(CLI) $(TESTS) $(GPU_TESTS) $(PERFS)
+all: lib $(CLI) $(TESTS) $(GPU_TESTS) $(MPI_TESTS) $(PERFS)
 lib: $(LIB) $(SHLIB)
 
 $(BUILD)/obj/codec/chunk_avx2.o: CXXFLAGS += -mavx2
@@ -79,9 +89,14 @@ $(BUILD)/tests/splitzip_gpu_tests: $(patsubst %,$(BUILD)/obj/%.o,$(basename $(GP
 	@mkdir -p $(dir $@)
 	$(CXX) -o $@ $^ $(LDFLAGS) -lgtest -lgtest_main $(LDLIBS)
 
-$(BUILD)/perf/%: $(BUILD)/obj/perf/%.o $(LIB)
+$(BUILD)/obj/perf/%.o $(BUILD)/obj/tests/mpi/%.o: CPPFLAGS += $(MPI_CFLAGS) $(MPI_DEFS)
+$(BUILD)/perf/%: $(BUILD)/obj/perf/%.o $(PERF_COMMON:%.cc=$(BUILD)/obj/%.o) $(LIB)
 	@mkdir -p $(dir $@)
-	$(CXX) -o $@ $^ $(LDFLAGS) $(LDLIBS) -ldl
+	$(CXX) -o $@ $^ $(LDFLAGS) $(LDLIBS) $(MPI_LIBS) -ldl
+
+$(BUILD)/tests/splitzip_mpi_tests: $(MPI_TEST_SRCS:%.cc=$(BUILD)/obj/%.o) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CXX) -o $@ $^ $(LDFLAGS) -lgtest $(LDLIBS) $(MPI_LIBS)
 
 test: $(TESTS) $(CLI)
 	$(TESTS)

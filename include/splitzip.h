@@ -205,6 +205,114 @@ szResult_t szDecodeAsync(const void* d_frame, size_t frameBytes, void* d_out, si
 szResult_t szHistogramAsync(const void* d_data, size_t count, szDataType_t type,
                             unsigned long long* d_counts, cudaStream_t stream);
 
+/* ---------------------------------------------------------------------------------------
+ * Communicator: NCCL-semantics point-to-point with the codec fused into a slice pipeline
+ * (paper §4, App. B). Swapping `nccl` for `sz` is the port; differences from NCCL are listed
+ * in docs/PIPELINE.md.
+ * ------------------------------------------------------------------------------------- */
+
+#define SZ_UNIQUE_ID_BYTES 128
+/* Rendezvous address and a random secret; pass it to every rank (MPI_Bcast, a file, ...). */
+typedef struct {
+  char internal[SZ_UNIQUE_ID_BYTES];
+} szUniqueId;
+
+/* Creates a unique id: starts the rendezvous (root) listener in this process, like
+ * ncclGetUniqueId. With SZ_COMM_ID=host:port set, the id names that address instead, and the
+ * rank-0 process listens there (so processes started separately find each other); the secret
+ * is then derived from SZ_COMM_ID and SZ_COMM_SECRET.
+ * Errors: szInvalidArgument (NULL), szSystemError (no address / cannot listen). */
+szResult_t szGetUniqueId(szUniqueId* uniqueId);
+
+/* Codec modes of szConfig_t.codec. */
+#define SZ_CODEC_OFF 0  /* send raw: SplitZip is a plain pipelined wire */
+#define SZ_CODEC_ON 1   /* compress every compressible message */
+#define SZ_CODEC_AUTO 2 /* compress only where the wire/codec model says it pays (default) */
+
+typedef struct {
+  size_t size;           /* sizeof(szConfig_t) */
+  unsigned int magic;    /* SZ_CONFIG_MAGIC */
+  unsigned int version;  /* SZ_VERSION_CODE */
+  const char* wire;      /* "tcp", "nccl" or NULL: SZ_WIRE, else "nccl" with CUDA, else "tcp" */
+  int codec;             /* SZ_CODEC_*, or -1: SZ_CODEC (on|off|auto, default auto) */
+  const szCodebook_t* codebook; /* NULL: the built-in default */
+  size_t sliceBytes;     /* uncompressed bytes per slice; 0: SZ_SLICE_BYTES (default 4 MiB) */
+  int pipelineDepth;     /* slices in flight per peer and direction; 0: SZ_PIPELINE_DEPTH (4) */
+  int blocking;          /* 1 (default): init blocks; 0: non-blocking init (szInProgress) */
+  int timeoutMs;         /* a peer silent this long is dead; 0: SZ_TIMEOUT_MS (default 60000) */
+  int crc;               /* 1: CRC32C on every slice (host frames and raw slices); -1: SZ_CRC */
+} szConfig_t;
+
+#define SZ_CONFIG_MAGIC 0x535A4346u
+#define SZ_CONFIG_INITIALIZER \
+  { sizeof(szConfig_t), SZ_CONFIG_MAGIC, SZ_VERSION_CODE, NULL, -1, NULL, 0, 0, 1, 0, -1 }
+
+/* Creates rank `rank` (0..nranks-1) of a communicator of `nranks` ranks named by `commId`.
+ * Collective: every rank calls it (from one thread per rank, or one process per rank).
+ * Errors: szInvalidArgument, szSystemError, szRemoteError (a peer failed), szTimeout,
+ * szInvalidUsage (ranks disagree on nranks or configuration). */
+szResult_t szCommInitRank(szComm_t* comm, int nranks, szUniqueId commId, int rank);
+szResult_t szCommInitRankConfig(szComm_t* comm, int nranks, szUniqueId commId, int rank,
+                                szConfig_t* config);
+
+/* Wraps a communicator the application already has (ncclComm_t passed as void*): slices travel
+ * with ncclSend/ncclRecv on it; SplitZip never destroys it. Collective over its ranks.
+ * Errors: as szCommInitRank; szUnhandledCudaError without CUDA/NCCL. */
+szResult_t szCommInitFromNccl(szComm_t* comm, void* ncclComm, szConfig_t* config);
+
+/* Finishes all outstanding operations (blocking), then szCommDestroy frees the communicator.
+ * szCommAbort frees it immediately, failing outstanding operations; safe after any error. */
+szResult_t szCommFinalize(szComm_t comm);
+szResult_t szCommDestroy(szComm_t comm);
+szResult_t szCommAbort(szComm_t comm);
+/* The first asynchronous error of the communicator (szSuccess if none). */
+szResult_t szCommGetAsyncError(szComm_t comm, szResult_t* asyncError);
+szResult_t szCommCount(const szComm_t comm, int* count);
+szResult_t szCommUserRank(const szComm_t comm, int* rank);
+
+/* Sends `count` elements of `type` from `sendbuff` to rank `peer`; szRecv receives them.
+ * Each send must match a receive of the same count and type (checked: both sides return
+ * szInvalidUsage otherwise); calls to one peer are matched in order.
+ * Device buffers: stream-ordered on `stream` like ncclSend/ncclRecv; the call returns once
+ * enqueued, and completion on `stream` means the receive buffer holds the data (sender: the
+ * buffer may be reused). Host buffers (or a build without CUDA): the call (or, inside a group,
+ * szGroupEnd) returns when the operation is complete; `stream` is ignored.
+ * Errors: szInvalidArgument (NULL buffer with count > 0, peer out of range or == own rank,
+ * bad type, count * size overflows), szInvalidUsage (mismatched peers), szRemoteError,
+ * szTimeout, szCorruptFrame (wire data failed validation or CRC). */
+szResult_t szSend(const void* sendbuff, size_t count, szDataType_t type, int peer, szComm_t comm,
+                  cudaStream_t stream);
+szResult_t szRecv(void* recvbuff, size_t count, szDataType_t type, int peer, szComm_t comm,
+                  cudaStream_t stream);
+
+/* Batched transfer of a list of buffers (e.g. the KV blocks of a request scattered through a
+ * paged pool): all buffers travel through one compressed pipeline as one message, in list
+ * order. Each buffer holds counts[i] elements of `type`. The receiver's list must have the same
+ * total count (the split into buffers may differ). Same semantics and errors as szSend/szRecv. */
+szResult_t szSendv(const void* const* sendbuffs, const size_t* counts, int nbuffs, szDataType_t type,
+                   int peer, szComm_t comm, cudaStream_t stream);
+szResult_t szRecvv(void* const* recvbuffs, const size_t* counts, int nbuffs, szDataType_t type,
+                   int peer, szComm_t comm, cudaStream_t stream);
+
+/* Group semantics as ncclGroupStart/End: operations issued between them progress together
+ * (so a rank can send to and receive from peers without deadlock); szGroupEnd returns once all
+ * are enqueued (device buffers) or complete (host buffers). Groups nest. */
+szResult_t szGroupStart(void);
+szResult_t szGroupEnd(void);
+
+typedef struct {
+  uint64_t rawBytes;      /* uncompressed bytes sent */
+  uint64_t wireBytes;     /* bytes sent on the wire (headers included) */
+  uint64_t escapes;       /* escapes in the frames sent */
+  uint64_t slices;        /* slices sent */
+  uint64_t compressedSlices;
+  double encodeSeconds;   /* time spent in each stage (host codec: CPU time of the stage) */
+  double wireSeconds;
+  double decodeSeconds;
+} szStats_t;
+/* Counters of this rank's sends since init (stage times are cumulative). */
+szResult_t szCommGetStats(const szComm_t comm, szStats_t* stats);
+
 #ifdef __cplusplus
 }
 #endif

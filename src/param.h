@@ -19,3 +19,14 @@ SZ_PARAM(CpuThreads, "CPU_THREADS", 0)
 SZ_PARAM(CpuParallelBytes, "CPU_PARALLEL_BYTES", 4 << 20)
 // 0 disables the AVX2 fast path (forces the portable codec).
 SZ_PARAM(CpuSimd, "CPU_SIMD", 1)
+// Communicator defaults (szConfig_t fields left at 0/-1/NULL).
+SZ_PARAM(SliceBytes, "SLICE_BYTES", 4 << 20)
+SZ_PARAM(PipelineDepth, "PIPELINE_DEPTH", 4)
+SZ_PARAM(TimeoutMs, "TIMEOUT_MS", 60000)
+SZ_PARAM(Crc, "CRC", 0)
+// SZ_CODEC_AUTO sends messages smaller than this raw: the codec cannot pay for its latency.
+SZ_PARAM(AutoMinBytes, "AUTO_MIN_BYTES", 256 << 10)
+// TCP connections per peer for the tcp wire; a message is striped over them.
+SZ_PARAM(NSocks, "NSOCKS", 2)
+// SO_SNDBUF/SO_RCVBUF of every TCP socket; 0 leaves the kernel's autotuning in charge.
+SZ_PARAM(SocketBufBytes, "SOCKET_BUF_BYTES", 0)

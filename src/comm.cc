@@ -1,0 +1,213 @@
+// Communicator life cycle: unique id, init (bootstrap, configuration agreement, wires,
+// progress thread), finalize / destroy / abort, and the query calls.
+#include "comm.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+#include <cstring>
+#include <strings.h>
+
+#include "bootstrap.h"
+#include "checks.h"
+#include "param.h"
+#include "pipeline.h"
+
+#if SZ_HAVE_CUDA
+#include <cuda_runtime.h>
+#endif
+
+namespace sz {
+
+szResult_t commFail(szComm* comm, szResult_t res) {
+  int expected = szSuccess;
+  comm->asyncError.compare_exchange_strong(expected, int(res));
+  return res;
+}
+
+szResult_t resolveConfig(const szConfig_t* c, CommConfig* out) {
+  if (c != nullptr && (c->magic != SZ_CONFIG_MAGIC || c->size != sizeof(szConfig_t)))
+    return szSetError(szInvalidArgument, "szConfig_t not initialized with SZ_CONFIG_INITIALIZER");
+  const char* wire = c && c->wire ? c->wire : getenv("SZ_WIRE");
+  if (wire == nullptr || *wire == '\0') {
+    wire = "tcp";
+#if SZ_HAVE_CUDA
+    int devices = 0;
+    if (cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0) wire = "nccl";
+#endif
+  }
+  out->wire = wire;
+  out->codec = c && c->codec >= 0 ? c->codec : SZ_CODEC_AUTO;
+  if (!(c && c->codec >= 0)) {
+    if (const char* e = getenv("SZ_CODEC")) {
+      if (strcasecmp(e, "on") == 0) out->codec = SZ_CODEC_ON;
+      else if (strcasecmp(e, "off") == 0) out->codec = SZ_CODEC_OFF;
+      else if (strcasecmp(e, "auto") != 0) return szSetError(szInvalidArgument, "SZ_CODEC=%s: use on, off or auto", e);
+    }
+  }
+  if (out->codec < SZ_CODEC_OFF || out->codec > SZ_CODEC_AUTO)
+    return szSetError(szInvalidArgument, "szConfig_t.codec %d: use SZ_CODEC_ON, _OFF or _AUTO", out->codec);
+  if (c && c->codebook) {
+    out->codebook = *c->codebook;
+  } else if (const char* path = getenv("SZ_CODEBOOK")) {
+    SZCHECK(szCodebookLoad(path, &out->codebook));
+  } else {
+    SZCHECK(szCodebookDefault(szBfloat16, &out->codebook));
+  }
+  SZCHECK(szCodebookValidate(&out->codebook));
+  out->sliceBytes = c && c->sliceBytes ? c->sliceBytes : size_t(szParamSliceBytes());
+  out->depth = c && c->pipelineDepth ? c->pipelineDepth : int(szParamPipelineDepth());
+  out->timeoutMs = c && c->timeoutMs ? c->timeoutMs : int(szParamTimeoutMs());
+  out->crc = c && c->crc >= 0 ? c->crc != 0 : szParamCrc() != 0;
+  if (out->sliceBytes < 1024 || out->depth < 1 || out->depth > 64 || out->timeoutMs < 1)
+    return szSetError(szInvalidArgument, "slice bytes %zu (>= 1024), pipeline depth %d (1..64), timeout %d ms (> 0)",
+                      out->sliceBytes, out->depth, out->timeoutMs);
+  return szSuccess;
+}
+
+}  // namespace sz
+
+using namespace sz;
+
+namespace {
+
+// What every rank must agree on; exchanged at init.
+struct ConfigDigest {
+  char wire[16];
+  int32_t codec, depth, crc, nranks;
+  uint64_t sliceBytes;
+  uint8_t codebook[SZ_CODEBOOK_SIZE];
+  int32_t codebookType;
+};
+
+void destroyComm(szComm* comm, bool abort) {
+  if (comm->pipeline) comm->pipeline->abort();
+  comm->pipeline.reset();
+  if (comm->wire && comm->wireComm) (abort ? comm->wire->abort : comm->wire->close)(comm->wireComm);
+  if (comm->desc && comm->descComm) (abort ? comm->desc->abort : comm->desc->close)(comm->descComm);
+  if (comm->ack && comm->ackComm) (abort ? comm->ack->abort : comm->ack->close)(comm->ackComm);
+  deviceContextDestroy(comm->device);
+  if (comm->bootstrap) szBootstrapClose(comm->bootstrap);
+  delete comm;
+}
+
+szResult_t initComm(szComm* comm, int nranks, const szUniqueId& id, int rank, void* ncclComm) {
+  SZCHECK(szBootstrapInit(id, rank, nranks, comm->cfg.timeoutMs, &comm->bootstrap));
+  std::vector<ConfigDigest> all(static_cast<size_t>(nranks));
+  ConfigDigest& mine = all[size_t(rank)];
+  memset(&mine, 0, sizeof(mine));
+  strncpy(mine.wire, comm->cfg.wire.c_str(), sizeof(mine.wire) - 1);
+  mine.codec = comm->cfg.codec;
+  mine.depth = comm->cfg.depth;
+  mine.crc = comm->cfg.crc;
+  mine.nranks = nranks;
+  mine.sliceBytes = comm->cfg.sliceBytes;
+  memcpy(mine.codebook, comm->cfg.codebook.exponents, SZ_CODEBOOK_SIZE);
+  mine.codebookType = comm->cfg.codebook.type;
+  SZCHECK(szBootstrapAllGather(comm->bootstrap, all.data(), sizeof(ConfigDigest)));
+  for (int r = 0; r < nranks; ++r)
+    if (memcmp(&all[size_t(r)], &mine, sizeof(mine)) != 0)
+      return szSetError(szInvalidUsage, "rank %d and rank %d were initialized with different "
+                        "configurations (wire, codec, slice size, depth, CRC or codebook)", rank, r);
+  comm->wire = szFindWire(comm->cfg.wire.c_str());
+  comm->desc = comm->ack = szFindWire("tcp");
+  if (comm->wire == nullptr)
+    return szSetError(szInvalidArgument, "unknown or unavailable wire '%s'", comm->cfg.wire.c_str());
+#if SZ_HAVE_CUDA
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0)
+    SZCHECK(deviceContextCreate(comm->cfg.sliceBytes, &comm->device));
+  cudaGetLastError();
+#endif
+  if (comm->wire->deviceMemory && comm->device == nullptr)
+    return szSetError(szInvalidUsage, "wire '%s' needs a GPU", comm->cfg.wire.c_str());
+  szWireConfig wc{comm->cfg.timeoutMs, 0, ncclComm, nullptr};
+  SZCHECK(comm->wire->connect(comm->bootstrap, wc, &comm->wireComm));
+  wc.ncclComm = nullptr;
+  SZCHECK(comm->desc->connect(comm->bootstrap, wc, &comm->descComm));
+  SZCHECK(comm->ack->connect(comm->bootstrap, wc, &comm->ackComm));
+  size_t slotBytes = 0;  // the largest frame of a slice of the smallest element type
+  SZCHECK(szEncodeMaxSize(comm->cfg.sliceBytes, szUint8, &slotBytes));
+  comm->pipeline.reset(new Pipeline(comm, comm->device, slotBytes));
+  INFO(SZ_INIT, "rank %d/%d: wire %s, codec %s, slice %zu bytes, depth %d, timeout %d ms, crc %d",
+       rank, nranks, comm->cfg.wire.c_str(),
+       comm->cfg.codec == SZ_CODEC_ON ? "on" : comm->cfg.codec == SZ_CODEC_OFF ? "off" : "auto",
+       comm->cfg.sliceBytes, comm->cfg.depth, comm->cfg.timeoutMs, (int)comm->cfg.crc);
+  return szSuccess;
+}
+
+}  // namespace
+
+extern "C" szResult_t szGetUniqueId(szUniqueId* uniqueId) {
+  if (uniqueId == nullptr) return szSetError(szInvalidArgument, "szGetUniqueId: uniqueId is NULL");
+  return szBootstrapGetUniqueId(uniqueId);
+}
+
+extern "C" szResult_t szCommInitRankConfig(szComm_t* comm, int nranks, szUniqueId commId, int rank,
+                                           szConfig_t* config) {
+  if (comm == nullptr) return szSetError(szInvalidArgument, "szCommInitRank: comm is NULL");
+  *comm = nullptr;
+  if (nranks < 1 || rank < 0 || rank >= nranks)
+    return szSetError(szInvalidArgument, "szCommInitRank: rank %d of %d ranks", rank, nranks);
+  szComm* c = new szComm();
+  c->rank = rank;
+  c->nranks = nranks;
+  szResult_t res = resolveConfig(config, &c->cfg);
+  if (res == szSuccess) res = initComm(c, nranks, commId, rank, nullptr);
+  if (res != szSuccess) {
+    destroyComm(c, true);
+    return res;
+  }
+  *comm = c;
+  return szSuccess;
+}
+
+extern "C" szResult_t szCommInitRank(szComm_t* comm, int nranks, szUniqueId commId, int rank) {
+  return szCommInitRankConfig(comm, nranks, commId, rank, nullptr);
+}
+
+extern "C" szResult_t szCommFinalize(szComm_t comm) {
+  if (comm == nullptr) return szSetError(szInvalidArgument, "szCommFinalize: comm is NULL");
+  // Device operations may still be in flight; host operations completed in their call.
+  while (comm->pipeline && !comm->pipeline->idle() && comm->asyncError.load() == szSuccess)
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  return szResult_t(comm->asyncError.load());
+}
+
+extern "C" szResult_t szCommDestroy(szComm_t comm) {
+  if (comm == nullptr) return szSetError(szInvalidArgument, "szCommDestroy: comm is NULL");
+  destroyComm(comm, comm->asyncError.load() != szSuccess);
+  return szSuccess;
+}
+
+extern "C" szResult_t szCommAbort(szComm_t comm) {
+  if (comm == nullptr) return szSuccess;
+  destroyComm(comm, true);
+  return szSuccess;
+}
+
+extern "C" szResult_t szCommGetAsyncError(szComm_t comm, szResult_t* asyncError) {
+  if (comm == nullptr || asyncError == nullptr)
+    return szSetError(szInvalidArgument, "szCommGetAsyncError: NULL argument");
+  *asyncError = szResult_t(comm->asyncError.load());
+  return szSuccess;
+}
+
+extern "C" szResult_t szCommCount(const szComm_t comm, int* count) {
+  if (comm == nullptr || count == nullptr) return szSetError(szInvalidArgument, "szCommCount: NULL argument");
+  *count = comm->nranks;
+  return szSuccess;
+}
+
+extern "C" szResult_t szCommUserRank(const szComm_t comm, int* rank) {
+  if (comm == nullptr || rank == nullptr) return szSetError(szInvalidArgument, "szCommUserRank: NULL argument");
+  *rank = comm->rank;
+  return szSuccess;
+}
+
+extern "C" szResult_t szCommGetStats(const szComm_t comm, szStats_t* stats) {
+  if (comm == nullptr || stats == nullptr) return szSetError(szInvalidArgument, "szCommGetStats: NULL argument");
+  std::lock_guard<std::mutex> lock(comm->statsMu);
+  *stats = comm->stats;
+  return szSuccess;
+}

@@ -1,0 +1,88 @@
+// The communicator: its resolved configuration, its wires and per-peer state. Operations are
+// executed by the pipeline (pipeline.h) on the communicator's progress thread.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../transport/transport.h"
+#include "device_ops.h"
+#include "splitzip.h"
+
+struct szBootstrap;
+
+namespace sz {
+
+// A user buffer's part of an operation: `bytes` at `ptr` (several for szSendv/szRecvv).
+struct Segment {
+  uint8_t* ptr;
+  size_t bytes;
+};
+
+// One szSend/szRecv (or the v-variants) as the pipeline sees it.
+struct Op {
+  bool send = false;
+  int peer = -1;
+  szDataType_t type = szUint8;
+  size_t count = 0;                 // elements in all segments
+  std::vector<Segment> segments;
+  bool device = false;              // segments are device memory
+  cudaStream_t stream = nullptr;    // device ops: the user's stream
+  DeviceOpSync sync;                // device ops: ordering against the user's stream
+  // Set by the pipeline.
+  szResult_t result = szSuccess;
+  bool done = false;
+};
+
+// The communicator's configuration with every default resolved (szConfig_t + SZ_* params).
+struct CommConfig {
+  std::string wire;
+  int codec;  // SZ_CODEC_*
+  szCodebook_t codebook;
+  size_t sliceBytes;
+  int depth;
+  int timeoutMs;
+  bool crc;
+};
+
+class Pipeline;
+
+}  // namespace sz
+
+struct szComm {
+  int rank = 0, nranks = 0;
+  sz::CommConfig cfg;
+  szBootstrap* bootstrap = nullptr;
+  const szWire* wire = nullptr;  // data: frames and raw slices
+  void* wireComm = nullptr;
+  // Control channels (always tcp, host memory): operation headers sender -> receiver, and
+  // acknowledgements receiver -> sender, each in its own ordered stream of messages.
+  const szWire* desc = nullptr;
+  void* descComm = nullptr;
+  const szWire* ack = nullptr;
+  void* ackComm = nullptr;
+  sz::DeviceContext* device = nullptr;  // null without a usable GPU
+  std::unique_ptr<sz::Pipeline> pipeline;
+  std::atomic<int> asyncError{szSuccess};
+  std::mutex statsMu;
+  szStats_t stats{};
+  bool ownsNccl = false;
+  void* ncclComm = nullptr;  // nccl wire: the NCCL communicator used
+};
+
+namespace sz {
+
+// Resolves `config` (may be null) against the SZ_* environment.
+szResult_t resolveConfig(const szConfig_t* config, CommConfig* out);
+
+// Records the communicator's first asynchronous error and returns `res`.
+szResult_t commFail(szComm* comm, szResult_t res);
+
+}  // namespace sz

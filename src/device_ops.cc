@@ -1,0 +1,220 @@
+// CUDA implementation of device_ops.h: the codec stream, a pool of mapped result slots,
+// completion flags released through cuStreamWaitValue32 (found at run time, so the library
+// does not link the driver), and the slice tasks.
+#include "device_ops.h"
+
+#include "checks.h"
+
+#if SZ_HAVE_CUDA
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <mutex>
+#include <vector>
+
+#include "../kernels/cuda_check.h"
+
+namespace sz {
+
+namespace {
+constexpr int kResultSlots = 4096;
+constexpr int kFlags = 4096;
+enum TaskKind { kEncode = 1, kDecode = 2, kCopy = 3 };
+using WaitValueFn = CUresult (*)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
+}  // namespace
+
+struct DeviceContext {
+  cudaStream_t stream = nullptr;
+  void* temp = nullptr;
+  size_t tempBytes = 0;
+  uint64_t* results = nullptr;  // mapped: encode frame sizes / decode statuses
+  uint32_t* flags = nullptr;    // mapped completion flags
+  uint32_t gens[kFlags] = {};
+  std::vector<int> freeResults;
+  int nextFlag = 0;
+  std::mutex mu;
+  WaitValueFn waitValue = nullptr;
+};
+
+szResult_t deviceContextCreate(size_t maxSliceBytes, DeviceContext** out) {
+  auto* c = new DeviceContext();
+  *out = c;
+  CUDACHECK(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
+  size_t temp = 0, t;
+  for (szDataType_t type : {szBfloat16, szFloat32, szFloat8e5m2}) {
+    SZCHECK(szEncodeTempSize(maxSliceBytes / szTypeSize(type) + 1, type, &t));
+    temp = t > temp ? t : temp;
+  }
+  CUDACHECK(cudaMalloc(&c->temp, temp));
+  c->tempBytes = temp;
+  CUDACHECK(cudaHostAlloc(&c->results, kResultSlots * sizeof(uint64_t), cudaHostAllocMapped));
+  CUDACHECK(cudaHostAlloc(&c->flags, kFlags * sizeof(uint32_t), cudaHostAllocMapped));
+  for (int i = kResultSlots - 1; i >= 0; --i) c->freeResults.push_back(i);
+  cudaDriverEntryPointQueryResult q;
+  void* fn = nullptr;
+  CUDACHECK(cudaGetDriverEntryPointByVersion("cuStreamWaitValue32", &fn, 12000, cudaEnableDefault, &q));
+  if (q != cudaDriverEntryPointSuccess || fn == nullptr)
+    return szSetError(szUnhandledCudaError, "cuStreamWaitValue32 is not available");
+  c->waitValue = reinterpret_cast<WaitValueFn>(fn);
+  return szSuccess;
+}
+
+void deviceContextDestroy(DeviceContext* c) {
+  if (c == nullptr) return;
+  if (c->stream) {
+    cudaStreamSynchronize(c->stream);
+    cudaStreamDestroy(c->stream);
+  }
+  cudaFree(c->temp);
+  cudaFreeHost(c->results);
+  cudaFreeHost(c->flags);
+  delete c;
+}
+
+szResult_t deviceAlloc(bool pinnedHost, size_t bytes, void** p) {
+  if (pinnedHost) CUDACHECK(cudaHostAlloc(p, bytes, cudaHostAllocMapped));
+  else CUDACHECK(cudaMalloc(p, bytes));
+  return szSuccess;
+}
+
+void deviceFree(bool pinnedHost, void* p) {
+  if (pinnedHost) cudaFreeHost(p);
+  else cudaFree(p);
+}
+
+szResult_t deviceOpEnqueue(DeviceContext* c, cudaStream_t user, DeviceOpSync* s) {
+  cudaEvent_t ev;
+  CUDACHECK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
+  CUDACHECK(cudaEventRecord(ev, user));
+  s->ready = ev;
+  {
+    std::lock_guard<std::mutex> lock(c->mu);
+    s->flag = c->nextFlag;
+    c->nextFlag = (c->nextFlag + 1) % kFlags;
+    // Generations only grow, so a late release of an older use of this flag never blocks a
+    // newer one (the wait is "greater or equal").
+    s->gen = ++c->gens[s->flag];
+  }
+  void* dptr;
+  CUDACHECK(cudaHostGetDevicePointer(&dptr, c->flags + s->flag, 0));
+  CUresult r = c->waitValue(reinterpret_cast<CUstream>(user), reinterpret_cast<CUdeviceptr>(dptr), s->gen,
+                            CU_STREAM_WAIT_VALUE_GEQ);
+  if (r != CUDA_SUCCESS) return szSetError(szUnhandledCudaError, "cuStreamWaitValue32 failed: %d", (int)r);
+  return szSuccess;
+}
+
+szResult_t deviceOpBegin(DeviceContext* c, const DeviceOpSync& s) {
+  CUDACHECK(cudaStreamWaitEvent(c->stream, reinterpret_cast<cudaEvent_t>(s.ready), 0));
+  return szSuccess;
+}
+
+bool deviceOpReady(const DeviceOpSync& s) {
+  return cudaEventQuery(reinterpret_cast<cudaEvent_t>(s.ready)) != cudaErrorNotReady;
+}
+
+void deviceOpComplete(DeviceContext* c, DeviceOpSync* s) {
+  if (s->flag >= 0) __atomic_store_n(&c->flags[s->flag], s->gen, __ATOMIC_RELEASE);
+  if (s->ready) cudaEventDestroy(reinterpret_cast<cudaEvent_t>(s->ready));
+  s->ready = nullptr;
+  s->flag = -1;
+}
+
+namespace {
+
+szResult_t startTask(DeviceContext* c, int kind, DeviceTask* t) {
+  std::lock_guard<std::mutex> lock(c->mu);
+  if (c->freeResults.empty()) return szSetError(szInternalError, "device result slots exhausted");
+  t->slot = c->freeResults.back();
+  c->freeResults.pop_back();
+  t->kind = kind;
+  cudaEvent_t ev;
+  CUDACHECK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
+  t->done = ev;
+  return szSuccess;
+}
+
+szResult_t recordTask(DeviceContext* c, DeviceTask* t) {
+  CUDACHECK(cudaEventRecord(reinterpret_cast<cudaEvent_t>(t->done), c->stream));
+  return szSuccess;
+}
+
+}  // namespace
+
+szResult_t deviceEncode(DeviceContext* c, const void* src, size_t count, szDataType_t type,
+                        const szCodebook_t* cb, void* frame, size_t cap, DeviceTask* t) {
+  SZCHECK(startTask(c, kEncode, t));
+  SZCHECK(szEncodeAsync(src, count, type, cb, 0, frame, cap, reinterpret_cast<uint64_t*>(c->results + t->slot),
+                        c->temp, c->tempBytes, c->stream));
+  return recordTask(c, t);
+}
+
+szResult_t deviceDecode(DeviceContext* c, const void* frame, size_t bytes, void* dst, size_t cap,
+                        uint8_t* headerCopy, DeviceTask* t) {
+  SZCHECK(startTask(c, kDecode, t));
+  if (headerCopy && bytes >= SZ_FRAME_HEADER_BYTES)
+    CUDACHECK(cudaMemcpyAsync(headerCopy, frame, SZ_FRAME_HEADER_BYTES, cudaMemcpyDefault, c->stream));
+  SZCHECK(szDecodeAsync(frame, bytes, dst, cap, reinterpret_cast<int*>(c->results + t->slot), c->stream));
+  return recordTask(c, t);
+}
+
+szResult_t deviceCopy(DeviceContext* c, void* dst, const void* src, size_t bytes, DeviceTask* t) {
+  SZCHECK(startTask(c, kCopy, t));
+  CUDACHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, c->stream));
+  return recordTask(c, t);
+}
+
+bool deviceTaskPoll(DeviceContext* c, DeviceTask* t, szResult_t* res, uint64_t* bytes) {
+  cudaError_t e = cudaEventQuery(reinterpret_cast<cudaEvent_t>(t->done));
+  if (e == cudaErrorNotReady) return false;
+  *res = szSuccess;
+  if (e != cudaSuccess) {
+    *res = szSetError(szUnhandledCudaError, "device slice task failed: %s", cudaGetErrorString(e));
+  } else if (t->kind == kEncode) {
+    *bytes = c->results[t->slot];
+  } else if (t->kind == kDecode) {
+    int status = *reinterpret_cast<volatile int*>(c->results + t->slot);
+    if (status != szSuccess) *res = szSetError(szResult_t(status), "device decode of a slice failed (%s)",
+                                               szGetErrorString(szResult_t(status)));
+  }
+  cudaEventDestroy(reinterpret_cast<cudaEvent_t>(t->done));
+  t->done = nullptr;
+  std::lock_guard<std::mutex> lock(c->mu);
+  c->freeResults.push_back(t->slot);
+  t->slot = -1;
+  return true;
+}
+
+}  // namespace sz
+
+#else  // !SZ_HAVE_CUDA
+
+namespace sz {
+
+namespace {
+szResult_t noCuda() { return szSetError(szUnhandledCudaError, "SplitZip was built without CUDA"); }
+}  // namespace
+
+szResult_t deviceContextCreate(size_t, DeviceContext**) { return noCuda(); }
+void deviceContextDestroy(DeviceContext*) {}
+szResult_t deviceAlloc(bool, size_t, void**) { return noCuda(); }
+void deviceFree(bool, void*) {}
+szResult_t deviceOpEnqueue(DeviceContext*, cudaStream_t, DeviceOpSync*) { return noCuda(); }
+szResult_t deviceOpBegin(DeviceContext*, const DeviceOpSync&) { return noCuda(); }
+bool deviceOpReady(const DeviceOpSync&) { return true; }
+void deviceOpComplete(DeviceContext*, DeviceOpSync*) {}
+szResult_t deviceEncode(DeviceContext*, const void*, size_t, szDataType_t, const szCodebook_t*, void*, size_t,
+                        DeviceTask*) {
+  return noCuda();
+}
+szResult_t deviceDecode(DeviceContext*, const void*, size_t, void*, size_t, uint8_t*, DeviceTask*) {
+  return noCuda();
+}
+szResult_t deviceCopy(DeviceContext*, void*, const void*, size_t, DeviceTask*) { return noCuda(); }
+bool deviceTaskPoll(DeviceContext*, DeviceTask*, szResult_t* res, uint64_t*) {
+  *res = noCuda();
+  return true;
+}
+
+}  // namespace sz
+
+#endif

@@ -1,0 +1,58 @@
+// The device side of the pipeline: per-communicator CUDA resources (codec stream, encode temp
+// memory, completion flags) and the slice work the progress thread issues on the codec stream.
+// Stream semantics (NCCL's): a device operation is ordered after the user's earlier work on
+// its stream by an event the codec stream waits on, and the user's later work waits (a stream
+// wait on a host-written flag) until the operation is complete: no host synchronization on the
+// user's stream. Without CUDA every call returns szUnhandledCudaError.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "splitzip.h"
+
+struct CUevent_st;
+
+namespace sz {
+
+struct DeviceContext;
+
+szResult_t deviceContextCreate(size_t maxSliceBytes, DeviceContext** ctx);
+void deviceContextDestroy(DeviceContext* ctx);
+
+// Slot payload memory: device memory, or pinned host memory the GPU can address (for wires
+// that move host memory).
+szResult_t deviceAlloc(bool pinnedHost, size_t bytes, void** p);
+void deviceFree(bool pinnedHost, void* p);
+
+// The user-stream half of an operation, made when szSend/szRecv is called.
+struct DeviceOpSync {
+  CUevent_st* ready = nullptr;  // recorded on the user's stream at the call
+  int flag = -1;                // completion flag index
+  uint32_t gen = 0;             // value that releases the user's stream
+};
+szResult_t deviceOpEnqueue(DeviceContext* ctx, cudaStream_t user, DeviceOpSync* sync);
+// Progress thread: orders the codec stream after the user's earlier work.
+szResult_t deviceOpBegin(DeviceContext* ctx, const DeviceOpSync& sync);
+// Progress thread: true once the user's earlier work is done (for wires that read user memory).
+bool deviceOpReady(const DeviceOpSync& sync);
+// Progress thread: releases the user's stream (also after a failure) and frees the event.
+void deviceOpComplete(DeviceContext* ctx, DeviceOpSync* sync);
+
+// One piece of slice work on the codec stream.
+struct DeviceTask {
+  CUevent_st* done = nullptr;
+  int slot = -1;  // mapped result slot (frame size or decode status)
+  int kind = 0;
+};
+szResult_t deviceEncode(DeviceContext* ctx, const void* src, size_t count, szDataType_t type,
+                        const szCodebook_t* codebook, void* frame, size_t capacity, DeviceTask* task);
+// `headerCopy` (pinned host memory, or null): the frame's 96-byte header is copied there first,
+// so the host can check the frame's count and type once the task has finished.
+szResult_t deviceDecode(DeviceContext* ctx, const void* frame, size_t bytes, void* dst,
+                        size_t capacity, uint8_t* headerCopy, DeviceTask* task);
+szResult_t deviceCopy(DeviceContext* ctx, void* dst, const void* src, size_t bytes, DeviceTask* task);
+// True when the task has finished: *res its outcome, *bytes the frame size (encode).
+bool deviceTaskPoll(DeviceContext* ctx, DeviceTask* task, szResult_t* res, uint64_t* bytes);
+
+}  // namespace sz

@@ -1,0 +1,180 @@
+// szSend/szRecv (and the v-variants) and group semantics: argument checks, turning calls into
+// pipeline operations, and deferring them until the outermost szGroupEnd, as NCCL does.
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "checks.h"
+#include "comm.h"
+#include "pipeline.h"
+
+#if SZ_HAVE_CUDA
+#include <cuda_runtime.h>
+#endif
+
+using namespace sz;
+
+namespace {
+
+struct PendingOp {
+  szComm* comm;
+  std::shared_ptr<Op> op;
+};
+
+thread_local int tGroupDepth = 0;
+thread_local std::vector<PendingOp> tPending;
+thread_local szResult_t tGroupError = szSuccess;  // first error of a call inside the group
+
+bool isDevicePointer(const void* p) {
+#if SZ_HAVE_CUDA
+  cudaPointerAttributes attr;
+  if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
+    cudaGetLastError();  // clear: a host pointer unknown to CUDA is not an error
+    return false;
+  }
+  return attr.type == cudaMemoryTypeDevice || attr.type == cudaMemoryTypeManaged;
+#else
+  (void)p;
+  return false;
+#endif
+}
+
+bool overlaps(const Segment& a, const Segment& b) {
+  return a.bytes && b.bytes && a.ptr < b.ptr + b.bytes && b.ptr < a.ptr + a.bytes;
+}
+
+// Checks the arguments and builds the operation.
+szResult_t makeOp(bool send, void* const* bufs, const size_t* counts, int nbufs, szDataType_t type,
+                  int peer, szComm* comm, cudaStream_t stream, std::shared_ptr<Op>* out) {
+  const char* fn = send ? "szSend" : "szRecv";
+  if (comm == nullptr) return szSetError(szInvalidArgument, "%s: comm is NULL", fn);
+  if (peer < 0 || peer >= comm->nranks || peer == comm->rank)
+    return szSetError(szInvalidArgument, "%s: peer %d is out of range or this rank (%d of %d ranks)",
+                      fn, peer, comm->rank, comm->nranks);
+  size_t es = szTypeSize(type);
+  if (es == 0) return szSetError(szInvalidArgument, "%s: invalid data type %d", fn, (int)type);
+  if (nbufs < 0 || (nbufs > 0 && (bufs == nullptr || counts == nullptr)))
+    return szSetError(szInvalidArgument, "%s: invalid buffer list", fn);
+  auto op = std::make_shared<Op>();
+  op->send = send;
+  op->peer = peer;
+  op->type = type;
+  op->stream = stream;
+  for (int i = 0; i < nbufs; ++i) {
+    size_t bytes;
+    if (__builtin_mul_overflow(counts[i], es, &bytes) || __builtin_add_overflow(op->count, counts[i], &op->count) ||
+        op->count > SIZE_MAX / es)
+      return szSetError(szInvalidArgument, "%s: element count overflows", fn);
+    if (counts[i] == 0) continue;
+    if (bufs[i] == nullptr) return szSetError(szInvalidArgument, "%s: buffer %d is NULL with %zu elements", fn, i, counts[i]);
+    Segment seg{static_cast<uint8_t*>(bufs[i]), bytes};
+    for (const Segment& s : op->segments)
+      if (!send && overlaps(s, seg)) return szSetError(szInvalidArgument, "%s: receive buffers overlap", fn);
+    op->segments.push_back(seg);
+  }
+  bool device = !op->segments.empty() && isDevicePointer(op->segments[0].ptr);
+  for (const Segment& s : op->segments)
+    if (isDevicePointer(s.ptr) != device)
+      return szSetError(szInvalidArgument, "%s: buffer list mixes host and device memory", fn);
+  op->device = device;
+  *out = op;
+  return szSuccess;
+}
+
+// Runs the pending operations of every communicator together.
+szResult_t runPending(std::vector<PendingOp> pending) {
+  std::map<szComm*, std::vector<std::shared_ptr<Op>>> byComm;
+  for (const PendingOp& p : pending) byComm[p.comm].push_back(p.op);
+  for (auto& [comm, ops] : byComm)  // overlapping receive buffers within the group
+    for (size_t i = 0; i < ops.size(); ++i)
+      for (size_t j = 0; j < i; ++j)
+        for (const Segment& a : ops[i]->segments)
+          for (const Segment& b : ops[j]->segments)
+            if (!ops[i]->send && !ops[j]->send && overlaps(a, b))
+              return szSetError(szInvalidArgument, "szGroupEnd: receive buffers of two operations overlap");
+  for (auto& [comm, ops] : byComm) {
+    szResult_t err = szResult_t(comm->asyncError.load());
+    if (err != szSuccess)
+      return szSetError(err, "communicator of rank %d has failed (%s): call szCommAbort", comm->rank,
+                        szGetErrorString(err));
+    for (const auto& op : ops) {
+      if (op->device && comm->device == nullptr)
+        return szSetError(szInvalidUsage, "device buffers on a communicator without a GPU");
+      if (!op->device && comm->wire->deviceMemory)
+        return szSetError(szInvalidUsage, "host buffers cannot travel on wire '%s': use the tcp wire",
+                          comm->cfg.wire.c_str());
+    }
+  }
+  // Device operations are ordered on their streams now; the call returns once they are
+  // enqueued. Host operations are waited for.
+  for (auto& [comm, ops] : byComm)
+    for (const auto& op : ops)
+      if (op->device) SZCHECK(deviceOpEnqueue(comm->device, op->stream, &op->sync));
+  std::vector<std::pair<std::shared_ptr<GroupWait>, std::vector<std::shared_ptr<Op>>>> waits;
+  for (auto& [comm, ops] : byComm) {
+    std::vector<std::shared_ptr<Op>> host;
+    for (const auto& op : ops)
+      if (!op->device) host.push_back(op);
+    waits.emplace_back(comm->pipeline->submit(ops), host);
+  }
+  szResult_t first = szSuccess;
+  for (auto& [handle, host] : waits) {
+    if (host.empty()) continue;
+    szResult_t r = Pipeline::wait(handle, host);
+    if (first == szSuccess) first = r;
+  }
+  return first;
+}
+
+szResult_t enqueue(bool send, void* const* bufs, const size_t* counts, int nbufs, szDataType_t type,
+                   int peer, szComm* comm, cudaStream_t stream) {
+  std::shared_ptr<Op> op;
+  szResult_t res = makeOp(send, bufs, counts, nbufs, type, peer, comm, stream, &op);
+  if (tGroupDepth > 0) {
+    if (res != szSuccess && tGroupError == szSuccess) tGroupError = res;
+    if (res == szSuccess) tPending.push_back({comm, op});
+    return res;
+  }
+  if (res != szSuccess) return res;
+  return runPending({{comm, op}});
+}
+
+}  // namespace
+
+extern "C" szResult_t szSend(const void* sendbuff, size_t count, szDataType_t type, int peer,
+                             szComm_t comm, cudaStream_t stream) {
+  void* buf = const_cast<void*>(sendbuff);
+  return enqueue(true, &buf, &count, 1, type, peer, comm, stream);
+}
+
+extern "C" szResult_t szRecv(void* recvbuff, size_t count, szDataType_t type, int peer, szComm_t comm,
+                             cudaStream_t stream) {
+  return enqueue(false, &recvbuff, &count, 1, type, peer, comm, stream);
+}
+
+extern "C" szResult_t szSendv(const void* const* sendbuffs, const size_t* counts, int nbuffs,
+                              szDataType_t type, int peer, szComm_t comm, cudaStream_t stream) {
+  return enqueue(true, const_cast<void* const*>(sendbuffs), counts, nbuffs, type, peer, comm, stream);
+}
+
+extern "C" szResult_t szRecvv(void* const* recvbuffs, const size_t* counts, int nbuffs, szDataType_t type,
+                              int peer, szComm_t comm, cudaStream_t stream) {
+  return enqueue(false, recvbuffs, counts, nbuffs, type, peer, comm, stream);
+}
+
+extern "C" szResult_t szGroupStart(void) {
+  ++tGroupDepth;
+  return szSuccess;
+}
+
+extern "C" szResult_t szGroupEnd(void) {
+  if (tGroupDepth == 0) return szSetError(szInvalidUsage, "szGroupEnd without szGroupStart");
+  if (--tGroupDepth > 0) return szSuccess;
+  std::vector<PendingOp> pending;
+  pending.swap(tPending);
+  szResult_t err = tGroupError;
+  tGroupError = szSuccess;
+  if (err != szSuccess) return szSetError(err, "szGroupEnd: an operation of the group was invalid; none ran");
+  return runPending(std::move(pending));
+}

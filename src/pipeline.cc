@@ -1,0 +1,705 @@
+// The slice pipeline: OpRunner drives one operation's slices through codec tasks (CPU threads
+// for host buffers, the codec stream for device buffers) and wire messages; Pipeline's
+// progress thread steps every active runner, keeping each (peer, direction) in submission
+// order. See pipeline.h for the protocol.
+#include "pipeline.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <future>
+
+#include "../codec/checksum.h"
+#include "checks.h"
+#include "device_ops.h"
+#include "param.h"
+
+namespace sz {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr uint32_t kOpMagic = 0x504F5A53;     // "SZOP"
+constexpr uint32_t kSliceMagic = 0x4C535A53;  // "SZSL"
+constexpr uint32_t kAckMagic = 0x4B415A53;    // "SZAK"
+constexpr uint32_t kProtocolVersion = 1;
+
+// Messages (little-endian hosts; the library targets x86-64 and aarch64).
+struct OpDesc {
+  uint32_t magic, version, seq, mode;  // mode: 0 raw slices, 1 SplitZip frames
+  uint64_t count, sliceElems, numSlices;
+  uint32_t type, crc;
+};
+struct SliceHeader {
+  uint32_t magic, seq;
+  uint64_t slice, payloadBytes;
+  uint32_t crc, reserved;
+};
+struct OpAck {
+  uint32_t magic, seq;
+  int32_t status, type;
+  uint64_t count;
+};
+
+double seconds(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+// A wire request; poll() tests it until done.
+struct Pending {
+  szWireRequest* req = nullptr;
+  bool done = false;
+  size_t bytes = 0;
+
+  szResult_t poll(const szWire* w, bool* moved) {
+    if (req == nullptr || done) return szSuccess;
+    int d = 0;
+    szResult_t res = w->test(req, &d, &bytes);
+    if (res != szSuccess) {
+      req = nullptr;
+      return res;
+    }
+    if (d) {
+      done = true;
+      req = nullptr;
+      *moved = true;
+    }
+    return szSuccess;
+  }
+  void reset() {
+    req = nullptr;
+    done = false;
+    bytes = 0;
+  }
+};
+
+// Whether an operation's slices travel as SplitZip frames: compressible type, codec on, or
+// auto and large enough that the pipeline hides the codec's latency (docs/PIPELINE.md).
+bool useFrames(const CommConfig& cfg, szDataType_t type, uint64_t bytes) {
+  if (!szTypeIsCompressible(type) || cfg.codec == SZ_CODEC_OFF) return false;
+  return cfg.codec == SZ_CODEC_ON || bytes >= uint64_t(szParamAutoMinBytes());
+}
+
+}  // namespace
+
+// Where the callers of a group wait for their operations' `done`.
+struct GroupWait {
+  std::mutex mu;
+  std::condition_variable cv;
+};
+
+// One in-flight slice.
+struct Slot {
+  int64_t slice = -1;
+  SliceHeader hdr{};              // host wires: travels before the payload
+  uint8_t* frame = nullptr;       // payload buffer: frame or raw bytes
+  std::vector<uint8_t> hostMem;   // host operations: the payload buffer
+  std::vector<uint8_t> staging;   // host operations: a slice spanning several segments
+  uint8_t* devStaging = nullptr;  // device operations: the same, in device memory
+  uint8_t* frameHeader = nullptr; // device wires: pinned copy of a received frame's header
+  Pending hdrReq, payReq;
+  std::future<szResult_t> hostTask;
+  bool hostRunning = false;
+  DeviceTask devTask;
+  bool devRunning = false;
+  bool ready = false;
+  uint64_t payloadBytes = 0;
+  Clock::time_point posted;
+};
+
+// Drives one operation. Only the progress thread calls it.
+class OpRunner {
+ public:
+  OpRunner(szComm* comm, Pipeline* pipe, std::shared_ptr<Op> op, uint32_t seq, std::shared_ptr<GroupWait> wait)
+      : comm_(comm), pipe_(pipe), op_(std::move(op)), wait_(std::move(wait)), seq_(seq),
+        elemBytes_(szTypeSize(op_->type)) {
+    sliceElems_ = comm_->cfg.sliceBytes / elemBytes_ ? comm_->cfg.sliceBytes / elemBytes_ : 1;
+    numSlices_ = (op_->count + sliceElems_ - 1) / sliceElems_;
+    slots_.resize(size_t(comm_->cfg.depth));
+  }
+
+  bool step(bool mayPost);
+  bool allPosted() const { return allPosted_; }
+  bool finished() const { return finished_; }
+  void fail(szResult_t res) { finish(res); }
+  const Op& op() const { return *op_; }
+
+ private:
+  bool stepSend();
+  bool stepRecv();
+  szResult_t startSlice(Slot& s, uint64_t slice);
+  szResult_t postSend(Slot& s);
+  szResult_t postRecv(Slot& s, uint64_t slice);
+  szResult_t receivedSlice(Slot& s);
+  szResult_t pollTask(Slot& s, bool* finished);
+  szResult_t gatherDevice(uint64_t off, uint64_t bytes, uint8_t* dst);
+  szResult_t scatterDevice(uint64_t off, uint64_t bytes, const uint8_t* src);
+  szResult_t ensureSlot(Slot& s);
+  void finish(szResult_t res);
+  bool hostWire() const { return !comm_->wire->deviceMemory; }
+  uint64_t sliceOffset(uint64_t slice) const { return slice * sliceElems_ * elemBytes_; }
+  uint64_t sliceBytes(uint64_t slice) const {
+    uint64_t off = sliceOffset(slice), total = op_->count * elemBytes_;
+    return total - off < sliceElems_ * elemBytes_ ? total - off : sliceElems_ * elemBytes_;
+  }
+  uint8_t* contiguous(uint64_t offset, uint64_t bytes) const;
+  template <typename F>
+  void forPieces(uint64_t offset, uint64_t bytes, F&& fn) const;
+
+  szComm* comm_;
+  Pipeline* pipe_;
+  std::shared_ptr<Op> op_;
+  std::shared_ptr<GroupWait> wait_;
+  uint32_t seq_;
+  uint64_t elemBytes_, sliceElems_ = 0, numSlices_ = 0;
+  bool frames_ = false;
+  bool started_ = false, descDone_ = false, allPosted_ = false, finished_ = false, ackPosted_ = false;
+  szResult_t status_ = szSuccess;  // receive side: what the acknowledgement reports
+  OpDesc desc_{};
+  OpAck ack_{};
+  Pending descReq_, ackReq_;
+  std::vector<Slot> slots_;
+  uint64_t nextStart_ = 0, nextPost_ = 0, completed_ = 0;
+};
+
+uint8_t* OpRunner::contiguous(uint64_t offset, uint64_t bytes) const {
+  for (const Segment& s : op_->segments) {
+    if (offset < s.bytes) return offset + bytes <= s.bytes ? s.ptr + offset : nullptr;
+    offset -= s.bytes;
+  }
+  return nullptr;
+}
+
+// Calls fn(segment pointer, position in the range, length) for the pieces of a byte range.
+template <typename F>
+void OpRunner::forPieces(uint64_t offset, uint64_t bytes, F&& fn) const {
+  uint64_t pos = 0;
+  for (const Segment& s : op_->segments) {
+    if (pos == bytes) return;
+    if (offset >= s.bytes) {
+      offset -= s.bytes;
+      continue;
+    }
+    uint64_t n = std::min<uint64_t>(s.bytes - offset, bytes - pos);
+    fn(s.ptr + offset, pos, n);
+    pos += n;
+    offset = 0;
+  }
+}
+
+szResult_t OpRunner::gatherDevice(uint64_t off, uint64_t bytes, uint8_t* dst) {
+  szResult_t res = szSuccess;
+  forPieces(off, bytes, [&](uint8_t* p, uint64_t pos, uint64_t n) {
+    DeviceTask t;
+    uint64_t ignored;
+    if (res == szSuccess && (res = deviceCopy(pipe_->device(), dst + pos, p, n, &t)) == szSuccess)
+      while (!deviceTaskPoll(pipe_->device(), &t, &res, &ignored)) {
+      }
+  });
+  return res;
+}
+
+szResult_t OpRunner::scatterDevice(uint64_t off, uint64_t bytes, const uint8_t* src) {
+  szResult_t res = szSuccess;
+  forPieces(off, bytes, [&](uint8_t* p, uint64_t pos, uint64_t n) {
+    DeviceTask t;
+    uint64_t ignored;
+    if (res == szSuccess && (res = deviceCopy(pipe_->device(), p, src + pos, n, &t)) == szSuccess)
+      while (!deviceTaskPoll(pipe_->device(), &t, &res, &ignored)) {
+      }
+  });
+  return res;
+}
+
+szResult_t OpRunner::ensureSlot(Slot& s) {
+  if (s.frame != nullptr) return szSuccess;
+  if (!op_->device) {
+    s.hostMem.resize(pipe_->slotBytes());
+    s.frame = s.hostMem.data();
+    return szSuccess;
+  }
+  SZCHECK(pipe_->takeBuffer(hostWire(), &s.frame));
+  if (!hostWire()) SZCHECK(pipe_->takeBuffer(true, &s.frameHeader));
+  return szSuccess;
+}
+
+void OpRunner::finish(szResult_t res) {
+  if (finished_) return;
+  finished_ = true;
+  allPosted_ = true;
+  for (Slot& s : slots_) {  // codec work must not outlive the buffers it uses
+    if (s.hostRunning) s.hostTask.wait();
+    szResult_t ignored;
+    uint64_t bytes;
+    while (s.devRunning && !deviceTaskPoll(pipe_->device(), &s.devTask, &ignored, &bytes)) {
+    }
+    if (op_->device) {
+      if (s.frame) pipe_->returnBuffer(hostWire(), s.frame);
+      if (s.frameHeader) pipe_->returnBuffer(true, s.frameHeader);
+      if (s.devStaging) pipe_->returnBuffer(false, s.devStaging);
+    }
+  }
+  if (res != szSuccess) commFail(comm_, res);
+  if (op_->device) deviceOpComplete(pipe_->device(), &op_->sync);
+  std::lock_guard<std::mutex> lock(wait_->mu);
+  op_->result = res;
+  op_->done = true;
+  wait_->cv.notify_all();
+}
+
+// `mayPost`: this runner is the first of its (peer, direction) that has not posted all its
+// messages; a runner starts only then, so messages follow the submission order.
+bool OpRunner::step(bool mayPost) {
+  if (finished_) return false;
+  if (!started_) {
+    if (!mayPost) return false;
+    if (op_->device) {
+      szResult_t res = deviceOpBegin(pipe_->device(), op_->sync);
+      if (res != szSuccess) {
+        finish(res);
+        return true;
+      }
+    }
+  }
+  return op_->send ? stepSend() : stepRecv();
+}
+
+// Turns slice `slice` into its payload in slot `s`: a frame (encode) or raw bytes.
+szResult_t OpRunner::startSlice(Slot& s, uint64_t slice) {
+  SZCHECK(ensureSlot(s));
+  s.slice = int64_t(slice);
+  s.ready = false;
+  uint64_t off = sliceOffset(slice), bytes = sliceBytes(slice), count = bytes / elemBytes_;
+  uint8_t* src = contiguous(off, bytes);
+  if (op_->device) {
+    if (src == nullptr) {
+      if (s.devStaging == nullptr) SZCHECK(pipe_->takeBuffer(false, &s.devStaging));
+      SZCHECK(gatherDevice(off, bytes, s.devStaging));
+      src = s.devStaging;
+    }
+    if (frames_) SZCHECK(deviceEncode(pipe_->device(), src, count, op_->type, &comm_->cfg.codebook, s.frame,
+                                      pipe_->slotBytes(), &s.devTask));
+    else SZCHECK(deviceCopy(pipe_->device(), s.frame, src, bytes, &s.devTask));
+    s.devRunning = true;
+    return szSuccess;
+  }
+  if (!frames_) {  // raw host slice: sent from the user's memory when contiguous
+    if (src == nullptr) forPieces(off, bytes, [&](uint8_t* p, uint64_t pos, uint64_t n) { memcpy(s.frame + pos, p, n); });
+    s.payloadBytes = bytes;
+    s.ready = true;
+    return szSuccess;
+  }
+  if (src == nullptr) {
+    s.staging.resize(bytes);
+    forPieces(off, bytes, [&](uint8_t* p, uint64_t pos, uint64_t n) { memcpy(s.staging.data() + pos, p, n); });
+    src = s.staging.data();
+  }
+  szComm* comm = comm_;
+  szDataType_t type = op_->type;
+  uint8_t* frame = s.frame;
+  size_t cap = pipe_->slotBytes();
+  uint64_t* out = &s.payloadBytes;
+  s.hostRunning = true;
+  s.hostTask = std::async(std::launch::async, [comm, src, count, type, frame, cap, out]() {
+    auto t0 = Clock::now();
+    size_t bytesOut = 0;
+    szResult_t r = szEncode(src, count, type, &comm->cfg.codebook, 0, frame, cap, &bytesOut);
+    *out = bytesOut;
+    std::lock_guard<std::mutex> lock(comm->statsMu);
+    comm->stats.encodeSeconds += seconds(t0, Clock::now());
+    return r;
+  });
+  return szSuccess;
+}
+
+szResult_t OpRunner::pollTask(Slot& s, bool* finishedTask) {
+  *finishedTask = false;
+  szResult_t res = szSuccess;
+  if (s.hostRunning && s.hostTask.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+    s.hostRunning = false;
+    res = s.hostTask.get();
+    *finishedTask = true;
+  }
+  uint64_t bytes = 0;
+  if (s.devRunning && deviceTaskPoll(pipe_->device(), &s.devTask, &res, &bytes)) {
+    s.devRunning = false;
+    if (op_->send) s.payloadBytes = frames_ ? bytes : sliceBytes(uint64_t(s.slice));
+    *finishedTask = true;
+  }
+  return res;
+}
+
+szResult_t OpRunner::postSend(Slot& s) {
+  const szWire* w = comm_->wire;
+  uint64_t bytes = sliceBytes(uint64_t(s.slice));
+  const uint8_t* payload = s.frame;
+  if (!op_->device && !frames_ && contiguous(sliceOffset(uint64_t(s.slice)), bytes))
+    payload = contiguous(sliceOffset(uint64_t(s.slice)), bytes);
+  if (frames_ && op_->device == false) {
+    szFrameInfo_t info;
+    if (szFrameGetInfo(payload, s.payloadBytes, &info) == szSuccess) {
+      std::lock_guard<std::mutex> lock(comm_->statsMu);
+      comm_->stats.escapes += info.escapeCount;
+      comm_->stats.compressedSlices += info.raw ? 0 : 1;
+    }
+  }
+  if (hostWire()) {
+    s.hdr = SliceHeader{kSliceMagic, seq_, uint64_t(s.slice), s.payloadBytes, 0, 0};
+    if (comm_->cfg.crc) s.hdr.crc = crc32c(payload, s.payloadBytes);
+    SZCHECK(w->isend(comm_->wireComm, op_->peer, &s.hdr, sizeof(s.hdr), nullptr, &s.hdrReq.req));
+  } else {
+    s.hdrReq.done = true;  // device wires carry the size themselves; no header travels
+  }
+  SZCHECK(w->isend(comm_->wireComm, op_->peer, payload, s.payloadBytes, nullptr, &s.payReq.req));
+  s.posted = Clock::now();
+  std::lock_guard<std::mutex> lock(comm_->statsMu);
+  comm_->stats.rawBytes += bytes;
+  comm_->stats.wireBytes += (hostWire() ? sizeof(SliceHeader) : 8) + s.payloadBytes;
+  comm_->stats.slices++;
+  return szSuccess;
+}
+
+bool OpRunner::stepSend() {
+  bool moved = false;
+  auto failed = [&](szResult_t r) {
+    if (r == szSuccess) return false;
+    finish(r);
+    return true;
+  };
+  if (!started_) {
+    started_ = true;
+    frames_ = useFrames(comm_->cfg, op_->type, op_->count * elemBytes_);
+    desc_ = OpDesc{kOpMagic, kProtocolVersion, seq_, frames_ ? 1u : 0u, op_->count, sliceElems_,
+                   numSlices_, uint32_t(op_->type), comm_->cfg.crc ? 1u : 0u};
+    if (failed(comm_->desc->isend(comm_->descComm, op_->peer, &desc_, sizeof(desc_), nullptr, &descReq_.req)) ||
+        failed(comm_->ack->irecv(comm_->ackComm, op_->peer, &ack_, sizeof(ack_), nullptr, &ackReq_.req)))
+      return true;
+    moved = true;
+  }
+  if (failed(descReq_.poll(comm_->desc, &moved)) || failed(ackReq_.poll(comm_->ack, &moved))) return true;
+  for (Slot& s : slots_) {
+    if (failed(s.hdrReq.poll(comm_->wire, &moved)) || failed(s.payReq.poll(comm_->wire, &moved))) return true;
+    bool taskDone = false;
+    if (failed(pollTask(s, &taskDone))) return true;
+    if (taskDone) {
+      s.ready = true;
+      moved = true;
+    }
+    if (s.slice >= 0 && s.hdrReq.done && s.payReq.done) {  // both messages left: the slot is free
+      std::lock_guard<std::mutex> lock(comm_->statsMu);
+      comm_->stats.wireSeconds += seconds(s.posted, Clock::now());
+      s.slice = -1;
+      s.hdrReq.reset();
+      s.payReq.reset();
+      ++completed_;
+    }
+    if (s.slice < 0 && nextStart_ < numSlices_ && (!op_->device || frames_ || deviceOpReady(op_->sync))) {
+      if (failed(startSlice(s, nextStart_++))) return true;
+      moved = true;
+    }
+  }
+  // Slices are posted in order: the data channel's messages follow the slice order.
+  while (nextPost_ < numSlices_) {
+    Slot* next = nullptr;
+    for (Slot& s : slots_)
+      if (s.slice == int64_t(nextPost_) && s.ready) next = &s;
+    if (next == nullptr) break;
+    if (failed(postSend(*next))) return true;
+    next->ready = false;
+    ++nextPost_;
+    moved = true;
+  }
+  if (nextPost_ == numSlices_) allPosted_ = true;
+  if (ackReq_.done) {
+    if (ackReq_.bytes != sizeof(ack_) || ack_.magic != kAckMagic || ack_.seq != seq_) {
+      finish(szSetError(szCorruptFrame, "rank %d: bad acknowledgement from rank %d", comm_->rank, op_->peer));
+    } else if (ack_.status != szSuccess) {
+      finish(szSetError(ack_.status == szInvalidUsage ? szInvalidUsage : szRemoteError,
+                        "rank %d: szSend of %llu elements of type %d to rank %d: the receiver %s "
+                        "(szRecv of %llu elements of type %d)",
+                        comm_->rank, (unsigned long long)op_->count, (int)op_->type, op_->peer,
+                        ack_.status == szInvalidUsage ? "does not match" : "failed",
+                        (unsigned long long)ack_.count, ack_.type));
+    } else if (completed_ == numSlices_ && descReq_.done) {
+      finish(szSuccess);
+    }
+    return true;
+  }
+  return moved;
+}
+
+szResult_t OpRunner::postRecv(Slot& s, uint64_t slice) {
+  SZCHECK(ensureSlot(s));
+  const szWire* w = comm_->wire;
+  uint64_t bytes = sliceBytes(slice);
+  size_t cap = bytes;
+  if (frames_) SZCHECK(szEncodeMaxSize(bytes / elemBytes_, op_->type, &cap));
+  uint8_t* dst = s.frame;
+  if (!op_->device && !frames_ && contiguous(sliceOffset(slice), bytes)) dst = contiguous(sliceOffset(slice), bytes);
+  s.slice = int64_t(slice);
+  if (hostWire()) SZCHECK(w->irecv(comm_->wireComm, op_->peer, &s.hdr, sizeof(s.hdr), nullptr, &s.hdrReq.req));
+  else s.hdrReq.done = true;
+  return w->irecv(comm_->wireComm, op_->peer, dst, cap, nullptr, &s.payReq.req);
+}
+
+// Both messages of a slice arrived: check them and start its decode (or copy).
+szResult_t OpRunner::receivedSlice(Slot& s) {
+  uint64_t slice = uint64_t(s.slice), off = sliceOffset(slice), bytes = sliceBytes(slice);
+  uint64_t got = s.payReq.bytes;
+  if (!frames_ && got != bytes)
+    return szSetError(szCorruptFrame, "rank %d: raw slice %llu from rank %d has %llu bytes, expected %llu",
+                      comm_->rank, (unsigned long long)slice, op_->peer, (unsigned long long)got,
+                      (unsigned long long)bytes);
+  uint8_t* direct = contiguous(off, bytes);
+  const uint8_t* payload = !op_->device && !frames_ && direct ? direct : s.frame;
+  if (hostWire()) {
+    const SliceHeader& h = s.hdr;
+    if (s.hdrReq.bytes != sizeof(SliceHeader) || h.magic != kSliceMagic || h.seq != seq_ || h.slice != slice ||
+        h.payloadBytes != got)
+      return szSetError(szCorruptFrame, "rank %d: slice %llu from rank %d has a bad header", comm_->rank,
+                        (unsigned long long)slice, op_->peer);
+    if (desc_.crc && crc32c(payload, got) != h.crc)
+      return szSetError(szCorruptFrame, "rank %d: slice %llu from rank %d fails its CRC32C", comm_->rank,
+                        (unsigned long long)slice, op_->peer);
+  }
+  if (op_->device) {
+    uint8_t* dst = direct;
+    if (dst == nullptr) {
+      if (s.devStaging == nullptr) SZCHECK(pipe_->takeBuffer(false, &s.devStaging));
+      dst = s.devStaging;
+    }
+    if (frames_) SZCHECK(deviceDecode(pipe_->device(), s.frame, got, dst, bytes, s.frameHeader, &s.devTask));
+    else SZCHECK(deviceCopy(pipe_->device(), dst, s.frame, bytes, &s.devTask));
+    s.devRunning = true;
+    return szSuccess;
+  }
+  if (!frames_) {
+    if (direct == nullptr) forPieces(off, bytes, [&](uint8_t* p, uint64_t pos, uint64_t n) { memcpy(p, s.frame + pos, n); });
+    s.ready = true;
+    return szSuccess;
+  }
+  uint8_t* dst = direct;
+  if (dst == nullptr) {
+    s.staging.resize(bytes);
+    dst = s.staging.data();
+  }
+  szComm* comm = comm_;
+  const uint8_t* frame = s.frame;
+  s.hostRunning = true;
+  szDataType_t type = op_->type;
+  uint64_t expect = bytes / elemBytes_;
+  int peer = op_->peer;
+  s.hostTask = std::async(std::launch::async, [comm, frame, got, dst, bytes, type, expect, peer]() {
+    auto t0 = Clock::now();
+    size_t count = 0;
+    szDataType_t gotType = type;
+    szResult_t r = szDecode(frame, got, dst, bytes, &count, &gotType);
+    if (r == szSuccess && (count != expect || gotType != type))
+      r = szSetError(szCorruptFrame, "rank %d: a frame from rank %d holds %zu elements of type %d, expected %llu "
+                     "of type %d", comm->rank, peer, count, (int)gotType, (unsigned long long)expect, (int)type);
+    std::lock_guard<std::mutex> lock(comm->statsMu);
+    comm->stats.decodeSeconds += seconds(t0, Clock::now());
+    return r;
+  });
+  return szSuccess;
+}
+
+bool OpRunner::stepRecv() {
+  bool moved = false;
+  auto failed = [&](szResult_t r) {
+    if (r == szSuccess) return false;
+    finish(r);
+    return true;
+  };
+  if (!started_) {
+    started_ = true;
+    if (failed(comm_->desc->irecv(comm_->descComm, op_->peer, &desc_, sizeof(desc_), nullptr, &descReq_.req)))
+      return true;
+    moved = true;
+  }
+  if (failed(descReq_.poll(comm_->desc, &moved))) return true;
+  if (!descReq_.done) return moved;
+  if (!descDone_) {
+    descDone_ = true;
+    bool valid = descReq_.bytes == sizeof(desc_) && desc_.magic == kOpMagic && desc_.version == kProtocolVersion &&
+                 desc_.seq == seq_ && desc_.mode <= 1 && desc_.sliceElems > 0 &&
+                 desc_.numSlices == (desc_.count + desc_.sliceElems - 1) / desc_.sliceElems &&
+                 desc_.sliceElems * elemBytes_ <= comm_->cfg.sliceBytes;
+    if (!valid) return !failed(szSetError(szCorruptFrame, "rank %d: bad operation header from rank %d",
+                                          comm_->rank, op_->peer));
+    if (desc_.count != op_->count || desc_.type != uint32_t(op_->type))
+      status_ = szSetError(szInvalidUsage, "rank %d: szRecv of %llu elements of type %d from rank %d does not "
+                           "match its szSend of %llu elements of type %u", comm_->rank,
+                           (unsigned long long)op_->count, (int)op_->type, op_->peer,
+                           (unsigned long long)desc_.count, desc_.type);
+    ack_ = OpAck{kAckMagic, seq_, int32_t(status_), int32_t(op_->type), op_->count};
+    frames_ = desc_.mode == 1;
+    sliceElems_ = desc_.sliceElems;
+    numSlices_ = desc_.numSlices;
+    moved = true;
+  }
+  if (status_ == szSuccess) {
+    for (Slot& s : slots_) {
+      if (failed(s.hdrReq.poll(comm_->wire, &moved)) || failed(s.payReq.poll(comm_->wire, &moved))) return true;
+      if (s.slice >= 0 && s.hdrReq.done && s.payReq.done && !s.hostRunning && !s.devRunning && !s.ready) {
+        if (failed(receivedSlice(s))) return true;
+        moved = true;
+      }
+      bool taskDone = false;
+      if (failed(pollTask(s, &taskDone))) return true;
+      if (taskDone) {
+        uint64_t off = sliceOffset(uint64_t(s.slice)), bytes = sliceBytes(uint64_t(s.slice));
+        if (op_->device && frames_) {  // a valid frame of another size would leave data unwritten
+          const uint8_t* h = hostWire() ? s.frame : s.frameHeader;
+          uint64_t count = 0;
+          memcpy(&count, h + 16, sizeof(count));
+          if (count != bytes / elemBytes_ || h[8] != uint8_t(op_->type)) {
+            finish(szSetError(szCorruptFrame, "rank %d: a frame from rank %d holds %llu elements, expected %llu",
+                              comm_->rank, op_->peer, (unsigned long long)count,
+                              (unsigned long long)(bytes / elemBytes_)));
+            return true;
+          }
+        }
+        if (!op_->device && frames_ && contiguous(off, bytes) == nullptr)
+          forPieces(off, bytes, [&](uint8_t* p, uint64_t pos, uint64_t n) { memcpy(p, s.staging.data() + pos, n); });
+        if (op_->device && contiguous(off, bytes) == nullptr && failed(scatterDevice(off, bytes, s.devStaging)))
+          return true;
+        s.ready = true;
+      }
+      if (s.slice >= 0 && s.ready) {
+        s.slice = -1;
+        s.ready = false;
+        s.hdrReq.reset();
+        s.payReq.reset();
+        ++completed_;
+        moved = true;
+      }
+    }
+    // Receives are posted in slice order, into free slots.
+    while (nextPost_ < numSlices_ && (!op_->device || deviceOpReady(op_->sync))) {
+      Slot* free = nullptr;
+      for (Slot& s : slots_)
+        if (s.slice < 0 && free == nullptr) free = &s;
+      if (free == nullptr) break;
+      if (failed(postRecv(*free, nextPost_))) return true;
+      ++nextPost_;
+      moved = true;
+    }
+    if (nextPost_ == numSlices_) allPosted_ = true;
+  } else {
+    allPosted_ = true;  // mismatch: nothing is received; the data channel is now out of step
+  }
+  if ((completed_ == numSlices_ || status_ != szSuccess) && !ackPosted_) {
+    if (failed(comm_->ack->isend(comm_->ackComm, op_->peer, &ack_, sizeof(ack_), nullptr, &ackReq_.req))) return true;
+    ackPosted_ = true;
+    moved = true;
+  }
+  if (ackPosted_) {
+    if (failed(ackReq_.poll(comm_->ack, &moved))) return true;
+    if (ackReq_.done) finish(status_);
+  }
+  return moved;
+}
+
+Pipeline::Pipeline(szComm* comm, DeviceContext* device, size_t slotBytes)
+    : comm_(comm), device_(device), slotBytes_(slotBytes), thread_([this] { progressLoop(); }) {}
+
+Pipeline::~Pipeline() {
+  abort();
+  for (int pinned = 0; pinned < 2; ++pinned)
+    for (uint8_t* p : free_[pinned]) deviceFree(pinned == 1, p);
+}
+
+szResult_t Pipeline::takeBuffer(bool pinnedHost, uint8_t** p) {
+  auto& list = free_[pinnedHost ? 1 : 0];
+  if (!list.empty()) {
+    *p = list.back();
+    list.pop_back();
+    return szSuccess;
+  }
+  void* mem = nullptr;
+  SZCHECK(deviceAlloc(pinnedHost, slotBytes_, &mem));
+  *p = static_cast<uint8_t*>(mem);
+  return szSuccess;
+}
+
+void Pipeline::returnBuffer(bool pinnedHost, uint8_t* p) { free_[pinnedHost ? 1 : 0].push_back(p); }
+
+void Pipeline::abort() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+std::shared_ptr<GroupWait> Pipeline::submit(const std::vector<std::shared_ptr<Op>>& ops) {
+  auto wait = std::make_shared<GroupWait>();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& op : ops) {  // sequence numbers follow submission order per (peer, direction)
+      auto r = std::make_shared<OpRunner>(comm_, this, op, seqs_[std::make_pair(op->peer, op->send)]++, wait);
+      if (stop_) r->fail(szSetError(szInvalidUsage, "communicator is aborted"));
+      else incoming_.push_back(r);
+    }
+  }
+  cv_.notify_all();
+  return wait;
+}
+
+szResult_t Pipeline::wait(const std::shared_ptr<GroupWait>& handle, const std::vector<std::shared_ptr<Op>>& ops) {
+  std::unique_lock<std::mutex> lock(handle->mu);
+  handle->cv.wait(lock, [&] {
+    for (const auto& op : ops)
+      if (!op->done) return false;
+    return true;
+  });
+  for (const auto& op : ops)
+    if (op->result != szSuccess) return op->result;
+  return szSuccess;
+}
+
+bool Pipeline::idle() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return incoming_.empty() && activeCount_ == 0;
+}
+
+void Pipeline::progressLoop() {
+  // Per (peer, direction): runners in submission order; only the first may post messages.
+  std::map<std::pair<int, bool>, std::deque<std::shared_ptr<OpRunner>>> posting;
+  std::vector<std::shared_ptr<OpRunner>> active;
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (active.empty()) cv_.wait(lock, [&] { return stop_ || !incoming_.empty(); });
+      if (stop_) break;
+      while (!incoming_.empty()) {
+        auto r = incoming_.front();
+        incoming_.pop_front();
+        posting[std::make_pair(r->op().peer, r->op().send)].push_back(r);
+        active.push_back(r);
+      }
+      activeCount_ = active.size();
+    }
+    bool moved = false;
+    for (auto& r : active) {
+      auto& q = posting[std::make_pair(r->op().peer, r->op().send)];
+      moved |= r->step(!q.empty() && q.front() == r);
+      while (!q.empty() && q.front()->allPosted()) q.pop_front();
+    }
+    active.erase(std::remove_if(active.begin(), active.end(), [](const auto& r) { return r->finished(); }),
+                 active.end());
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      activeCount_ = active.size();
+    }
+    if (!moved) std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+  for (auto& r : active) r->fail(szSetError(szRemoteError, "communicator aborted with the operation outstanding"));
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& r : incoming_) r->fail(szRemoteError);
+  incoming_.clear();
+}
+
+}  // namespace sz

@@ -1,0 +1,274 @@
+// The nccl wire: messages travel with ncclSend/ncclRecv between device buffers. NCCL needs
+// matching counts while a frame's size is known only after it is encoded, so every message is
+// an 8-byte size followed by the payload; a receive learns the size (one host round trip) before
+// it posts the payload. Traffic towards higher ranks and towards lower ranks uses two
+// communicators split from one, each on its own stream, so a payload send waiting for its
+// receiver never blocks the receives the receiver is waiting for (no cycle across ranks).
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include <chrono>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <vector>
+
+#include "../kernels/cuda_check.h"
+#include "../src/bootstrap.h"
+#include "transport.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+#define NCCLCHECK(call)                                                                    \
+  do {                                                                                     \
+    ncclResult_t sz_nccl_res_ = (call);                                                    \
+    if (sz_nccl_res_ != ncclSuccess)                                                       \
+      return szSetError(sz_nccl_res_ == ncclRemoteError ? szRemoteError : szSystemError,   \
+                        "%s:%d NCCL error %d '%s' in %s", __FILE__, __LINE__, (int)sz_nccl_res_, \
+                        ncclGetErrorString(sz_nccl_res_), #call);                          \
+  } while (0)
+
+constexpr int kSizeSlots = 1024;  // size messages in flight per direction
+
+enum class State { Queued, SizePosted, Issued, Done, Failed };
+struct NcclWire;
+
+}  // namespace
+
+struct szWireRequest {
+  NcclWire* wire;
+  bool send;
+  int peer;
+  void* data;
+  size_t bytes;  // send: message size; receive: capacity, then the size received
+  State state = State::Queued;
+  cudaEvent_t event = nullptr;
+  int slot = -1;
+  szResult_t error = szSuccess;
+  Clock::time_point posted;
+};
+
+namespace {
+
+// One direction of traffic (towards higher or towards lower ranks).
+struct Lane {
+  ncclComm_t comm = nullptr;
+  cudaStream_t stream = nullptr;
+  uint64_t* sizeHost = nullptr;  // pinned
+  uint64_t* sizeDev = nullptr;
+  std::vector<int> freeSlots;
+  std::deque<szWireRequest*> queue;  // in post order
+};
+
+struct NcclWire {
+  int rank = 0, nranks = 0, timeoutMs = 0;
+  ncclComm_t base = nullptr;
+  bool ownsBase = false;
+  Lane up, down;  // up: messages from a lower to a higher rank
+  std::mutex mu;
+  bool broken = false;
+};
+
+Lane& laneFor(NcclWire* w, bool send, int peer) {
+  bool up = send ? peer > w->rank : peer < w->rank;
+  return up ? w->up : w->down;
+}
+
+szResult_t initLane(NcclWire* w, Lane* l) {
+  NCCLCHECK(ncclCommSplit(w->base, 0, w->rank, &l->comm, nullptr));
+  CUDACHECK(cudaStreamCreateWithFlags(&l->stream, cudaStreamNonBlocking));
+  CUDACHECK(cudaHostAlloc(&l->sizeHost, kSizeSlots * sizeof(uint64_t), cudaHostAllocDefault));
+  CUDACHECK(cudaMalloc(&l->sizeDev, kSizeSlots * sizeof(uint64_t)));
+  for (int i = kSizeSlots - 1; i >= 0; --i) l->freeSlots.push_back(i);
+  return szSuccess;
+}
+
+void freeLane(Lane* l, bool abort) {
+  for (szWireRequest* r : l->queue) {
+    if (r->event) cudaEventDestroy(r->event);
+    delete r;
+  }
+  l->queue.clear();
+  if (l->comm) abort ? ncclCommAbort(l->comm) : ncclCommDestroy(l->comm);
+  if (l->stream) cudaStreamDestroy(l->stream);
+  cudaFreeHost(l->sizeHost);
+  cudaFree(l->sizeDev);
+}
+
+szResult_t eventDone(cudaEvent_t e, bool* done) {
+  cudaError_t err = cudaEventQuery(e);
+  if (err == cudaErrorNotReady) {
+    *done = false;
+    return szSuccess;
+  }
+  CUDACHECK(err);
+  *done = true;
+  return szSuccess;
+}
+
+// Issues what can be issued, in order, and completes finished requests of one lane.
+szResult_t progressLane(NcclWire* w, Lane& l) {
+  bool blocked = false;  // an earlier request still waits to post its payload receive
+  for (szWireRequest* r : l.queue) {
+    if (r->state == State::Done || r->state == State::Failed) continue;
+    if (r->state == State::Queued && !blocked) {
+      if (l.freeSlots.empty()) break;
+      r->slot = l.freeSlots.back();
+      l.freeSlots.pop_back();
+      CUDACHECK(cudaEventCreateWithFlags(&r->event, cudaEventDisableTiming));
+      uint64_t* sizeDev = l.sizeDev + r->slot;
+      if (r->send) {
+        l.sizeHost[r->slot] = r->bytes;
+        CUDACHECK(cudaMemcpyAsync(sizeDev, l.sizeHost + r->slot, sizeof(uint64_t), cudaMemcpyHostToDevice, l.stream));
+        NCCLCHECK(ncclGroupStart());
+        NCCLCHECK(ncclSend(sizeDev, sizeof(uint64_t), ncclUint8, r->peer, l.comm, l.stream));
+        if (r->bytes) NCCLCHECK(ncclSend(r->data, r->bytes, ncclUint8, r->peer, l.comm, l.stream));
+        NCCLCHECK(ncclGroupEnd());
+        r->state = State::Issued;
+      } else {
+        NCCLCHECK(ncclRecv(sizeDev, sizeof(uint64_t), ncclUint8, r->peer, l.comm, l.stream));
+        CUDACHECK(cudaMemcpyAsync(l.sizeHost + r->slot, sizeDev, sizeof(uint64_t), cudaMemcpyDeviceToHost, l.stream));
+        r->state = State::SizePosted;
+      }
+      CUDACHECK(cudaEventRecord(r->event, l.stream));
+    }
+    if (r->state == State::SizePosted) {
+      bool done = false;
+      SZCHECK(eventDone(r->event, &done));
+      if (!done) {
+        blocked = true;
+        continue;
+      }
+      uint64_t size = l.sizeHost[r->slot];
+      if (size > r->bytes) {
+        r->state = State::Failed;
+        r->error = szSetError(szInvalidUsage, "nccl wire: rank %d received a %llu-byte message from rank %d "
+                              "for a %zu-byte receive", w->rank, (unsigned long long)size, r->peer, r->bytes);
+        w->broken = true;
+        return r->error;
+      }
+      r->bytes = size;
+      if (size) NCCLCHECK(ncclRecv(r->data, size, ncclUint8, r->peer, l.comm, l.stream));
+      CUDACHECK(cudaEventRecord(r->event, l.stream));
+      r->state = State::Issued;
+    }
+    if (r->state == State::Issued) {
+      bool done = false;
+      SZCHECK(eventDone(r->event, &done));
+      if (done) {
+        r->state = State::Done;
+        l.freeSlots.push_back(r->slot);
+      }
+    }
+    if (r->state != State::Done && w->timeoutMs > 0 &&
+        Clock::now() - r->posted > std::chrono::milliseconds(w->timeoutMs)) {
+      r->state = State::Failed;
+      r->error = szSetError(szTimeout, "nccl wire: rank %d: no progress with rank %d for %d ms", w->rank,
+                            r->peer, w->timeoutMs);
+      w->broken = true;
+      return r->error;
+    }
+  }
+  ncclResult_t async = ncclSuccess;
+  NCCLCHECK(ncclCommGetAsyncError(l.comm, &async));
+  if (async != ncclSuccess) {
+    w->broken = true;
+    return szSetError(szRemoteError, "nccl wire: rank %d: NCCL reports '%s'", w->rank, ncclGetErrorString(async));
+  }
+  return szSuccess;
+}
+
+szResult_t ncclConnect(szBootstrap* b, const szWireConfig& cfg, void** wireComm) {
+  auto* w = new NcclWire();
+  w->rank = szBootstrapRank(b);
+  w->nranks = szBootstrapNranks(b);
+  w->timeoutMs = cfg.timeoutMs;
+  szResult_t res = szSuccess;
+  if (cfg.ncclComm) {
+    w->base = static_cast<ncclComm_t>(cfg.ncclComm);
+  } else {
+    std::vector<ncclUniqueId> ids(static_cast<size_t>(w->nranks));
+    if (w->rank == 0 && ncclGetUniqueId(&ids[0]) != ncclSuccess)
+      res = szSetError(szSystemError, "nccl wire: ncclGetUniqueId failed");
+    if (res == szSuccess) res = szBootstrapAllGather(b, ids.data(), sizeof(ncclUniqueId));
+    if (res == szSuccess && ncclCommInitRank(&w->base, w->nranks, ids[0], w->rank) != ncclSuccess)
+      res = szSetError(szSystemError, "nccl wire: ncclCommInitRank failed on rank %d", w->rank);
+    w->ownsBase = res == szSuccess;
+  }
+  if (res == szSuccess) res = initLane(w, &w->up);
+  if (res == szSuccess) res = initLane(w, &w->down);
+  if (res != szSuccess) {
+    freeLane(&w->up, true);
+    freeLane(&w->down, true);
+    if (w->ownsBase) ncclCommAbort(w->base);
+    delete w;
+    return res;
+  }
+  *wireComm = w;
+  return szSuccess;
+}
+
+szResult_t ncclRegMr(void*, void*, size_t, void** mhandle) {
+  *mhandle = nullptr;
+  return szSuccess;
+}
+
+szResult_t ncclDeregMr(void*, void*) { return szSuccess; }
+
+szResult_t post(void* wireComm, bool send, int peer, void* data, size_t bytes, szWireRequest** request) {
+  auto* w = static_cast<NcclWire*>(wireComm);
+  std::lock_guard<std::mutex> lock(w->mu);
+  if (w->broken) return szSetError(szRemoteError, "nccl wire: rank %d: the wire failed earlier", w->rank);
+  auto* r = new szWireRequest{w, send, peer, data, bytes, State::Queued, nullptr, -1, szSuccess, Clock::now()};
+  laneFor(w, send, peer).queue.push_back(r);
+  *request = r;
+  return szSuccess;
+}
+
+szResult_t ncclIsend(void* wireComm, int peer, const void* data, size_t bytes, void*, szWireRequest** request) {
+  return post(wireComm, true, peer, const_cast<void*>(data), bytes, request);
+}
+
+szResult_t ncclIrecv(void* wireComm, int peer, void* data, size_t capacity, void*, szWireRequest** request) {
+  return post(wireComm, false, peer, data, capacity, request);
+}
+
+szResult_t ncclTest(szWireRequest* r, int* done, size_t* bytes) {
+  *done = 0;
+  NcclWire* w = r->wire;
+  std::lock_guard<std::mutex> lock(w->mu);
+  Lane& l = laneFor(w, r->send, r->peer);
+  szResult_t res = progressLane(w, l);
+  if (r->state == State::Failed) res = r->error;
+  if (r->state == State::Done || r->state == State::Failed) {
+    *done = r->state == State::Done;
+    *bytes = r->bytes;
+    for (auto it = l.queue.begin(); it != l.queue.end(); ++it)
+      if (*it == r) {
+        l.queue.erase(it);
+        break;
+      }
+    if (r->event) cudaEventDestroy(r->event);
+    delete r;
+  }
+  return res;
+}
+
+szResult_t closeWire(void* wireComm, bool abort) {
+  auto* w = static_cast<NcclWire*>(wireComm);
+  freeLane(&w->up, abort);
+  freeLane(&w->down, abort);
+  if (w->ownsBase) abort ? ncclCommAbort(w->base) : ncclCommDestroy(w->base);
+  delete w;
+  return szSuccess;
+}
+
+szResult_t ncclClose(void* wireComm) { return closeWire(wireComm, false); }
+szResult_t ncclAbortWire(void* wireComm) { return closeWire(wireComm, true); }
+
+}  // namespace
+
+const szWire szWireNccl = {"nccl", 1, ncclConnect, ncclRegMr, ncclDeregMr, ncclIsend, ncclIrecv,
+                           ncclTest, ncclClose, ncclAbortWire};

@@ -1,0 +1,16 @@
+// The table of wires built into this library.
+#include <cstring>
+
+#include "transport.h"
+
+const szWire* szFindWire(const char* name) {
+  static const szWire* const kWires[] = {
+      &szWireTcp,
+#if SZ_HAVE_CUDA
+      &szWireNccl,
+#endif
+  };
+  for (const szWire* w : kWires)
+    if (name != nullptr && strcmp(w->name, name) == 0) return w;
+  return nullptr;
+}
