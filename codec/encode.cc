@@ -57,15 +57,16 @@ bool encodeChunks(const TypeTraits& t, const uint8_t* in, const FrameLayout& l,
   std::vector<char> overflow(ranges, 0);
   parallelFor(l.numChunks, ranges, [&](int r, uint64_t c0, uint64_t c1) {
     std::vector<uint8_t>& e = esc[r];
+    // A chunk's escapes land in scratch first: growing `e` by a whole chunk's worth of records
+    // would zero-fill 1.5 bytes per input byte, most of them never used.
+    uint8_t scratch[kChunkElems * kEscapeBytes];
     for (uint64_t c = c0; c < c1; ++c) {
       uint64_t first = c * kChunkElems;
       uint32_t n = uint32_t(l.count - first < kChunkElems ? l.count - first : kChunkElems);
-      size_t used = e.size();
-      e.resize(used + size_t(n) * kEscapeBytes);
       uint32_t k = codec.encode(t, in + first * t.elemBytes, n, tab,
                                 out + l.smOff + first * t.smBits / 8, out + l.codeOff + first / 2,
-                                e.data() + used);
-      e.resize(used + size_t(k) * kEscapeBytes);
+                                scratch);
+      e.insert(e.end(), scratch, scratch + size_t(k) * kEscapeBytes);
       storeLe16(out + l.countsOff + 2 * c, uint16_t(k));
       if (e.size() / kEscapeBytes > budget) {
         overflow[r] = 1;
