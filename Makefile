@@ -41,13 +41,16 @@ TEST_SRCS := $(wildcard tests/*.cc)
 GPU_TEST_SRCS := $(if $(filter 1,$(CUDA)),$(wildcard tests/gpu/*.cc tests/gpu/*.cu))
 PERF_SRCS := $(wildcard perf/*.cc) $(if $(filter 1,$(CUDA)),$(wildcard perf/*.cu))
 PERF_COMMON := $(wildcard perf/common/*.cc)
+EXAMPLE_SRCS := $(wildcard examples/*.cc)
+# The readers of tensor files the CLI uses, shared with the examples.
+TENSOR_IO := $(BUILD)/obj/tools/tensor_file.o $(BUILD)/obj/tools/cli_common.o
 MPI_TEST_SRCS := $(wildcard tests/mpi/*.cc)
 # Open MPI, when mpicxx is there: perf tests launch with mpirun (else only SZ_COMM_ID), and the
 # multi-process tests are built.
-MPI_CFLAGS := $(shell mpicxx --showme:compile 2>/dev/null)
+MPI_CFLAGS := $(patsubst -I%,-isystem %,$(shell mpicxx --showme:compile 2>/dev/null))
 MPI_LIBS := $(shell mpicxx --showme:link 2>/dev/null)
 ifneq ($(MPI_LIBS),)
-  MPI_DEFS := -DSZ_HAVE_MPI=1
+  MPI_DEFS := -DSZ_HAVE_MPI=1 -DOMPI_SKIP_MPICXX=1
 endif
 
 LIB := $(BUILD)/lib/libsplitzip.a
@@ -57,9 +60,10 @@ TESTS := $(BUILD)/tests/splitzip_tests
 GPU_TESTS := $(if $(GPU_TEST_SRCS),$(BUILD)/tests/splitzip_gpu_tests)
 MPI_TESTS := $(if $(and $(MPI_LIBS),$(MPI_TEST_SRCS)),$(BUILD)/tests/splitzip_mpi_tests)
 PERFS := $(patsubst perf/%,$(BUILD)/perf/%,$(basename $(PERF_SRCS)))
+EXAMPLES := $(patsubst examples/%.cc,$(BUILD)/examples/%,$(EXAMPLE_SRCS))
 
 .PHONY: all lib test gpu-test demo install clean fuzz
-all: lib $(CLI) $(TESTS) $(GPU_TESTS) $(MPI_TESTS) $(PERFS)
+all: lib $(CLI) $(TESTS) $(GPU_TESTS) $(MPI_TESTS) $(PERFS) $(EXAMPLES)
 lib: $(LIB) $(SHLIB)
 
 $(BUILD)/obj/codec/chunk_avx2.o: CXXFLAGS += -mavx2
@@ -89,7 +93,11 @@ $(BUILD)/tests/splitzip_gpu_tests: $(patsubst %,$(BUILD)/obj/%.o,$(basename $(GP
 	@mkdir -p $(dir $@)
 	$(CXX) -o $@ $^ $(LDFLAGS) -lgtest -lgtest_main $(LDLIBS)
 
-$(BUILD)/obj/perf/%.o $(BUILD)/obj/tests/mpi/%.o: CPPFLAGS += $(MPI_CFLAGS) $(MPI_DEFS)
+$(BUILD)/obj/perf/%.o $(BUILD)/obj/tests/mpi/%.o $(BUILD)/obj/examples/%.o: CPPFLAGS += $(MPI_CFLAGS) $(MPI_DEFS)
+$(BUILD)/examples/%: $(BUILD)/obj/examples/%.o $(TENSOR_IO) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CXX) -o $@ $^ $(LDFLAGS) $(LDLIBS) $(MPI_LIBS)
+
 $(BUILD)/perf/%: $(BUILD)/obj/perf/%.o $(PERF_COMMON:%.cc=$(BUILD)/obj/%.o) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CXX) -o $@ $^ $(LDFLAGS) $(LDLIBS) $(MPI_LIBS) -ldl
@@ -105,16 +113,15 @@ gpu-test: $(GPU_TESTS)
 	$(GPU_TESTS)
 
 # The real KV sample: its exponent statistics, then a bit-exact compress / decompress round trip.
-# The sample holds only BF16 tensors stored back to back, so its data section (after the 8-byte
-# header length and the JSON header) is exactly the raw BF16 that decompress writes.
+# The main job (examples/disagg_kv_transfer.cc): a prefill -> decode transfer of the shipped real
+# KV sample between two ranks, SplitZip against the raw wire. Two MPI ranks when mpirun is there
+# (else two threads); host pools over tcp on loopback without a GPU, device pools over NCCL
+# with GPUs. First the sample's exponent statistics.
 DEMO_KV ?= tests/data/tinystories_kv_eval_bf16.safetensors
-demo: $(CLI)
-	@mkdir -p $(BUILD)/demo
+DEMO_RUN := $(if $(shell command -v mpirun 2>/dev/null),mpirun --oversubscribe --allow-run-as-root -np 2 -x SZ_SOCKET_IFNAME)
+demo: $(CLI) $(BUILD)/examples/disagg_kv_transfer
 	$(CLI) stats --dtype bf16 $(DEMO_KV)
-	$(CLI) compress --dtype bf16 $(DEMO_KV) $(BUILD)/demo/kv.sz
-	$(CLI) decompress $(BUILD)/demo/kv.sz $(BUILD)/demo/kv.bf16
-	tail -c +$$((9 + $$(od -An -tu8 -N8 $(DEMO_KV)))) $(DEMO_KV) | cmp - $(BUILD)/demo/kv.bf16
-	@echo "demo: $(DEMO_KV) round trip is bit-exact"
+	SZ_SOCKET_IFNAME=$${SZ_SOCKET_IFNAME:-lo} $(DEMO_RUN) $(BUILD)/examples/disagg_kv_transfer --data $(DEMO_KV)
 
 # libFuzzer over the host decoder (tests/fuzz/decode_fuzzer.cc) with ASan and UBSan, on the CPU
 # library compiled without CUDA (so it builds wherever clang does); the seed corpus is frames that

@@ -1,0 +1,129 @@
+// Communicator tests with device buffers (run on the GPU machines; skipped elsewhere): ranks
+// as threads of one process, one GPU each where there are two, over the nccl and tcp wires,
+// codec on and off, checked bit for bit.
+#include <random>
+#include <thread>
+
+#include "gpu_test_util.h"
+
+namespace {
+
+int deviceCount() {
+  int n = 0;
+  return cudaGetDeviceCount(&n) == cudaSuccess ? n : 0;
+}
+
+std::vector<uint16_t> kvData(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> d(0.0f, 0.5f);
+  std::vector<uint16_t> v(n);
+  for (auto& x : v) {
+    float f = d(rng);
+    uint32_t b;
+    memcpy(&b, &f, 4);
+    x = uint16_t((b + 0x7FFF + ((b >> 16) & 1)) >> 16);
+  }
+  return v;
+}
+
+struct Case {
+  const char* wire;
+  int codec;
+  size_t count;
+  int segments;  // > 1: szSendv/szRecvv with this many pieces
+};
+
+// Two ranks exchange `count` BF16 elements both ways at once; returns the wrong elements.
+void exchange(const Case& c, size_t* wrong, szResult_t* err) {
+  szUniqueId id;
+  ASSERT_EQ(szGetUniqueId(&id), szSuccess);
+  auto data = kvData(c.count + 1, 3);
+  size_t bytes = c.count * 2;
+  std::vector<std::thread> ranks;
+  std::vector<size_t> bad(2, 0);
+  std::vector<szResult_t> res(2, szSuccess);
+  for (int r = 0; r < 2; ++r) {
+    ranks.emplace_back([&, r] {
+      cudaSetDevice(r % deviceCount());
+      szConfig_t cfg = SZ_CONFIG_INITIALIZER;
+      cfg.wire = c.wire;
+      cfg.codec = c.codec;
+      cfg.sliceBytes = 1 << 20;
+      szComm_t comm = nullptr;
+      if ((res[r] = szCommInitRankConfig(&comm, 2, id, r, &cfg)) != szSuccess) return;
+      uint8_t *send = nullptr, *recv = nullptr;
+      cudaMalloc(&send, bytes + 1);
+      cudaMalloc(&recv, bytes + 1);
+      cudaMemcpy(send, data.data(), bytes, cudaMemcpyHostToDevice);
+      cudaMemset(recv, 0xA5, bytes + 1);
+      cudaStream_t s;
+      cudaStreamCreate(&s);
+      int peer = 1 - r;
+      szGroupStart();
+      if (c.segments <= 1) {
+        szSend(send, c.count, szBfloat16, peer, comm, s);
+        szRecv(recv, c.count, szBfloat16, peer, comm, s);
+      } else {
+        std::vector<const void*> sp;
+        std::vector<void*> rp;
+        std::vector<size_t> sc, rc;
+        size_t piece = c.count / size_t(c.segments);
+        for (int i = 0; i < c.segments; ++i) {
+          size_t n = i + 1 == c.segments ? c.count - piece * size_t(i) : piece;
+          sp.push_back(send + 2 * piece * size_t(i));
+          rp.push_back(recv + 2 * piece * size_t(i));
+          sc.push_back(n);
+          rc.push_back(n);
+        }
+        szSendv(sp.data(), sc.data(), c.segments, szBfloat16, peer, comm, s);
+        szRecvv(rp.data(), rc.data(), c.segments, szBfloat16, peer, comm, s);
+      }
+      res[r] = szGroupEnd();
+      if (cudaStreamSynchronize(s) != cudaSuccess) res[r] = szUnhandledCudaError;
+      szResult_t async = szSuccess;
+      szCommGetAsyncError(comm, &async);
+      if (res[r] == szSuccess) res[r] = async;
+      std::vector<uint16_t> got(c.count + 1);
+      cudaMemcpy(got.data(), recv, bytes + 1, cudaMemcpyDeviceToHost);
+      for (size_t i = 0; i < c.count; ++i) bad[r] += got[i] != data[i];
+      if ((reinterpret_cast<uint8_t*>(got.data()))[bytes] != 0xA5) ++bad[r];  // wrote past the end
+      cudaStreamDestroy(s);
+      cudaFree(send);
+      cudaFree(recv);
+      if (res[r] == szSuccess) res[r] = szCommFinalize(comm);
+      szCommDestroy(comm);
+    });
+  }
+  for (auto& t : ranks) t.join();
+  *wrong = bad[0] + bad[1];
+  *err = res[0] != szSuccess ? res[0] : res[1];
+}
+
+class CommGpu : public ::testing::TestWithParam<Case> {};
+
+TEST_P(CommGpu, ExchangeIsBitExact) {
+  SKIP_WITHOUT_GPU();
+  const Case& c = GetParam();
+  if (std::string(c.wire) == "nccl" && deviceCount() < 2) {
+    GTEST_SKIP() << "the nccl wire test needs two GPUs";
+  }
+  size_t wrong = 0;
+  szResult_t err = szSuccess;
+  exchange(c, &wrong, &err);
+  EXPECT_EQ(err, szSuccess) << szGetErrorString(err) << ": " << szGetLastError(nullptr);
+  EXPECT_EQ(wrong, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Wires, CommGpu,
+    ::testing::Values(Case{"nccl", SZ_CODEC_ON, 1, 1}, Case{"nccl", SZ_CODEC_ON, 1000, 1},
+                      Case{"nccl", SZ_CODEC_ON, (4 << 20) + 3, 1}, Case{"nccl", SZ_CODEC_OFF, (4 << 20) + 3, 1},
+                      Case{"nccl", SZ_CODEC_AUTO, 32 << 20, 1}, Case{"nccl", SZ_CODEC_ON, (2 << 20) + 7, 5},
+                      Case{"tcp", SZ_CODEC_ON, (4 << 20) + 3, 1}, Case{"tcp", SZ_CODEC_OFF, (1 << 20) + 1, 1},
+                      Case{"tcp", SZ_CODEC_ON, (1 << 20) + 7, 3}),
+    [](const ::testing::TestParamInfo<Case>& i) {
+      return std::string(i.param.wire) + "_codec" + std::to_string(i.param.codec) + "_n" +
+             std::to_string(i.param.count) + "_seg" + std::to_string(i.param.segments);
+    });
+
+}  // namespace
