@@ -1,0 +1,386 @@
+// The bootstrap, with ranks as threads of this process (once as two processes): all-gathers of
+// 2, 3 and 5 ranks, tagged messages received out of order, size mismatches, a peer that left,
+// strangers at the rendezvous, the SZ_COMM_ID rendezvous, disagreeing and missing ranks, and
+// two communicators at once.
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "src/bootstrap.h"
+#include "src/socket.h"
+
+namespace {
+
+constexpr int kTimeoutMs = 10000;
+
+// Runs fn(rank) on one thread per rank and waits for all of them.
+void runRanks(int nranks, const std::function<void(int)>& fn) {
+  std::vector<std::thread> threads;
+  for (int r = 0; r < nranks; r++) threads.emplace_back(fn, r);
+  for (std::thread& t : threads) t.join();
+}
+
+szBootstrap* init(const szUniqueId& id, int rank, int nranks, int timeoutMs = kTimeoutMs) {
+  szBootstrap* b = nullptr;
+  EXPECT_EQ(szBootstrapInit(id, rank, nranks, timeoutMs, &b), szSuccess)
+      << "rank " << rank << ": " << szGetLastError(nullptr);
+  return b;
+}
+
+szUniqueId newId() {
+  szUniqueId id;
+  EXPECT_EQ(szBootstrapGetUniqueId(&id), szSuccess) << szGetLastError(nullptr);
+  return id;
+}
+
+uint8_t pattern(int rank, size_t i, int salt = 0) { return (uint8_t)(rank * 131 + i * 7 + salt * 29 + 1); }
+
+// Fills a `bytes`-per-rank all-gather buffer with this rank's slice, gathers, checks every slice.
+void allGatherAndCheck(szBootstrap* b, size_t bytes, int salt) {
+  int rank = szBootstrapRank(b), n = szBootstrapNranks(b);
+  std::vector<uint8_t> data(n * bytes, 0);
+  for (size_t i = 0; i < bytes; i++) data[rank * bytes + i] = pattern(rank, i, salt);
+  ASSERT_EQ(szBootstrapAllGather(b, data.data(), bytes), szSuccess) << szGetLastError(nullptr);
+  for (int r = 0; r < n; r++)
+    for (size_t i = 0; i < bytes; i++)
+      ASSERT_EQ(data[r * bytes + i], pattern(r, i, salt)) << "rank " << rank << " slice " << r << " byte " << i;
+}
+
+// A port that was free a moment ago, for SZ_COMM_ID.
+int freePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a = {};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(a);
+  EXPECT_EQ(bind(fd, (sockaddr*)&a, sizeof(a)), 0);
+  EXPECT_EQ(getsockname(fd, (sockaddr*)&a, &len), 0);
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+// Sets SZ_COMM_ID for the life of the object.
+struct CommIdEnv {
+  std::string address;
+  CommIdEnv() : address("127.0.0.1:" + std::to_string(freePort())) { setenv("SZ_COMM_ID", address.c_str(), 1); }
+  ~CommIdEnv() { unsetenv("SZ_COMM_ID"); }
+};
+
+class BootstrapAllGather : public testing::TestWithParam<int> {};
+
+TEST_P(BootstrapAllGather, EveryRankGetsEverySlice) {
+  int n = GetParam();
+  szUniqueId id = newId();
+  runRanks(n, [&](int rank) {
+    szBootstrap* b = init(id, rank, n);
+    ASSERT_NE(b, nullptr);
+    EXPECT_EQ(szBootstrapRank(b), rank);
+    EXPECT_EQ(szBootstrapNranks(b), n);
+    EXPECT_EQ(szBootstrapTimeoutMs(b), kTimeoutMs);
+    allGatherAndCheck(b, 1, 0);
+    allGatherAndCheck(b, 1000, 1);
+    allGatherAndCheck(b, 1 << 20, 2);  // larger than socket buffers: senders must keep receiving
+    EXPECT_EQ(szBootstrapBarrier(b), szSuccess) << szGetLastError(nullptr);
+    EXPECT_EQ(szBootstrapClose(b), szSuccess);
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, BootstrapAllGather, testing::Values(1, 2, 3, 5));
+
+TEST(Bootstrap, SecretIsSharedAndIdsDiffer) {
+  szUniqueId a = newId(), c = newId();
+  EXPECT_NE(memcmp(&a, &c, sizeof(a)), 0);
+  std::vector<std::vector<uint8_t>> secrets(2);
+  runRanks(2, [&](int rank) {
+    szBootstrap* b = init(a, rank, 2);
+    ASSERT_NE(b, nullptr);
+    secrets[rank].assign(szBootstrapSecret(b), szBootstrapSecret(b) + 16);
+    szBootstrapClose(b);
+  });
+  EXPECT_EQ(secrets[0], secrets[1]);
+}
+
+TEST(Bootstrap, TaggedMessagesOutOfOrder) {
+  szUniqueId id = newId();
+  const std::vector<size_t> sizes = {0, 3, 4 << 20};  // by tag 10, 11, 12
+  runRanks(3, [&](int rank) {
+    szBootstrap* b = init(id, rank, 3);
+    ASSERT_NE(b, nullptr);
+    if (rank > 0) {
+      for (int t = 0; t < 3; t++) {
+        std::vector<uint8_t> msg(sizes[t]);
+        for (size_t i = 0; i < msg.size(); i++) msg[i] = pattern(rank, i, t);
+        EXPECT_EQ(szBootstrapSend(b, 0, 10 + t, msg.data(), msg.size()), szSuccess) << szGetLastError(nullptr);
+      }
+      // Two messages with one tag arrive in order.
+      EXPECT_EQ(szBootstrapSend(b, 0, 20, "first", 5), szSuccess);
+      EXPECT_EQ(szBootstrapSend(b, 0, 20, "second", 6), szSuccess);
+    } else {
+      char text[8] = {};
+      EXPECT_EQ(szBootstrapRecv(b, 2, 20, text, 5), szSuccess) << szGetLastError(nullptr);
+      EXPECT_STREQ(text, "first");
+      for (int peer : {2, 1}) {
+        for (int t : {2, 0, 1}) {
+          std::vector<uint8_t> msg(sizes[t]);
+          ASSERT_EQ(szBootstrapRecv(b, peer, 10 + t, msg.data(), msg.size()), szSuccess)
+              << szGetLastError(nullptr);
+          for (size_t i = 0; i < msg.size(); i++) ASSERT_EQ(msg[i], pattern(peer, i, t));
+        }
+      }
+      EXPECT_EQ(szBootstrapRecv(b, 2, 20, text, 6), szSuccess) << szGetLastError(nullptr);
+      EXPECT_STREQ(text, "second");
+      EXPECT_EQ(szBootstrapRecv(b, 1, 20, text, 5), szSuccess);
+      EXPECT_EQ(szBootstrapRecv(b, 1, 20, text, 6), szSuccess);
+    }
+    EXPECT_EQ(szBootstrapBarrier(b), szSuccess) << szGetLastError(nullptr);
+    szBootstrapClose(b);
+  });
+}
+
+TEST(Bootstrap, LargeMessagesBothWaysAtOnce) {
+  szUniqueId id = newId();
+  const size_t bytes = 16 << 20;  // far more than the socket buffers hold
+  runRanks(2, [&](int rank) {
+    szBootstrap* b = init(id, rank, 2);
+    ASSERT_NE(b, nullptr);
+    std::vector<uint8_t> out(bytes), in(bytes);
+    for (size_t i = 0; i < bytes; i++) out[i] = pattern(rank, i);
+    EXPECT_EQ(szBootstrapSend(b, 1 - rank, 1, out.data(), bytes), szSuccess) << szGetLastError(nullptr);
+    EXPECT_EQ(szBootstrapRecv(b, 1 - rank, 1, in.data(), bytes), szSuccess) << szGetLastError(nullptr);
+    for (size_t i = 0; i < bytes; i++) ASSERT_EQ(in[i], pattern(1 - rank, i));
+    szBootstrapBarrier(b);
+    szBootstrapClose(b);
+  });
+}
+
+TEST(Bootstrap, SizeMismatchIsInvalidUsage) {
+  szUniqueId id = newId();
+  runRanks(2, [&](int rank) {
+    szBootstrap* b = init(id, rank, 2);
+    ASSERT_NE(b, nullptr);
+    uint64_t v = 42;
+    if (rank == 1) {
+      EXPECT_EQ(szBootstrapSend(b, 0, 1, &v, sizeof(v)), szSuccess);
+      EXPECT_EQ(szBootstrapSend(b, 0, 2, &v, sizeof(v)), szSuccess);
+    } else {
+      uint32_t small = 0;
+      EXPECT_EQ(szBootstrapRecv(b, 1, 1, &small, sizeof(small)), szInvalidUsage);
+      EXPECT_NE(std::string(szGetLastError(nullptr)).find("expected 4 bytes"), std::string::npos)
+          << szGetLastError(nullptr);
+      v = 0;
+      EXPECT_EQ(szBootstrapRecv(b, 1, 2, &v, sizeof(v)), szSuccess);  // the next one is fine
+      EXPECT_EQ(v, 42u);
+      EXPECT_EQ(szBootstrapSend(b, 0, 1, &v, sizeof(v)), szInvalidArgument);  // to itself
+      EXPECT_EQ(szBootstrapRecv(b, 2, 1, &v, sizeof(v)), szInvalidArgument);  // no rank 2
+    }
+    szBootstrapBarrier(b);
+    szBootstrapClose(b);
+  });
+}
+
+TEST(Bootstrap, PeerThatLeftIsRemoteError) {
+  szUniqueId id = newId();
+  runRanks(2, [&](int rank) {
+    szBootstrap* b = init(id, rank, 2);
+    ASSERT_NE(b, nullptr);
+    int v = 7;
+    if (rank == 1) {
+      EXPECT_EQ(szBootstrapSend(b, 0, 1, &v, sizeof(v)), szSuccess);
+    } else {
+      EXPECT_EQ(szBootstrapRecv(b, 1, 1, &v, sizeof(v)), szSuccess);  // sent before it left
+      auto start = std::chrono::steady_clock::now();
+      EXPECT_EQ(szBootstrapRecv(b, 1, 2, &v, sizeof(v)), szRemoteError) << szGetLastError(nullptr);
+      EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+    }
+    szBootstrapClose(b);
+  });
+}
+
+TEST(Bootstrap, CommIdRendezvous) {
+  CommIdEnv env;
+  szUniqueId id = newId();
+  runRanks(3, [&](int rank) {
+    szBootstrap* b = init(id, rank, 3);
+    ASSERT_NE(b, nullptr);
+    allGatherAndCheck(b, 64, 3);
+    szBootstrapClose(b);
+  });
+  // The port is free again (the root thread was joined in rank 0's init): run a second round.
+  runRanks(2, [&](int rank) {
+    szBootstrap* b = init(id, rank, 2);
+    ASSERT_NE(b, nullptr);
+    allGatherAndCheck(b, 64, 4);
+    szBootstrapClose(b);
+  });
+}
+
+TEST(Bootstrap, CommIdSecretDependsOnCommSecret) {
+  CommIdEnv env;
+  szUniqueId a = newId();
+  setenv("SZ_COMM_SECRET", "swordfish", 1);
+  szUniqueId b = newId();
+  unsetenv("SZ_COMM_SECRET");
+  EXPECT_NE(memcmp(&a, &b, sizeof(a)), 0);
+}
+
+TEST(Bootstrap, StrangersAtTheRootAreDropped) {
+  CommIdEnv env;
+  szUniqueId id = newId();
+  szSocketAddress root;
+  ASSERT_EQ(szSocketParseAddress(env.address.c_str(), &root), szSuccess);
+  std::atomic<bool> rootUp{false}, strangersIn{false};
+  std::vector<int> strangers;
+  runRanks(3, [&](int rank) {
+    if (rank == 0) rootUp = true;
+    while (!rootUp) std::this_thread::yield();
+    if (rank == 2) while (!strangersIn) std::this_thread::yield();
+    if (rank == 1) {
+      // Before the other ranks: garbage of the greeting's size and more, a silent connection,
+      // and one that says little and leaves. None may hold the real ranks up.
+      szDeadline deadline = szDeadlineAfterMs(kTimeoutMs);
+      std::vector<uint8_t> garbage(4096);
+      for (size_t i = 0; i < garbage.size(); i++) garbage[i] = (uint8_t)(i * 37 + 5);
+      for (size_t bytes : {garbage.size(), (size_t)0, (size_t)3}) {
+        int fd = -1;
+        if (szSocketConnect(root, deadline, &fd) != szSuccess) {
+          ADD_FAILURE() << szGetLastError(nullptr);
+          break;
+        }
+        if (bytes > 0) {
+          EXPECT_EQ(szSocketSendAll(fd, garbage.data(), bytes, deadline), szSuccess);
+        }
+        if (bytes == 3) close(fd);
+        else strangers.push_back(fd);
+      }
+      strangersIn = true;
+    }
+    szBootstrap* b = init(id, rank, 3);
+    ASSERT_NE(b, nullptr);
+    allGatherAndCheck(b, 16, 5);
+    szBootstrapClose(b);
+  });
+  for (int fd : strangers) close(fd);
+}
+
+// Two ranks of three arrive; with SZ_COMM_ID the root (in rank 0) gives up with them.
+class BootstrapMissingRank : public testing::TestWithParam<bool> {};
+
+TEST_P(BootstrapMissingRank, TimesOut) {
+  std::unique_ptr<CommIdEnv> env(GetParam() ? new CommIdEnv : nullptr);
+  szUniqueId id = newId();
+  auto start = std::chrono::steady_clock::now();
+  runRanks(2, [&](int rank) {
+    szBootstrap* b = nullptr;
+    EXPECT_EQ(szBootstrapInit(id, rank, 3, 1000, &b), szTimeout) << szGetLastError(nullptr);
+    EXPECT_EQ(b, nullptr);
+    EXPECT_NE(std::string(szGetLastError(nullptr)).find("rendezvous"), std::string::npos)
+        << szGetLastError(nullptr);
+  });
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(2500));
+}
+
+INSTANTIATE_TEST_SUITE_P(CommId, BootstrapMissingRank, testing::Bool());
+
+TEST(Bootstrap, MissingPeerMessageTimesOut) {
+  szUniqueId id = newId();
+  runRanks(2, [&](int rank) {
+    szBootstrap* b = init(id, rank, 2, 500);
+    ASSERT_NE(b, nullptr);
+    if (rank == 0) {
+      int v;
+      auto start = std::chrono::steady_clock::now();
+      EXPECT_EQ(szBootstrapRecv(b, 1, 3, &v, sizeof(v)), szTimeout);
+      EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(1500));
+    }
+    szBootstrapClose(b);
+  });
+}
+
+TEST(Bootstrap, RanksDisagreeOnNranks) {
+  szUniqueId id = newId();
+  auto start = std::chrono::steady_clock::now();
+  runRanks(2, [&](int rank) {
+    szBootstrap* b = nullptr;
+    EXPECT_EQ(szBootstrapInit(id, rank, rank == 0 ? 2 : 3, kTimeoutMs, &b), szInvalidUsage)
+        << szGetLastError(nullptr);
+  });
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+}
+
+TEST(Bootstrap, TwoCommunicatorsAtOnce) {
+  szUniqueId ids[2] = {newId(), newId()};
+  runRanks(6, [&](int t) {
+    int comm = t % 2, rank = t / 2;
+    szBootstrap* b = init(ids[comm], rank, 3);
+    ASSERT_NE(b, nullptr);
+    allGatherAndCheck(b, 100, 10 + comm);
+    int v = comm * 100 + rank;
+    EXPECT_EQ(szBootstrapSend(b, (rank + 1) % 3, 5, &v, sizeof(v)), szSuccess);
+    EXPECT_EQ(szBootstrapRecv(b, (rank + 2) % 3, 5, &v, sizeof(v)), szSuccess);
+    EXPECT_EQ(v, comm * 100 + (rank + 2) % 3);
+    szBootstrapBarrier(b);
+    szBootstrapClose(b);
+  });
+}
+
+TEST(Bootstrap, SeparateProcesses) {
+  CommIdEnv env;
+  szUniqueId id = newId();
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  int rank = child == 0 ? 1 : 0;
+  szBootstrap* b = nullptr;
+  szResult_t res = szBootstrapInit(id, rank, 2, kTimeoutMs, &b);
+  int v[2] = {0, 0};
+  v[rank] = 1000 + rank;
+  if (res == szSuccess) res = szBootstrapAllGather(b, v, sizeof(int));
+  if (res == szSuccess && (v[0] != 1000 || v[1] != 1001)) res = szInternalError;
+  szBootstrapClose(b);
+  if (child == 0) _exit(res);
+  EXPECT_EQ(res, szSuccess) << szGetLastError(nullptr);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+TEST(Socket, ParseAddress) {
+  szSocketAddress a;
+  ASSERT_EQ(szSocketParseAddress("127.0.0.1:1234", &a), szSuccess);
+  EXPECT_EQ(szSocketAddressString(a), "127.0.0.1:1234");
+  ASSERT_EQ(szSocketParseAddress("[::1]:80", &a), szSuccess);
+  EXPECT_EQ(szSocketAddressString(a), "[::1]:80");
+  ASSERT_EQ(szSocketParseAddress("localhost:99", &a), szSuccess);
+  EXPECT_EQ(szSocketParseAddress("127.0.0.1", &a), szInvalidArgument);
+  EXPECT_EQ(szSocketParseAddress("127.0.0.1:0", &a), szInvalidArgument);
+  EXPECT_EQ(szSocketParseAddress("127.0.0.1:70000", &a), szInvalidArgument);
+  EXPECT_EQ(szSocketParseAddress("::1:80", &a), szInvalidArgument);
+  EXPECT_EQ(szSocketParseAddress("[::1:80", &a), szInvalidArgument);
+  EXPECT_EQ(szSocketParseAddress(":80", &a), szInvalidArgument);
+}
+
+TEST(Socket, ConnectTimesOutWhenNobodyListens) {
+  szSocketAddress a;
+  ASSERT_EQ(szSocketParseAddress(("127.0.0.1:" + std::to_string(freePort())).c_str(), &a), szSuccess);
+  int fd = -1;
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(szSocketConnect(a, szDeadlineAfterMs(300), &fd), szTimeout);
+  EXPECT_EQ(fd, -1);
+  auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_GE(took, std::chrono::milliseconds(200));
+  EXPECT_LT(took, std::chrono::milliseconds(1500));
+}
+
+}  // namespace
