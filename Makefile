@@ -124,14 +124,15 @@ demo: $(CLI) $(BUILD)/examples/disagg_kv_transfer
 	SZ_SOCKET_IFNAME=$${SZ_SOCKET_IFNAME:-lo} $(DEMO_RUN) $(BUILD)/examples/disagg_kv_transfer --data $(DEMO_KV)
 
 # libFuzzer over the host decoder (tests/fuzz/decode_fuzzer.cc) with ASan and UBSan, on the CPU
-# library compiled without CUDA (so it builds wherever clang does); the seed corpus is frames that
+# codec compiled without CUDA (so it builds wherever clang does); the seed corpus is frames that
 # make_seeds, linked with the same objects, encodes. `make fuzz` builds and runs the fuzzer for
 # FUZZ_TIME seconds; new corpus entries and crash inputs stay in $(BUILD)/fuzz.
 FUZZ_CXX ?= clang++
 FUZZ_TIME ?= 60
 FUZZ_FLAGS := -std=c++17 -O1 -g $(WARN) -Iinclude -I. $(if $(DEPS),-I$(DEPS)/usr/include) \
 	-fsanitize=address,undefined -fno-sanitize-recover=undefined
-FUZZ_OBJS := $(patsubst %.cc,$(BUILD)/fuzz/obj/%.o,$(wildcard src/*.cc codec/*.cc))
+# The codec and the error, parameter and logging helpers it uses; not the communicator.
+FUZZ_OBJS := $(patsubst %.cc,$(BUILD)/fuzz/obj/%.o,$(wildcard codec/*.cc) src/result.cc src/param.cc src/debug.cc)
 FUZZER := $(BUILD)/fuzz/decode_fuzzer
 FUZZ_SEEDS := $(BUILD)/fuzz/make_seeds
 
