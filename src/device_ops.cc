@@ -24,6 +24,7 @@ using WaitValueFn = CUresult (*)(CUstream, CUdeviceptr, cuuint32_t, unsigned int
 }  // namespace
 
 struct DeviceContext {
+  int device = 0;
   cudaStream_t stream = nullptr;
   void* temp = nullptr;
   size_t tempBytes = 0;
@@ -39,6 +40,7 @@ struct DeviceContext {
 szResult_t deviceContextCreate(size_t maxSliceBytes, DeviceContext** out) {
   auto* c = new DeviceContext();
   *out = c;
+  CUDACHECK(cudaGetDevice(&c->device));
   CUDACHECK(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
   size_t temp = 0, t;
   for (szDataType_t type : {szBfloat16, szFloat32, szFloat8e5m2}) {
@@ -59,8 +61,14 @@ szResult_t deviceContextCreate(size_t maxSliceBytes, DeviceContext** out) {
   return szSuccess;
 }
 
+szResult_t deviceMakeCurrent(DeviceContext* c) {
+  CUDACHECK(cudaSetDevice(c->device));
+  return szSuccess;
+}
+
 void deviceContextDestroy(DeviceContext* c) {
   if (c == nullptr) return;
+  cudaSetDevice(c->device);
   if (c->stream) {
     cudaStreamSynchronize(c->stream);
     cudaStreamDestroy(c->stream);
@@ -82,11 +90,15 @@ void deviceFree(bool pinnedHost, void* p) {
   else cudaFree(p);
 }
 
-szResult_t deviceOpEnqueue(DeviceContext* c, cudaStream_t user, DeviceOpSync* s) {
+szResult_t deviceOpRecordReady(cudaStream_t user, DeviceOpSync* s) {
   cudaEvent_t ev;
   CUDACHECK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
   CUDACHECK(cudaEventRecord(ev, user));
   s->ready = ev;
+  return szSuccess;
+}
+
+szResult_t deviceOpEnqueueWait(DeviceContext* c, cudaStream_t user, DeviceOpSync* s) {
   {
     std::lock_guard<std::mutex> lock(c->mu);
     s->flag = c->nextFlag;
@@ -196,9 +208,11 @@ szResult_t noCuda() { return szSetError(szUnhandledCudaError, "SplitZip was buil
 
 szResult_t deviceContextCreate(size_t, DeviceContext**) { return noCuda(); }
 void deviceContextDestroy(DeviceContext*) {}
+szResult_t deviceMakeCurrent(DeviceContext*) { return noCuda(); }
 szResult_t deviceAlloc(bool, size_t, void**) { return noCuda(); }
 void deviceFree(bool, void*) {}
-szResult_t deviceOpEnqueue(DeviceContext*, cudaStream_t, DeviceOpSync*) { return noCuda(); }
+szResult_t deviceOpRecordReady(cudaStream_t, DeviceOpSync*) { return noCuda(); }
+szResult_t deviceOpEnqueueWait(DeviceContext*, cudaStream_t, DeviceOpSync*) { return noCuda(); }
 szResult_t deviceOpBegin(DeviceContext*, const DeviceOpSync&) { return noCuda(); }
 bool deviceOpReady(const DeviceOpSync&) { return true; }
 void deviceOpComplete(DeviceContext*, DeviceOpSync*) {}

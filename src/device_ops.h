@@ -17,8 +17,11 @@ namespace sz {
 
 struct DeviceContext;
 
+// Creates the context on the calling thread's current device.
 szResult_t deviceContextCreate(size_t maxSliceBytes, DeviceContext** ctx);
 void deviceContextDestroy(DeviceContext* ctx);
+// Makes the context's device current on the calling thread (the progress thread).
+szResult_t deviceMakeCurrent(DeviceContext* ctx);
 
 // Slot payload memory: device memory, or pinned host memory the GPU can address (for wires
 // that move host memory).
@@ -31,7 +34,10 @@ struct DeviceOpSync {
   int flag = -1;                // completion flag index
   uint32_t gen = 0;             // value that releases the user's stream
 };
-szResult_t deviceOpEnqueue(DeviceContext* ctx, cudaStream_t user, DeviceOpSync* sync);
+// At the call: records the ready event on the user's stream, then (after every operation of
+// the group recorded its event) enqueues the wait that holds the user's later work.
+szResult_t deviceOpRecordReady(cudaStream_t user, DeviceOpSync* sync);
+szResult_t deviceOpEnqueueWait(DeviceContext* ctx, cudaStream_t user, DeviceOpSync* sync);
 // Progress thread: orders the codec stream after the user's earlier work.
 szResult_t deviceOpBegin(DeviceContext* ctx, const DeviceOpSync& sync);
 // Progress thread: true once the user's earlier work is done (for wires that read user memory).

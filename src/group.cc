@@ -106,11 +106,16 @@ szResult_t runPending(std::vector<PendingOp> pending) {
                           comm->cfg.wire.c_str());
     }
   }
-  // Device operations are ordered on their streams now; the call returns once they are
-  // enqueued. Host operations are waited for.
+  // Device operations are ordered on their streams now (all ready events before any
+  // completion wait: a wait enqueued between them would make a later operation of the group
+  // wait for an earlier one's completion, which may need the peer's progress on that later
+  // one); the call returns once they are enqueued. Host operations are waited for.
   for (auto& [comm, ops] : byComm)
     for (const auto& op : ops)
-      if (op->device) SZCHECK(deviceOpEnqueue(comm->device, op->stream, &op->sync));
+      if (op->device) SZCHECK(deviceOpRecordReady(op->stream, &op->sync));
+  for (auto& [comm, ops] : byComm)
+    for (const auto& op : ops)
+      if (op->device) SZCHECK(deviceOpEnqueueWait(comm->device, op->stream, &op->sync));
   std::vector<std::pair<std::shared_ptr<GroupWait>, std::vector<std::shared_ptr<Op>>>> waits;
   for (auto& [comm, ops] : byComm) {
     std::vector<std::shared_ptr<Op>> host;

@@ -162,6 +162,10 @@ class OpRunner {
   szResult_t ensureSlot(Slot& s);
   void finish(szResult_t res);
   bool hostWire() const { return !comm_->wire->deviceMemory; }
+  // The communicator's codebook is for one type; the other compressible types use their default.
+  const szCodebook_t* codebook() const {
+    return comm_->cfg.codebook.type == op_->type ? &comm_->cfg.codebook : nullptr;
+  }
   uint64_t sliceOffset(uint64_t slice) const { return slice * sliceElems_ * elemBytes_; }
   uint64_t sliceBytes(uint64_t slice) const {
     uint64_t off = sliceOffset(slice), total = op_->count * elemBytes_;
@@ -303,7 +307,7 @@ szResult_t OpRunner::startSlice(Slot& s, uint64_t slice) {
       SZCHECK(gatherDevice(off, bytes, s.devStaging));
       src = s.devStaging;
     }
-    if (frames_) SZCHECK(deviceEncode(pipe_->device(), src, count, op_->type, &comm_->cfg.codebook, s.frame,
+    if (frames_) SZCHECK(deviceEncode(pipe_->device(), src, count, op_->type, codebook(), s.frame,
                                       pipe_->slotBytes(), &s.devTask));
     else SZCHECK(deviceCopy(pipe_->device(), s.frame, src, bytes, &s.devTask));
     s.devRunning = true;
@@ -326,10 +330,11 @@ szResult_t OpRunner::startSlice(Slot& s, uint64_t slice) {
   size_t cap = pipe_->slotBytes();
   uint64_t* out = &s.payloadBytes;
   s.hostRunning = true;
-  s.hostTask = std::async(std::launch::async, [comm, src, count, type, frame, cap, out]() {
+  const szCodebook_t* cb = codebook();
+  s.hostTask = std::async(std::launch::async, [comm, src, count, type, cb, frame, cap, out]() {
     auto t0 = Clock::now();
     size_t bytesOut = 0;
-    szResult_t r = szEncode(src, count, type, &comm->cfg.codebook, 0, frame, cap, &bytesOut);
+    szResult_t r = szEncode(src, count, type, cb, 0, frame, cap, &bytesOut);
     *out = bytesOut;
     std::lock_guard<std::mutex> lock(comm->statsMu);
     comm->stats.encodeSeconds += seconds(t0, Clock::now());
@@ -697,6 +702,7 @@ void Pipeline::progressLoop() {
   // Per (peer, direction): runners in submission order; only the first may post messages.
   std::map<std::pair<int, bool>, std::deque<std::shared_ptr<OpRunner>>> posting;
   std::vector<std::shared_ptr<OpRunner>> active;
+  if (device_ && deviceMakeCurrent(device_) != szSuccess) WARN("progress thread: cannot use the device");
   for (;;) {
     {
       std::unique_lock<std::mutex> lock(mu_);
