@@ -5,6 +5,8 @@
 # JSON results, summary.txt and logs.tar.gz go to $OUT (the device tool's output folder, which
 # takes at most 8 files) or build/gpu_out; the step logs are in logs.tar.gz.
 #   bash tests/gpu/run_all.sh [--quick]      (--quick: tests only, no sanitizer, no benchmarks)
+# With two GPUs it also runs the main job (make demo) and sendrecv_perf over NCCL on NVLink, on
+# one NCCL channel (a ~34 GB/s link) and on sockets over loopback; NVCOMP=1 adds nvCOMP.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-build/gpu_out}
@@ -13,10 +15,10 @@ mkdir -p "$OUT"
 QUICK=${1:-}
 declare -a SUMMARY
 
-step() {  # step NAME CMD...: runs CMD, logs to $OUT/NAME.log, records pass/fail
+step() {  # step NAME CMD...: runs CMD (at most STEP_TIMEOUT s), logs to $LOGS/NAME.log, records pass/fail
   local name=$1; shift
   local t0=$SECONDS
-  "$@" >"$LOGS/$name.log" 2>&1
+  timeout "${STEP_TIMEOUT:-300}" "$@" >"$LOGS/$name.log" 2>&1
   local rc=$?
   SUMMARY+=("$(printf '%-22s %-5s %4ds' "$name" "$([ $rc = 0 ] && echo ok || echo FAIL)" $((SECONDS - t0)))")
   [ $rc = 0 ] || tail -n 30 "$LOGS/$name.log"
@@ -30,6 +32,9 @@ if compgen -G ".deps/*.deb" >/dev/null; then
   for f in .deps/*.deb; do dpkg -x "$f" "$DEPS"; done
 fi
 export NCCL_NVLS_ENABLE=0
+# Both ranks of every test run on this machine: rendezvous and control traffic on loopback.
+export SZ_SOCKET_IFNAME=${SZ_SOCKET_IFNAME:-lo} SZ_TIMEOUT_MS=${SZ_TIMEOUT_MS:-20000}
+NGPUS=$(nvidia-smi -L | wc -l)
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$LOGS/gpu.txt"
 step build make -j"$(nproc)" DEPS="$DEPS" all || { printf '%s\n' "${SUMMARY[@]}"; exit 1; }
 
@@ -51,14 +56,24 @@ KV_BF16=; KV_E5M2=
 [ -s /tmp/kv_e5m2.bin ] && KV_E5M2=/tmp/kv_e5m2.bin
 
 step cpu_tests ./build/tests/splitzip_tests
-SZ_TEST_KV_BF16=$KV_BF16 step gpu_tests ./build/tests/splitzip_gpu_tests --gtest_output=json:"$OUT/gpu_tests.json"
+SZ_TEST_KV_BF16=$KV_BF16 STEP_TIMEOUT=120 step gpu_tests ./build/tests/splitzip_gpu_tests --gtest_output=json:"$OUT/gpu_tests.json"
+[ "$NGPUS" -ge 2 ] && STEP_TIMEOUT=90 step demo make DEPS="$DEPS" demo
 if [ "$QUICK" != "--quick" ]; then
   SAN_FILTER='GpuCodec.KvLikeBf16Sizes:GpuCodec.EveryFp8E5m2Pattern:GpuCodec.MisalignedPointers:GpuCodec.CorruptFramesReportErrorsLikeTheCpuDecoder:GpuCodec.HistogramMatchesCpu'
   SZ_TEST_SMALL=1 step memcheck compute-sanitizer --tool memcheck --error-exitcode 1 ./build/tests/splitzip_gpu_tests --gtest_filter="$SAN_FILTER"
   SZ_TEST_SMALL=1 step racecheck compute-sanitizer --tool racecheck --error-exitcode 1 ./build/tests/splitzip_gpu_tests --gtest_filter='GpuCodec.KvLikeBf16Sizes:GpuCodec.EveryFp8E5m2Pattern'
   step perf_bf16 ./build/perf/codec_perf --type bf16 ${KV_BF16:+--data $KV_BF16} -J "$OUT/codec_bf16.json"
   step perf_e5m2 ./build/perf/codec_perf --type fp8e5m2 ${KV_E5M2:+--data $KV_E5M2} -J "$OUT/codec_e5m2.json"
-  if [ -d .nvcomp ] && [ -f perf/nvcomp/build.sh ]; then
+  if [ "$NGPUS" -ge 2 ]; then  # the communicator over NCCL between two GPUs, three wire speeds
+    MPI="mpirun --allow-run-as-root --oversubscribe -np 2 -x SZ_SOCKET_IFNAME -x SZ_TIMEOUT_MS -x NCCL_NVLS_ENABLE"
+    SR="./build/perf/sendrecv_perf --wire nccl ${KV_BF16:+--data $KV_BF16} -n 10 -w 3"
+    STEP_TIMEOUT=90 step sr_nvlink $MPI $SR --codec on -b 4 -e 1G -f 16 -J "$LOGS/sr_nvlink.json"
+    STEP_TIMEOUT=90 step sr_nvlink_auto $MPI $SR --codec auto -b 4 -e 1G -f 4 -J "$LOGS/sr_nvlink_auto.json"
+    STEP_TIMEOUT=90 step sr_1channel $MPI -x NCCL_MAX_NCHANNELS=1 $SR --codec on -b 64K -e 1G -f 16 -J "$LOGS/sr_1channel.json"
+    STEP_TIMEOUT=90 step sr_sockets $MPI -x NCCL_P2P_DISABLE=1 -x NCCL_SHM_DISABLE=1 -x NCCL_NET=Socket -x NCCL_SOCKET_IFNAME=lo \
+      $SR --codec on -b 64K -e 256M -f 16 -J "$LOGS/sr_sockets.json"
+  fi
+  if [ -n "${NVCOMP:-}" ] && [ -d .nvcomp ] && [ -f perf/nvcomp/build.sh ]; then
     step nvcomp_build bash perf/nvcomp/build.sh .nvcomp && {
       [ -n "$KV_BF16" ] && step nvcomp_bf16 ./build/perf/nvcomp_perf --type bf16 --data "$KV_BF16" --json "$OUT/nvcomp_bf16.json"
       [ -n "$KV_E5M2" ] && step nvcomp_e5m2 ./build/perf/nvcomp_perf --type fp8e5m2 --data "$KV_E5M2" --json "$OUT/nvcomp_e5m2.json"
@@ -70,7 +85,7 @@ fi
   echo "================ SplitZip GPU run: $(git rev-parse --short HEAD 2>/dev/null) $(date -u +%F) $(cat "$LOGS/gpu.txt") ================"
   grep -h -E "^\[  (PASSED|FAILED|SKIPPED) \]|tests? ran" "$LOGS"/cpu_tests.log "$LOGS"/gpu_tests.log 2>/dev/null | head -20
   grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" "$LOGS"/memcheck.log "$LOGS"/racecheck.log 2>/dev/null
-  for f in perf_bf16 perf_e5m2 nvcomp_bf16 nvcomp_e5m2; do [ -f "$LOGS/$f.log" ] && { echo "--- $f"; cat "$LOGS/$f.log"; }; done
+  for f in perf_bf16 perf_e5m2 nvcomp_bf16 nvcomp_e5m2 demo sr_nvlink sr_nvlink_auto sr_1channel sr_sockets; do [ -f "$LOGS/$f.log" ] && { echo "--- $f"; cat "$LOGS/$f.log"; }; done
   printf '%s\n' "${SUMMARY[@]}"
 } | tee "$OUT/summary.txt"
 tar -czf "$OUT/logs.tar.gz" -C "$LOGS" .
