@@ -4,7 +4,8 @@
 # KV data (BF16 and FP8 E5M2) and nvCOMP side by side, and prints a short table last.
 # JSON results, summary.txt and logs.tar.gz go to $OUT (the device tool's output folder, which
 # takes at most 8 files) or build/gpu_out; the step logs are in logs.tar.gz.
-#   bash tests/gpu/run_all.sh [--quick]      (--quick: tests only, no sanitizer, no benchmarks)
+#   bash tests/gpu/run_all.sh [--quick|--comm]  (--quick: tests only; --comm: the communicator's
+#                                                tests, the main job and sendrecv_perf only)
 # With two GPUs it also runs the main job (make demo) and sendrecv_perf over NCCL on NVLink, on
 # one NCCL channel (a ~34 GB/s link) and on sockets over loopback; NVCOMP=1 adds nvCOMP.
 set -uo pipefail
@@ -55,29 +56,33 @@ KV_BF16=; KV_E5M2=
 [ -s /tmp/kv_bf16.bin ] && KV_BF16=/tmp/kv_bf16.bin
 [ -s /tmp/kv_e5m2.bin ] && KV_E5M2=/tmp/kv_e5m2.bin
 
-step cpu_tests ./build/tests/splitzip_tests
-SZ_TEST_KV_BF16=$KV_BF16 STEP_TIMEOUT=120 step gpu_tests ./build/tests/splitzip_gpu_tests --gtest_output=json:"$OUT/gpu_tests.json"
+[ "$QUICK" = "--comm" ] || step cpu_tests ./build/tests/splitzip_tests
+GPU_FILTER='*'
+[ "$QUICK" = "--comm" ] && GPU_FILTER='CommGpu*'
+SZ_TEST_KV_BF16=$KV_BF16 STEP_TIMEOUT=120 step gpu_tests ./build/tests/splitzip_gpu_tests --gtest_filter="$GPU_FILTER" --gtest_output=json:"$OUT/gpu_tests.json"
 [ "$NGPUS" -ge 2 ] && STEP_TIMEOUT=90 step demo make DEPS="$DEPS" demo
-if [ "$QUICK" != "--quick" ]; then
+if [ -z "$QUICK" ]; then
   SAN_FILTER='GpuCodec.KvLikeBf16Sizes:GpuCodec.EveryFp8E5m2Pattern:GpuCodec.MisalignedPointers:GpuCodec.CorruptFramesReportErrorsLikeTheCpuDecoder:GpuCodec.HistogramMatchesCpu'
   SZ_TEST_SMALL=1 step memcheck compute-sanitizer --tool memcheck --error-exitcode 1 ./build/tests/splitzip_gpu_tests --gtest_filter="$SAN_FILTER"
   SZ_TEST_SMALL=1 step racecheck compute-sanitizer --tool racecheck --error-exitcode 1 ./build/tests/splitzip_gpu_tests --gtest_filter='GpuCodec.KvLikeBf16Sizes:GpuCodec.EveryFp8E5m2Pattern'
   step perf_bf16 ./build/perf/codec_perf --type bf16 ${KV_BF16:+--data $KV_BF16} -J "$OUT/codec_bf16.json"
   step perf_e5m2 ./build/perf/codec_perf --type fp8e5m2 ${KV_E5M2:+--data $KV_E5M2} -J "$OUT/codec_e5m2.json"
-  if [ "$NGPUS" -ge 2 ]; then  # the communicator over NCCL between two GPUs, three wire speeds
-    MPI="mpirun --allow-run-as-root --oversubscribe -np 2 -x SZ_SOCKET_IFNAME -x SZ_TIMEOUT_MS -x NCCL_NVLS_ENABLE"
-    SR="./build/perf/sendrecv_perf --wire nccl ${KV_BF16:+--data $KV_BF16} -n 10 -w 3"
-    STEP_TIMEOUT=90 step sr_nvlink $MPI $SR --codec on -b 4 -e 1G -f 16 -J "$LOGS/sr_nvlink.json"
-    STEP_TIMEOUT=90 step sr_nvlink_auto $MPI $SR --codec auto -b 4 -e 1G -f 4 -J "$LOGS/sr_nvlink_auto.json"
-    STEP_TIMEOUT=90 step sr_1channel $MPI -x NCCL_MAX_NCHANNELS=1 $SR --codec on -b 64K -e 1G -f 16 -J "$LOGS/sr_1channel.json"
-    STEP_TIMEOUT=90 step sr_sockets $MPI -x NCCL_P2P_DISABLE=1 -x NCCL_SHM_DISABLE=1 -x NCCL_NET=Socket -x NCCL_SOCKET_IFNAME=lo \
-      $SR --codec on -b 64K -e 256M -f 16 -J "$LOGS/sr_sockets.json"
-  fi
   if [ -n "${NVCOMP:-}" ] && [ -d .nvcomp ] && [ -f perf/nvcomp/build.sh ]; then
     step nvcomp_build bash perf/nvcomp/build.sh .nvcomp && {
       [ -n "$KV_BF16" ] && step nvcomp_bf16 ./build/perf/nvcomp_perf --type bf16 --data "$KV_BF16" --json "$OUT/nvcomp_bf16.json"
       [ -n "$KV_E5M2" ] && step nvcomp_e5m2 ./build/perf/nvcomp_perf --type fp8e5m2 --data "$KV_E5M2" --json "$OUT/nvcomp_e5m2.json"
     }
+  fi
+fi
+if [ "$QUICK" != "--quick" ]; then
+  if [ "$NGPUS" -ge 2 ]; then  # the communicator over NCCL between two GPUs, three wire speeds
+    MPI="mpirun --allow-run-as-root --oversubscribe -np 2 -x SZ_SOCKET_IFNAME -x SZ_TIMEOUT_MS -x NCCL_NVLS_ENABLE"
+    SR="./build/perf/sendrecv_perf --wire nccl ${KV_BF16:+--data $KV_BF16} -n 10 -w 3"
+    STEP_TIMEOUT=60 step sr_nvlink $MPI $SR --codec on -b 1K -e 1G -f 32 -J "$LOGS/sr_nvlink.json"
+    STEP_TIMEOUT=60 step sr_nvlink_auto $MPI $SR --codec auto -b 4 -e 1G -f 32 -J "$LOGS/sr_nvlink_auto.json"
+    STEP_TIMEOUT=60 step sr_1channel $MPI -x NCCL_MAX_NCHANNELS=1 $SR --codec on -b 1M -e 1G -f 32 -J "$LOGS/sr_1channel.json"
+    STEP_TIMEOUT=60 step sr_sockets $MPI -x NCCL_P2P_DISABLE=1 -x NCCL_SHM_DISABLE=1 -x NCCL_NET=Socket -x NCCL_SOCKET_IFNAME=lo \
+      $SR --codec on -b 1M -e 256M -f 16 -J "$LOGS/sr_sockets.json"
   fi
 fi
 
