@@ -22,6 +22,7 @@ step() {  # step NAME CMD...: runs CMD (at most STEP_TIMEOUT s), logs to $LOGS/N
   timeout "${STEP_TIMEOUT:-300}" "$@" >"$LOGS/$name.log" 2>&1
   local rc=$?
   SUMMARY+=("$(printf '%-22s %-5s %4ds' "$name" "$([ $rc = 0 ] && echo ok || echo FAIL)" $((SECONDS - t0)))")
+  { echo "=== $name rc=$rc"; tail -n 40 "$LOGS/$name.log"; } >>"$OUT/steps.log"  # kept if the run is cut short
   [ $rc = 0 ] || tail -n 30 "$LOGS/$name.log"
   return $rc
 }
@@ -79,10 +80,11 @@ if [ "$QUICK" != "--quick" ]; then
     MPI="mpirun --allow-run-as-root --oversubscribe -np 2 -x SZ_SOCKET_IFNAME -x SZ_TIMEOUT_MS -x NCCL_NVLS_ENABLE"
     SR="./build/perf/sendrecv_perf --wire nccl ${KV_BF16:+--data $KV_BF16} -n 10 -w 3"
     STEP_TIMEOUT=60 step sr_nvlink $MPI $SR --codec on -b 1K -e 1G -f 32 -J "$LOGS/sr_nvlink.json"
-    STEP_TIMEOUT=60 step sr_nvlink_auto $MPI $SR --codec auto -b 4 -e 1G -f 32 -J "$LOGS/sr_nvlink_auto.json"
     STEP_TIMEOUT=60 step sr_1channel $MPI -x NCCL_MAX_NCHANNELS=1 $SR --codec on -b 1M -e 1G -f 32 -J "$LOGS/sr_1channel.json"
     STEP_TIMEOUT=60 step sr_sockets $MPI -x NCCL_P2P_DISABLE=1 -x NCCL_SHM_DISABLE=1 -x NCCL_NET=Socket -x NCCL_SOCKET_IFNAME=lo \
-      $SR --codec on -b 1M -e 256M -f 16 -J "$LOGS/sr_sockets.json"
+      $SR --codec on -b 1M -e 64M -f 8 -J "$LOGS/sr_sockets.json"
+    STEP_TIMEOUT=60 step sr_nvlink_auto $MPI $SR --codec auto -b 4 -e 1G -f 32 -J "$LOGS/sr_nvlink_auto.json"
+
   fi
 fi
 
