@@ -42,7 +42,7 @@ GPU_TEST_SRCS := $(if $(filter 1,$(CUDA)),$(wildcard tests/gpu/*.cc tests/gpu/*.
 PERF_SRCS := $(wildcard perf/*.cc) $(if $(filter 1,$(CUDA)),$(wildcard perf/*.cu))
 PERF_COMMON := $(wildcard perf/common/*.cc)
 EXAMPLE_SRCS := $(wildcard examples/*.cc)
-# The readers of tensor files the CLI uses, shared with the examples.
+# The readers of tensor files the CLI uses, shared with the examples and the perf tests.
 TENSOR_IO := $(BUILD)/obj/tools/tensor_file.o $(BUILD)/obj/tools/cli_common.o
 MPI_TEST_SRCS := $(wildcard tests/mpi/*.cc)
 # Open MPI, when mpicxx is there: perf tests launch with mpirun (else only SZ_COMM_ID), and the
@@ -98,7 +98,7 @@ $(BUILD)/examples/%: $(BUILD)/obj/examples/%.o $(TENSOR_IO) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CXX) -o $@ $^ $(LDFLAGS) $(LDLIBS) $(MPI_LIBS)
 
-$(BUILD)/perf/%: $(BUILD)/obj/perf/%.o $(PERF_COMMON:%.cc=$(BUILD)/obj/%.o) $(LIB)
+$(BUILD)/perf/%: $(BUILD)/obj/perf/%.o $(PERF_COMMON:%.cc=$(BUILD)/obj/%.o) $(TENSOR_IO) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CXX) -o $@ $^ $(LDFLAGS) $(LDLIBS) $(MPI_LIBS) -ldl
 
