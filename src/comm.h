@@ -36,8 +36,13 @@ struct Op {
   bool device = false;              // segments are device memory
   cudaStream_t stream = nullptr;    // device ops: the user's stream
   DeviceOpSync sync;                // device ops: ordering against the user's stream
+  // Device ops: slice buffers reserved at the call, one per pipeline slot (Pipeline::reserve):
+  // payloads (device memory for device wires, pinned host memory for host wires), pinned copies
+  // of received frame headers (device wires), device staging for slices spanning buffers.
+  std::vector<uint8_t*> payload, headers, staging;
   // Set by the pipeline.
   szResult_t result = szSuccess;
+  std::string error;  // the failure's message (set with result)
   bool done = false;
 };
 

@@ -1,6 +1,7 @@
 // szSend/szRecv (and the v-variants) and group semantics: argument checks, turning calls into
 // pipeline operations, and deferring them until the outermost szGroupEnd, as NCCL does.
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <vector>
@@ -64,7 +65,7 @@ szResult_t makeOp(bool send, void* const* bufs, const size_t* counts, int nbufs,
   for (int i = 0; i < nbufs; ++i) {
     size_t bytes;
     if (__builtin_mul_overflow(counts[i], es, &bytes) || __builtin_add_overflow(op->count, counts[i], &op->count) ||
-        op->count > SIZE_MAX / es)
+        op->count > size_t(PTRDIFF_MAX) / es)  // no buffer can be larger than PTRDIFF_MAX bytes
       return szSetError(szInvalidArgument, "%s: element count overflows", fn);
     if (counts[i] == 0) continue;
     if (bufs[i] == nullptr) return szSetError(szInvalidArgument, "%s: buffer %d is NULL with %zu elements", fn, i, counts[i]);
@@ -110,6 +111,9 @@ szResult_t runPending(std::vector<PendingOp> pending) {
   // completion wait: a wait enqueued between them would make a later operation of the group
   // wait for an earlier one's completion, which may need the peer's progress on that later
   // one); the call returns once they are enqueued. Host operations are waited for.
+  for (auto& [comm, ops] : byComm)
+    for (const auto& op : ops)
+      if (op->device) SZCHECK(comm->pipeline->reserve(*op));
   for (auto& [comm, ops] : byComm)
     for (const auto& op : ops)
       if (op->device) SZCHECK(deviceOpRecordReady(op->stream, &op->sync));

@@ -118,7 +118,6 @@ struct Slot {
   int64_t slice = -1;
   SliceHeader hdr{};              // host wires: travels before the payload
   uint8_t* frame = nullptr;       // payload buffer: frame or raw bytes
-  std::vector<uint8_t> hostMem;   // host operations: the payload buffer
   std::vector<uint8_t> staging;   // host operations: a slice spanning several segments
   uint8_t* devStaging = nullptr;  // device operations: the same, in device memory
   uint8_t* frameHeader = nullptr; // device wires: pinned copy of a received frame's header
@@ -159,7 +158,7 @@ class OpRunner {
   szResult_t pollTask(Slot& s, bool* finished);
   szResult_t gatherDevice(uint64_t off, uint64_t bytes, uint8_t* dst);
   szResult_t scatterDevice(uint64_t off, uint64_t bytes, const uint8_t* src);
-  szResult_t ensureSlot(Slot& s);
+  szResult_t ensureSlot(Slot& s, bool needPayload);
   void finish(szResult_t res);
   bool hostWire() const { return !comm_->wire->deviceMemory; }
   // The communicator's codebook is for one type; the other compressible types use their default.
@@ -241,15 +240,17 @@ szResult_t OpRunner::scatterDevice(uint64_t off, uint64_t bytes, const uint8_t* 
   return res;
 }
 
-szResult_t OpRunner::ensureSlot(Slot& s) {
-  if (s.frame != nullptr) return szSuccess;
-  if (!op_->device) {
-    s.hostMem.resize(pipe_->slotBytes());
-    s.frame = s.hostMem.data();
+// Gives slot `s` its buffers: a device operation's reserved ones; for a host operation a pooled
+// payload buffer, taken only when the slice needs one (frames, or raw bytes to gather).
+szResult_t OpRunner::ensureSlot(Slot& s, bool needPayload) {
+  size_t i = size_t(&s - slots_.data());
+  if (op_->device) {
+    s.frame = op_->payload[i];
+    s.frameHeader = op_->headers.empty() ? nullptr : op_->headers[i];
+    s.devStaging = op_->staging.empty() ? nullptr : op_->staging[i];
     return szSuccess;
   }
-  SZCHECK(pipe_->takeBuffer(hostWire(), &s.frame));
-  if (!hostWire()) SZCHECK(pipe_->takeBuffer(true, &s.frameHeader));
+  if (needPayload && s.frame == nullptr) SZCHECK(pipe_->takeBuffer(Pipeline::kHostBuffer, &s.frame));
   return szSuccess;
 }
 
@@ -263,15 +264,14 @@ void OpRunner::finish(szResult_t res) {
     uint64_t bytes;
     while (s.devRunning && !deviceTaskPoll(pipe_->device(), &s.devTask, &ignored, &bytes)) {
     }
-    if (op_->device) {
-      if (s.frame) pipe_->returnBuffer(hostWire(), s.frame);
-      if (s.frameHeader) pipe_->returnBuffer(true, s.frameHeader);
-      if (s.devStaging) pipe_->returnBuffer(false, s.devStaging);
-    }
+    if (!op_->device && s.frame) pipe_->returnBuffer(Pipeline::kHostBuffer, s.frame);
+    s.frame = nullptr;
   }
+  if (op_->device) pipe_->release(*op_);
   if (res != szSuccess) commFail(comm_, res);
   if (op_->device) deviceOpComplete(pipe_->device(), &op_->sync);
   std::lock_guard<std::mutex> lock(wait_->mu);
+  if (res != szSuccess) op_->error = szGetLastError(nullptr);  // this thread's message, for the caller
   op_->result = res;
   op_->done = true;
   wait_->cv.notify_all();
@@ -296,14 +296,13 @@ bool OpRunner::step(bool mayPost) {
 
 // Turns slice `slice` into its payload in slot `s`: a frame (encode) or raw bytes.
 szResult_t OpRunner::startSlice(Slot& s, uint64_t slice) {
-  SZCHECK(ensureSlot(s));
   s.slice = int64_t(slice);
   s.ready = false;
   uint64_t off = sliceOffset(slice), bytes = sliceBytes(slice), count = bytes / elemBytes_;
   uint8_t* src = contiguous(off, bytes);
+  SZCHECK(ensureSlot(s, frames_ || src == nullptr));
   if (op_->device) {
     if (src == nullptr) {
-      if (s.devStaging == nullptr) SZCHECK(pipe_->takeBuffer(false, &s.devStaging));
       SZCHECK(gatherDevice(off, bytes, s.devStaging));
       src = s.devStaging;
     }
@@ -462,13 +461,13 @@ bool OpRunner::stepSend() {
 }
 
 szResult_t OpRunner::postRecv(Slot& s, uint64_t slice) {
-  SZCHECK(ensureSlot(s));
   const szWire* w = comm_->wire;
   uint64_t bytes = sliceBytes(slice);
   size_t cap = bytes;
   if (frames_) SZCHECK(szEncodeMaxSize(bytes / elemBytes_, op_->type, &cap));
-  uint8_t* dst = s.frame;
-  if (!op_->device && !frames_ && contiguous(sliceOffset(slice), bytes)) dst = contiguous(sliceOffset(slice), bytes);
+  uint8_t* direct = !op_->device && !frames_ ? contiguous(sliceOffset(slice), bytes) : nullptr;
+  SZCHECK(ensureSlot(s, direct == nullptr));
+  uint8_t* dst = direct ? direct : s.frame;
   s.slice = int64_t(slice);
   if (hostWire()) SZCHECK(w->irecv(comm_->wireComm, op_->peer, &s.hdr, sizeof(s.hdr), nullptr, &s.hdrReq.req));
   else s.hdrReq.done = true;
@@ -498,7 +497,6 @@ szResult_t OpRunner::receivedSlice(Slot& s) {
   if (op_->device) {
     uint8_t* dst = direct;
     if (dst == nullptr) {
-      if (s.devStaging == nullptr) SZCHECK(pipe_->takeBuffer(false, &s.devStaging));
       dst = s.devStaging;
     }
     if (frames_) SZCHECK(deviceDecode(pipe_->device(), s.frame, got, dst, bytes, s.frameHeader, &s.devTask));
@@ -622,7 +620,8 @@ bool OpRunner::stepRecv() {
   } else {
     allPosted_ = true;  // mismatch: nothing is received; the data channel is now out of step
   }
-  if ((completed_ == numSlices_ || status_ != szSuccess) && !ackPosted_) {
+  if ((completed_ == numSlices_ || status_ != szSuccess) && !ackPosted_ && pipe_->nextAck(op_->peer) == seq_) {
+    ++pipe_->nextAck(op_->peer);
     if (failed(comm_->ack->isend(comm_->ackComm, op_->peer, &ack_, sizeof(ack_), nullptr, &ackReq_.req))) return true;
     ackPosted_ = true;
     moved = true;
@@ -639,24 +638,64 @@ Pipeline::Pipeline(szComm* comm, DeviceContext* device, size_t slotBytes)
 
 Pipeline::~Pipeline() {
   abort();
-  for (int pinned = 0; pinned < 2; ++pinned)
-    for (uint8_t* p : free_[pinned]) deviceFree(pinned == 1, p);
+  for (int kind = 0; kind < kKinds; ++kind)
+    for (uint8_t* p : free_[kind]) {
+      if (kind == kHostBuffer) delete[] p;
+      else deviceFree(kind != kDeviceBuffer, p);
+    }
 }
 
-szResult_t Pipeline::takeBuffer(bool pinnedHost, uint8_t** p) {
-  auto& list = free_[pinnedHost ? 1 : 0];
-  if (!list.empty()) {
-    *p = list.back();
-    list.pop_back();
-    return szSuccess;
+szResult_t Pipeline::takeBuffer(int kind, uint8_t** p) {
+  {
+    std::lock_guard<std::mutex> lock(poolMu_);
+    if (!free_[kind].empty()) {
+      *p = free_[kind].back();
+      free_[kind].pop_back();
+      return szSuccess;
+    }
+  }
+  if (kind == kHostBuffer) {
+    *p = new (std::nothrow) uint8_t[slotBytes_];  // not zero-filled: every byte used is written first
+    return *p ? szSuccess : szSetError(szSystemError, "cannot allocate a %zu-byte slice buffer", slotBytes_);
   }
   void* mem = nullptr;
-  SZCHECK(deviceAlloc(pinnedHost, slotBytes_, &mem));
+  SZCHECK(deviceAlloc(kind != kDeviceBuffer, kind == kPinnedHeader ? SZ_FRAME_HEADER_BYTES : slotBytes_, &mem));
   *p = static_cast<uint8_t*>(mem);
   return szSuccess;
 }
 
-void Pipeline::returnBuffer(bool pinnedHost, uint8_t* p) { free_[pinnedHost ? 1 : 0].push_back(p); }
+void Pipeline::returnBuffer(int kind, uint8_t* p) {
+  std::lock_guard<std::mutex> lock(poolMu_);
+  free_[kind].push_back(p);
+}
+
+szResult_t Pipeline::reserve(Op& op) {
+  int depth = comm_->cfg.depth;
+  bool deviceWire = comm_->wire->deviceMemory != 0;
+  auto take = [&](int kind, std::vector<uint8_t*>* v) {
+    for (int i = 0; i < depth; ++i) {
+      uint8_t* p = nullptr;
+      SZCHECK(takeBuffer(kind, &p));
+      v->push_back(p);
+    }
+    return szSuccess;
+  };
+  szResult_t res = take(deviceWire ? kDeviceBuffer : kPinnedBuffer, &op.payload);
+  if (res == szSuccess && deviceWire) res = take(kPinnedHeader, &op.headers);
+  if (res == szSuccess && op.segments.size() > 1) res = take(kDeviceBuffer, &op.staging);
+  if (res != szSuccess) release(op);
+  return res;
+}
+
+void Pipeline::release(Op& op) {
+  int payloadKind = comm_->wire->deviceMemory ? kDeviceBuffer : kPinnedBuffer;
+  for (uint8_t* p : op.payload) returnBuffer(payloadKind, p);
+  for (uint8_t* p : op.headers) returnBuffer(kPinnedHeader, p);
+  for (uint8_t* p : op.staging) returnBuffer(kDeviceBuffer, p);
+  op.payload.clear();
+  op.headers.clear();
+  op.staging.clear();
+}
 
 void Pipeline::abort() {
   {
@@ -688,8 +727,8 @@ szResult_t Pipeline::wait(const std::shared_ptr<GroupWait>& handle, const std::v
       if (!op->done) return false;
     return true;
   });
-  for (const auto& op : ops)
-    if (op->result != szSuccess) return op->result;
+  for (const auto& op : ops)  // the progress thread's message becomes the caller's last error
+    if (op->result != szSuccess) return szSetError(op->result, "%s", op->error.c_str());
   return szSuccess;
 }
 

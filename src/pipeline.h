@@ -44,10 +44,20 @@ class Pipeline {
   // True when no operation is outstanding.
   bool idle();
 
-  // Progress thread: slice buffers of device operations (device or pinned host memory), pooled.
-  szResult_t takeBuffer(bool pinnedHost, uint8_t** p);
-  void returnBuffer(bool pinnedHost, uint8_t* p);
+  // Slice buffers, pooled per kind (BufferKind). Device and pinned buffers are taken on the
+  // user's thread when a device operation is called (reserve()), never on the progress thread:
+  // allocating device or pinned memory may synchronize the device, and the user's stream may by
+  // then wait on an operation only the progress thread can complete.
+  enum BufferKind { kDeviceBuffer = 0, kPinnedBuffer = 1, kHostBuffer = 2, kPinnedHeader = 3, kKinds = 4 };
+  szResult_t takeBuffer(int kind, uint8_t** p);
+  void returnBuffer(int kind, uint8_t* p);
+  // Reserves a device operation's slice buffers (Op::buffers), on the calling thread.
+  szResult_t reserve(Op& op);
+  void release(Op& op);
   size_t slotBytes() const { return slotBytes_; }
+  // Progress thread: the sequence number of the next acknowledgement to `peer`; receives
+  // acknowledge in this order because the sender matches acknowledgements to its sends in order.
+  uint32_t& nextAck(int peer) { return nextAck_[peer]; }
   DeviceContext* device() const { return device_; }
 
  private:
@@ -56,12 +66,14 @@ class Pipeline {
   szComm* comm_;
   DeviceContext* device_;
   size_t slotBytes_;
-  std::vector<uint8_t*> free_[2];  // pooled device [0] and pinned host [1] slice buffers
+  std::mutex poolMu_;
+  std::vector<uint8_t*> free_[kKinds];
   size_t activeCount_ = 0;
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::shared_ptr<OpRunner>> incoming_;
   std::map<std::pair<int, bool>, uint32_t> seqs_;  // next sequence number per (peer, send)
+  std::map<int, uint32_t> nextAck_;
   bool stop_ = false;
   std::thread thread_;
 };

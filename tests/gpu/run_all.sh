@@ -59,7 +59,7 @@ KV_BF16=; KV_E5M2=
 
 [ "$QUICK" = "--comm" ] || step cpu_tests ./build/tests/splitzip_tests
 GPU_FILTER='*'
-[ "$QUICK" = "--comm" ] && GPU_FILTER='CommGpu*'
+[ "$QUICK" = "--comm" ] && GPU_FILTER='*CommGpu*'
 SZ_TEST_KV_BF16=$KV_BF16 STEP_TIMEOUT=120 step gpu_tests ./build/tests/splitzip_gpu_tests --gtest_filter="$GPU_FILTER" --gtest_output=json:"$OUT/gpu_tests.json"
 [ "$NGPUS" -ge 2 ] && STEP_TIMEOUT=90 step demo make DEPS="$DEPS" demo
 if [ -z "$QUICK" ]; then
