@@ -160,6 +160,12 @@ class OpRunner {
   szResult_t scatterDevice(uint64_t off, uint64_t bytes, const uint8_t* src);
   szResult_t ensureSlot(Slot& s, bool needPayload);
   void finish(szResult_t res);
+  // Finishes the operation with `res` unless it is szSuccess; true if it failed.
+  bool failed(szResult_t res) {
+    if (res == szSuccess) return false;
+    finish(res);
+    return true;
+  }
   bool hostWire() const { return !comm_->wire->deviceMemory; }
   // The communicator's codebook is for one type; the other compressible types use their default.
   const szCodebook_t* codebook() const {
@@ -391,11 +397,6 @@ szResult_t OpRunner::postSend(Slot& s) {
 
 bool OpRunner::stepSend() {
   bool moved = false;
-  auto failed = [&](szResult_t r) {
-    if (r == szSuccess) return false;
-    finish(r);
-    return true;
-  };
   if (!started_) {
     started_ = true;
     frames_ = useFrames(comm_, op_->type, op_->count * elemBytes_);
@@ -537,11 +538,6 @@ szResult_t OpRunner::receivedSlice(Slot& s) {
 
 bool OpRunner::stepRecv() {
   bool moved = false;
-  auto failed = [&](szResult_t r) {
-    if (r == szSuccess) return false;
-    finish(r);
-    return true;
-  };
   if (!started_) {
     started_ = true;
     if (failed(comm_->desc->irecv(comm_->descComm, op_->peer, &desc_, sizeof(desc_), nullptr, &descReq_.req)))

@@ -6,6 +6,7 @@
 #include <random>
 #include <vector>
 
+#include "kv_like.h"
 #include "reference_frame.h"
 #include "splitzip.h"
 
@@ -35,19 +36,7 @@ std::vector<uint8_t> decode(const std::vector<uint8_t>& frame, size_t rawBytes) 
   return out;
 }
 
-// Generates BF16 shaped like KV activations: normal values, most exponents near 2^-3..2^1.
-std::vector<uint16_t> kvLikeBf16(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist(0.0f, 1.0f);
-  std::vector<uint16_t> v(n);
-  for (auto& x : v) {
-    float f = dist(rng);
-    uint32_t b;
-    memcpy(&b, &f, 4);
-    x = uint16_t((b + 0x7FFF + ((b >> 16) & 1)) >> 16);
-  }
-  return v;
-}
+using sztest::kvLikeBf16;
 
 void expectRoundTrip(const void* data, size_t count, szDataType_t type, const szCodebook_t* cb) {
   szCodebook_t def;

@@ -82,5 +82,5 @@ run_case kill-rank1 KILL 1
 run_case kill-rank0 KILL 0
 run_case stop-rank1 STOP 1
 
-echo "peer_kill_test: $passed passed, $failed failed"
+echo "peer_kill_test: cases ok $passed, cases failing $failed"
 ((failed == 0))

@@ -1,9 +1,9 @@
 // Communicator tests with device buffers (run on the GPU machines; skipped elsewhere): ranks
 // as threads of one process, one GPU each where there are two, over the nccl and tcp wires,
 // codec on and off, checked bit for bit.
-#include <random>
 #include <thread>
 
+#include "../kv_like.h"
 #include "gpu_test_util.h"
 
 namespace {
@@ -11,19 +11,6 @@ namespace {
 int deviceCount() {
   int n = 0;
   return cudaGetDeviceCount(&n) == cudaSuccess ? n : 0;
-}
-
-std::vector<uint16_t> kvData(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d(0.0f, 0.5f);
-  std::vector<uint16_t> v(n);
-  for (auto& x : v) {
-    float f = d(rng);
-    uint32_t b;
-    memcpy(&b, &f, 4);
-    x = uint16_t((b + 0x7FFF + ((b >> 16) & 1)) >> 16);
-  }
-  return v;
 }
 
 struct Case {
@@ -37,7 +24,7 @@ struct Case {
 void exchange(const Case& c, size_t* wrong, szResult_t* err) {
   szUniqueId id;
   ASSERT_EQ(szGetUniqueId(&id), szSuccess);
-  auto data = kvData(c.count + 1, 3);
+  auto data = sztest::kvLikeBf16(c.count + 1, 3, 0.5f);
   size_t bytes = c.count * 2;
   std::vector<std::thread> ranks;
   std::vector<size_t> bad(2, 0);

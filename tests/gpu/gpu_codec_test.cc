@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <random>
 
+#include "../kv_like.h"
 #include "gpu_test_util.h"
 
 namespace {
@@ -62,18 +63,7 @@ int gpuDecode(const std::vector<uint8_t>& frame, size_t capacity, std::vector<ui
   return st;
 }
 
-std::vector<uint16_t> kvLike(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d(0.0f, 0.8f);
-  std::vector<uint16_t> v(n);
-  for (auto& x : v) {
-    float f = d(rng);
-    uint32_t b;
-    memcpy(&b, &f, 4);
-    x = uint16_t((b + 0x7FFF + ((b >> 16) & 1)) >> 16);
-  }
-  return v;
-}
+std::vector<uint16_t> kvLike(size_t n, uint32_t seed) { return sztest::kvLikeBf16(n, seed, 0.8f); }
 
 void expectSame(const void* data, size_t count, szDataType_t type, const szCodebook_t* cb,
                 int flags = 0, size_t inMis = 0, size_t outMis = 0) {
