@@ -143,8 +143,11 @@ extern "C" szResult_t szGetUniqueId(szUniqueId* uniqueId) {
   return szBootstrapGetUniqueId(uniqueId);
 }
 
-extern "C" szResult_t szCommInitRankConfig(szComm_t* comm, int nranks, szUniqueId commId, int rank,
-                                           szConfig_t* config) {
+namespace {
+
+// szCommInitRank* and szCommInitFromNccl: `ncclComm` (or null) is wrapped by the nccl wire.
+szResult_t createComm(szComm_t* comm, int nranks, const szUniqueId& id, int rank, const szConfig_t* config,
+                      void* ncclComm) {
   if (comm == nullptr) return szSetError(szInvalidArgument, "szCommInitRank: comm is NULL");
   *comm = nullptr;
   if (nranks < 1 || rank < 0 || rank >= nranks)
@@ -153,13 +156,39 @@ extern "C" szResult_t szCommInitRankConfig(szComm_t* comm, int nranks, szUniqueI
   c->rank = rank;
   c->nranks = nranks;
   szResult_t res = resolveConfig(config, &c->cfg);
-  if (res == szSuccess) res = initComm(c, nranks, commId, rank, nullptr);
+  if (res == szSuccess) res = initComm(c, nranks, id, rank, ncclComm);
   if (res != szSuccess) {
     destroyComm(c, true);
     return res;
   }
   *comm = c;
   return szSuccess;
+}
+
+}  // namespace
+
+extern "C" szResult_t szCommInitRankConfig(szComm_t* comm, int nranks, szUniqueId commId, int rank,
+                                           szConfig_t* config) {
+  return createComm(comm, nranks, commId, rank, config, nullptr);
+}
+
+extern "C" szResult_t szCommInitFromNccl(szComm_t* comm, void* ncclComm, szConfig_t* config) {
+#if SZ_HAVE_CUDA
+  if (comm == nullptr || ncclComm == nullptr)
+    return szSetError(szInvalidArgument, "szCommInitFromNccl: NULL comm or ncclComm");
+  szUniqueId id;
+  int rank = 0, nranks = 0;
+  SZCHECK(szNcclShareUniqueId(ncclComm, &id, &rank, &nranks));
+  szConfig_t cfg = SZ_CONFIG_INITIALIZER;
+  if (config) cfg = *config;
+  cfg.wire = "nccl";
+  return createComm(comm, nranks, id, rank, &cfg, ncclComm);
+#else
+  (void)comm;
+  (void)ncclComm;
+  (void)config;
+  return szSetError(szUnhandledCudaError, "szCommInitFromNccl: SplitZip was built without CUDA and NCCL");
+#endif
 }
 
 extern "C" szResult_t szCommInitRank(szComm_t* comm, int nranks, szUniqueId commId, int rank) {
