@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Corrupted wire bytes: two sendrecv_perf processes (SZ_COMM_ID, no MPI) exchange 16 MiB with
+# CRC on, while rank 0 runs under a shim that flips one bit in its outgoing byte stream (a bad
+# link). The receiver must fail with szCorruptFrame and the sender must not report success:
+# corruption gives an error, never wrong data. Frames (codec on) and raw slices (codec off).
+#
+# Usage: tests/fault/corrupt_wire_test.sh [path/to/sendrecv_perf]. Exits 0 when every case passed.
+if [[ -z ${CORRUPT_WIRE_TEST_BOUNDED:-} ]]; then
+  CORRUPT_WIRE_TEST_BOUNDED=1 exec timeout 120 "$0" "$@"
+fi
+set -uo pipefail
+
+PERF="${1:-${BUILD:-build}/perf/sendrecv_perf}"
+DIR="$(mktemp -d)"
+trap 'rm -rf "$DIR"' EXIT
+cc -shared -fPIC -O2 -o "$DIR/flip.so" "$(dirname "$0")/flip_byte.c" -ldl || exit 1
+export SZ_SOCKET_IFNAME=${SZ_SOCKET_IFNAME:-lo} SZ_TIMEOUT_MS=5000
+
+ok=0
+bad=0
+for codec in on off; do
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  args=(--wire tcp --crc 1 --codec "$codec" -b 16M -e 16M -n 3 -w 1)
+  SZ_COMM_ID=127.0.0.1:$port SZ_NRANKS=2 SZ_RANK=1 "$PERF" "${args[@]}" >"$DIR/r1.log" 2>&1 &
+  r1=$!
+  SZ_COMM_ID=127.0.0.1:$port SZ_NRANKS=2 SZ_RANK=0 SZ_TEST_FLIP_AT=$((8 << 20)) LD_PRELOAD="$DIR/flip.so" \
+    "$PERF" "${args[@]}" >"$DIR/r0.log" 2>&1
+  s0=$?
+  wait $r1
+  s1=$?
+  if ((s1 != 0)) && grep -q szCorruptFrame "$DIR/r1.log" && ((s0 != 0)); then
+    echo "corrupt_wire_test: codec $codec: receiver reported szCorruptFrame, sender failed too: ok"
+    ok=$((ok + 1))
+  else
+    echo "corrupt_wire_test: codec $codec: FAILED (rank 0 exit $s0, rank 1 exit $s1)"
+    tail -5 "$DIR/r0.log" "$DIR/r1.log"
+    bad=$((bad + 1))
+  fi
+done
+echo "corrupt_wire_test: cases ok $ok, cases failing $bad"
+((bad == 0))
