@@ -23,6 +23,7 @@ constexpr uint32_t kOpMagic = 0x504F5A53;     // "SZOP"
 constexpr uint32_t kSliceMagic = 0x4C535A53;  // "SZSL"
 constexpr uint32_t kAckMagic = 0x4B415A53;    // "SZAK"
 constexpr uint32_t kProtocolVersion = 1;
+constexpr uint64_t kSizeMessageBytes = 8;  // what device wires send ahead of each payload
 
 // Messages (little-endian hosts; the library targets x86-64 and aarch64).
 struct OpDesc {
@@ -371,7 +372,7 @@ szResult_t OpRunner::postSend(Slot& s) {
   const uint8_t* payload = s.frame;
   if (!op_->device && !frames_ && contiguous(sliceOffset(uint64_t(s.slice)), bytes))
     payload = contiguous(sliceOffset(uint64_t(s.slice)), bytes);
-  if (frames_ && op_->device == false) {
+  if (frames_ && (!op_->device || hostWire())) {  // the frame is in host memory: count its escapes
     szFrameInfo_t info;
     if (szFrameGetInfo(payload, s.payloadBytes, &info) == szSuccess) {
       std::lock_guard<std::mutex> lock(comm_->statsMu);
@@ -390,7 +391,7 @@ szResult_t OpRunner::postSend(Slot& s) {
   s.posted = Clock::now();
   std::lock_guard<std::mutex> lock(comm_->statsMu);
   comm_->stats.rawBytes += bytes;
-  comm_->stats.wireBytes += (hostWire() ? sizeof(SliceHeader) : 8) + s.payloadBytes;
+  comm_->stats.wireBytes += (hostWire() ? sizeof(SliceHeader) : kSizeMessageBytes) + s.payloadBytes;
   comm_->stats.slices++;
   return szSuccess;
 }
