@@ -33,6 +33,7 @@ ifeq ($(CUDA),1)
   CU_SRCS := $(wildcard kernels/*.cu)
   LDLIBS += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lnccl -lcudart
 else
+  LIB_SRCS := $(filter-out transport/nccl.cc,$(LIB_SRCS))  # the nccl wire needs CUDA and NCCL
   CU_SRCS :=
 endif
 LIB_OBJS := $(LIB_SRCS:%.cc=$(BUILD)/obj/%.o) $(CU_SRCS:%.cu=$(BUILD)/obj/%.o)
@@ -66,11 +67,18 @@ EXAMPLES := $(patsubst examples/%.cc,$(BUILD)/examples/%,$(EXAMPLE_SRCS))
 all: lib $(CLI) $(TESTS) $(GPU_TESTS) $(MPI_TESTS) $(PERFS) $(EXAMPLES)
 lib: $(LIB) $(SHLIB)
 
+# Objects of a CUDA and a CUDA=0 build differ: switching rebuilds everything in $(BUILD).
+CONFIG_STAMP := $(BUILD)/.config-cuda$(CUDA)
+$(CONFIG_STAMP):
+	@mkdir -p $(BUILD)
+	@rm -f $(BUILD)/.config-cuda*
+	@touch $@
+
 $(BUILD)/obj/codec/chunk_avx2.o: CXXFLAGS += -mavx2
-$(BUILD)/obj/%.o: %.cc
+$(BUILD)/obj/%.o: %.cc $(CONFIG_STAMP)
 	@mkdir -p $(dir $@)
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -MMD -MP -c $< -o $@
-$(BUILD)/obj/%.o: %.cu
+$(BUILD)/obj/%.o: %.cu $(CONFIG_STAMP)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(CPPFLAGS) $(NVCCFLAGS) -MMD -MP -c $< -o $@
 
