@@ -14,17 +14,6 @@ namespace {
 constexpr uint32_t kStep = 32;
 
 // Scalar tail of a chunk: the portable kernel on the remaining elements, offset to match.
-uint32_t encodeTail(const TypeTraits& t, const uint8_t* in, uint32_t first, uint32_t n,
-                    const CodecTables& tab, uint8_t* sm, uint8_t* codes, uint8_t* esc) {
-  uint32_t k = encodeChunkPortable(t, in + 2 * first, n - first, tab, sm + first, codes + first / 2, esc);
-  for (uint32_t j = 0; j < k; ++j) {
-    uint32_t pos = (esc[3 * j] | (esc[3 * j + 1] << 8)) + first;
-    esc[3 * j] = uint8_t(pos);
-    esc[3 * j + 1] = uint8_t(pos >> 8);
-  }
-  return k;
-}
-
 // The exponent -> code table as shuffle tables: for each high nibble h the codebook uses,
 // bytes 0x10 | code (hit) or 0 (escape) indexed by the low nibble.
 struct NibbleTables {
@@ -84,7 +73,7 @@ uint32_t encodeChunkBf16Avx2(const TypeTraits& t, const uint8_t* in, uint32_t n,
       ++escapes;
     }
   }
-  if (i < n) escapes += encodeTail(t, in, i, n, tab, sm, codes, esc + 3 * escapes);
+  if (i < n) escapes += encodeTailPortable(t, in, i, n, tab, sm, codes, esc + 3 * escapes);
   return escapes;
 }
 

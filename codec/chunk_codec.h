@@ -35,6 +35,15 @@ uint32_t encodeChunkPortable(const TypeTraits& t, const uint8_t* in, uint32_t n,
                              const CodecTables& tab, uint8_t* sm, uint8_t* codes, uint8_t* esc);
 void decodeChunkPortable(const TypeTraits& t, const uint8_t* sm, const uint8_t* codes, uint32_t n,
                          const CodecTables& tab, uint8_t* out);
+// The portable kernels on elements [first, n) of a chunk (first a multiple of 8), with escape
+// positions relative to the chunk: the tails of the fast kernels.
+uint32_t encodeTailPortable(const TypeTraits& t, const uint8_t* in, uint32_t first, uint32_t n,
+                            const CodecTables& tab, uint8_t* sm, uint8_t* codes, uint8_t* esc);
+// FP8 E5M2, eight elements (three sign-mantissa bytes, four code bytes) per step.
+uint32_t encodeChunkE5m2(const TypeTraits& t, const uint8_t* in, uint32_t n, const CodecTables& tab,
+                         uint8_t* sm, uint8_t* codes, uint8_t* esc);
+void decodeChunkE5m2(const TypeTraits& t, const uint8_t* sm, const uint8_t* codes, uint32_t n,
+                     const CodecTables& tab, uint8_t* out);
 uint32_t encodeChunkBf16Avx2(const TypeTraits& t, const uint8_t* in, uint32_t n,
                              const CodecTables& tab, uint8_t* sm, uint8_t* codes, uint8_t* esc);
 void decodeChunkBf16Avx2(const TypeTraits& t, const uint8_t* sm, const uint8_t* codes, uint32_t n,

@@ -87,6 +87,15 @@ TEST(CodecRoundTrip, EveryFp8E5m2BitPattern) {
     for (int i = 0; i < 64; ++i) v.push_back(uint8_t((i & 0x83) | (cb.exponents[(i >> 2) % 16] << 2)));
   expectRoundTrip(v.data(), v.size(), szFloat8e5m2, &cb);
   szFrameInfo_t info;
+  // Odd sizes (tails of the eight-at-a-time kernel) with an escape every 97 elements.
+  std::vector<uint8_t> sparse(40000);
+  for (size_t i = 0; i < sparse.size(); ++i)
+    sparse[i] = uint8_t((i & 0x83) | ((i % 97 == 5 ? 30 : cb.exponents[i % 16]) << 2));
+  for (size_t n : {1, 7, 9, 1023, 1025, 33333}) expectRoundTrip(sparse.data() + 3, n, szFloat8e5m2, &cb);
+  auto sparseFrame = encode(sparse.data(), sparse.size(), szFloat8e5m2, &cb);
+  ASSERT_EQ(szFrameGetInfo(sparseFrame.data(), sparseFrame.size(), &info), szSuccess);
+  EXPECT_EQ(info.raw, 0);
+  EXPECT_EQ(info.escapeCount, (sparse.size() + 91) / 97);
   auto frame = encode(v.data(), v.size(), szFloat8e5m2, &cb);
   ASSERT_EQ(szFrameGetInfo(frame.data(), frame.size(), &info), szSuccess);
   EXPECT_EQ(info.raw, 0);
