@@ -65,11 +65,7 @@ TEST(CodecRoundTrip, EveryBf16BitPattern) {
   // The same patterns, each exponent class repeated so that codebook ones dominate: compressed.
   szCodebook_t cb;
   ASSERT_EQ(szCodebookDefault(szBfloat16, &cb), szSuccess);
-  std::vector<uint16_t> mixed;
-  for (uint32_t i = 0; i < 65536; ++i) {
-    mixed.push_back(uint16_t(i));
-    for (int r = 0; r < 16; ++r) mixed.push_back(uint16_t((i & 0x807F) | (uint32_t(cb.exponents[r]) << 7)));
-  }
+  std::vector<uint16_t> mixed = sztest::everyBf16PatternAmidCodebook(cb);
   expectRoundTrip(mixed.data(), mixed.size(), szBfloat16, &cb);
   auto f2 = encode(mixed.data(), mixed.size(), szBfloat16, &cb);
   ASSERT_EQ(szFrameGetInfo(f2.data(), f2.size(), &info), szSuccess);
