@@ -157,8 +157,7 @@ class OpRunner {
   szResult_t postRecv(Slot& s, uint64_t slice);
   szResult_t receivedSlice(Slot& s);
   szResult_t pollTask(Slot& s, bool* finished);
-  szResult_t gatherDevice(uint64_t off, uint64_t bytes, uint8_t* dst);
-  szResult_t scatterDevice(uint64_t off, uint64_t bytes, const uint8_t* src);
+  szResult_t copySlice(uint64_t off, uint64_t bytes, uint8_t* buf, bool gather);
   szResult_t ensureSlot(Slot& s, bool needPayload);
   void finish(szResult_t res);
   // Finishes the operation with `res` unless it is szSuccess; true if it failed.
@@ -223,24 +222,20 @@ void OpRunner::forPieces(uint64_t offset, uint64_t bytes, F&& fn) const {
   }
 }
 
-szResult_t OpRunner::gatherDevice(uint64_t off, uint64_t bytes, uint8_t* dst) {
+// Copies a slice's bytes [off, off + bytes) of the user's segments into `buf` (gather) or back
+// from it (scatter): memcpy for host operations, copies on the codec stream for device ones.
+szResult_t OpRunner::copySlice(uint64_t off, uint64_t bytes, uint8_t* buf, bool gather) {
   szResult_t res = szSuccess;
   forPieces(off, bytes, [&](uint8_t* p, uint64_t pos, uint64_t n) {
+    uint8_t* dst = gather ? buf + pos : p;
+    const uint8_t* src = gather ? p : buf + pos;
+    if (!op_->device) {
+      memcpy(dst, src, n);
+      return;
+    }
     DeviceTask t;
     uint64_t ignored;
-    if (res == szSuccess && (res = deviceCopy(pipe_->device(), dst + pos, p, n, &t)) == szSuccess)
-      while (!deviceTaskPoll(pipe_->device(), &t, &res, &ignored)) {
-      }
-  });
-  return res;
-}
-
-szResult_t OpRunner::scatterDevice(uint64_t off, uint64_t bytes, const uint8_t* src) {
-  szResult_t res = szSuccess;
-  forPieces(off, bytes, [&](uint8_t* p, uint64_t pos, uint64_t n) {
-    DeviceTask t;
-    uint64_t ignored;
-    if (res == szSuccess && (res = deviceCopy(pipe_->device(), p, src + pos, n, &t)) == szSuccess)
+    if (res == szSuccess && (res = deviceCopy(pipe_->device(), dst, src, n, &t)) == szSuccess)
       while (!deviceTaskPoll(pipe_->device(), &t, &res, &ignored)) {
       }
   });
@@ -310,7 +305,7 @@ szResult_t OpRunner::startSlice(Slot& s, uint64_t slice) {
   SZCHECK(ensureSlot(s, frames_ || src == nullptr));
   if (op_->device) {
     if (src == nullptr) {
-      SZCHECK(gatherDevice(off, bytes, s.devStaging));
+      SZCHECK(copySlice(off, bytes, s.devStaging, true));
       src = s.devStaging;
     }
     if (frames_) SZCHECK(deviceEncode(pipe_->device(), src, count, op_->type, codebook(), s.frame,
@@ -320,14 +315,14 @@ szResult_t OpRunner::startSlice(Slot& s, uint64_t slice) {
     return szSuccess;
   }
   if (!frames_) {  // raw host slice: sent from the user's memory when contiguous
-    if (src == nullptr) forPieces(off, bytes, [&](uint8_t* p, uint64_t pos, uint64_t n) { memcpy(s.frame + pos, p, n); });
+    if (src == nullptr) SZCHECK(copySlice(off, bytes, s.frame, true));
     s.payloadBytes = bytes;
     s.ready = true;
     return szSuccess;
   }
   if (src == nullptr) {
     s.staging.resize(bytes);
-    forPieces(off, bytes, [&](uint8_t* p, uint64_t pos, uint64_t n) { memcpy(s.staging.data() + pos, p, n); });
+    SZCHECK(copySlice(off, bytes, s.staging.data(), true));
     src = s.staging.data();
   }
   szComm* comm = comm_;
@@ -507,7 +502,7 @@ szResult_t OpRunner::receivedSlice(Slot& s) {
     return szSuccess;
   }
   if (!frames_) {
-    if (direct == nullptr) forPieces(off, bytes, [&](uint8_t* p, uint64_t pos, uint64_t n) { memcpy(p, s.frame + pos, n); });
+    if (direct == nullptr) SZCHECK(copySlice(off, bytes, s.frame, false));
     s.ready = true;
     return szSuccess;
   }
@@ -588,9 +583,9 @@ bool OpRunner::stepRecv() {
             return true;
           }
         }
-        if (!op_->device && frames_ && contiguous(off, bytes) == nullptr)
-          forPieces(off, bytes, [&](uint8_t* p, uint64_t pos, uint64_t n) { memcpy(p, s.staging.data() + pos, n); });
-        if (op_->device && contiguous(off, bytes) == nullptr && failed(scatterDevice(off, bytes, s.devStaging)))
+        uint8_t* staging = op_->device ? s.devStaging : s.staging.data();
+        if ((op_->device || frames_) && contiguous(off, bytes) == nullptr &&
+            failed(copySlice(off, bytes, staging, false)))
           return true;
         s.ready = true;
       }
