@@ -18,6 +18,22 @@
 #endif
 
 namespace sz {
+namespace {
+
+// Whether this process sees a CUDA device (false in a build without CUDA); clears the error a
+// machine without a driver leaves.
+bool haveGpu() {
+#if SZ_HAVE_CUDA
+  int devices = 0;
+  bool yes = cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0;
+  cudaGetLastError();
+  return yes;
+#else
+  return false;
+#endif
+}
+
+}  // namespace
 
 szResult_t commFail(szComm* comm, szResult_t res) {
   int expected = szSuccess;
@@ -29,13 +45,7 @@ szResult_t resolveConfig(const szConfig_t* c, CommConfig* out) {
   if (c != nullptr && (c->magic != SZ_CONFIG_MAGIC || c->size != sizeof(szConfig_t)))
     return szSetError(szInvalidArgument, "szConfig_t not initialized with SZ_CONFIG_INITIALIZER");
   const char* wire = c && c->wire ? c->wire : getenv("SZ_WIRE");
-  if (wire == nullptr || *wire == '\0') {
-    wire = "tcp";
-#if SZ_HAVE_CUDA
-    int devices = 0;
-    if (cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0) wire = "nccl";
-#endif
-  }
+  if (wire == nullptr || *wire == '\0') wire = haveGpu() ? "nccl" : "tcp";
   out->wire = wire;
   out->codec = c && c->codec >= 0 ? c->codec : SZ_CODEC_AUTO;
   if (!(c && c->codec >= 0)) {
@@ -113,12 +123,7 @@ szResult_t initComm(szComm* comm, int nranks, const szUniqueId& id, int rank, vo
   comm->desc = comm->ack = szFindWire("tcp");
   if (comm->wire == nullptr)
     return szSetError(szInvalidArgument, "unknown or unavailable wire '%s'", comm->cfg.wire.c_str());
-#if SZ_HAVE_CUDA
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0)
-    SZCHECK(deviceContextCreate(comm->cfg.sliceBytes, &comm->device));
-  cudaGetLastError();
-#endif
+  if (haveGpu()) SZCHECK(deviceContextCreate(comm->cfg.sliceBytes, &comm->device));
   if (comm->wire->deviceMemory && comm->device == nullptr)
     return szSetError(szInvalidUsage, "wire '%s' needs a GPU", comm->cfg.wire.c_str());
   szWireConfig wc{comm->cfg.timeoutMs, 0, ncclComm, nullptr};
