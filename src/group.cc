@@ -111,15 +111,24 @@ szResult_t runPending(std::vector<PendingOp> pending) {
   // completion wait: a wait enqueued between them would make a later operation of the group
   // wait for an earlier one's completion, which may need the peer's progress on that later
   // one); the call returns once they are enqueued. Host operations are waited for.
-  for (auto& [comm, ops] : byComm)
-    for (const auto& op : ops)
-      if (op->device) SZCHECK(comm->pipeline->reserve(*op));
-  for (auto& [comm, ops] : byComm)
-    for (const auto& op : ops)
-      if (op->device) SZCHECK(deviceOpRecordReady(op->stream, &op->sync));
-  for (auto& [comm, ops] : byComm)
-    for (const auto& op : ops)
-      if (op->device) SZCHECK(deviceOpEnqueueWait(comm->device, op->stream, &op->sync));
+  szResult_t res = szSuccess;
+  for (int stage = 0; stage < 3 && res == szSuccess; ++stage)
+    for (auto& [comm, ops] : byComm)
+      for (const auto& op : ops) {
+        if (!op->device || res != szSuccess) continue;
+        res = stage == 0 ? comm->pipeline->reserve(*op)
+            : stage == 1 ? deviceOpRecordReady(op->stream, &op->sync)
+                         : deviceOpEnqueueWait(comm->device, op->stream, &op->sync);
+      }
+  if (res != szSuccess) {  // nothing runs: give the buffers back and release any enqueued wait
+    for (auto& [comm, ops] : byComm)
+      for (const auto& op : ops)
+        if (op->device) {
+          comm->pipeline->release(*op);
+          deviceOpComplete(comm->device, &op->sync);
+        }
+    return res;
+  }
   std::vector<std::pair<std::shared_ptr<GroupWait>, std::vector<std::shared_ptr<Op>>>> waits;
   for (auto& [comm, ops] : byComm) {
     std::vector<std::shared_ptr<Op>> host;
