@@ -9,6 +9,7 @@
 #include "../codec/frame.h"
 #include "cuda_check.h"
 #include "device_props.h"
+#include "kernel_loading.h"
 #include "thread_elems.cuh"
 
 namespace sz {
@@ -200,6 +201,14 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) decodeKernel(DecodePar
 }
 
 }  // namespace
+
+szResult_t loadDecodeKernels() {
+  cudaFuncAttributes a;
+  CUDACHECK(cudaFuncGetAttributes(&a, decodeKernel<true>));
+  CUDACHECK(cudaFuncGetAttributes(&a, decodeKernel<false>));
+  return szSuccess;
+}
+
 }  // namespace sz
 
 using namespace sz;

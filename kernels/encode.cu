@@ -12,6 +12,7 @@
 #include "../codec/frame.h"
 #include "cuda_check.h"
 #include "device_props.h"
+#include "kernel_loading.h"
 #include "thread_elems.cuh"
 
 namespace sz {
@@ -318,6 +319,21 @@ szResult_t launchEncode(const EncodeParams& p, bool aligned, int sms, cudaStream
 bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
 
 }  // namespace
+
+szResult_t loadEncodeKernels() {
+  cudaFuncAttributes a;
+  for (const void* f : {reinterpret_cast<const void*>(encodeKernel<szBfloat16, true>),
+                        reinterpret_cast<const void*>(encodeKernel<szBfloat16, false>),
+                        reinterpret_cast<const void*>(encodeKernel<szFloat32, true>),
+                        reinterpret_cast<const void*>(encodeKernel<szFloat32, false>),
+                        reinterpret_cast<const void*>(encodeKernel<szFloat8e5m2, true>),
+                        reinterpret_cast<const void*>(encodeKernel<szFloat8e5m2, false>),
+                        reinterpret_cast<const void*>(finalizeKernel<true>),
+                        reinterpret_cast<const void*>(finalizeKernel<false>),
+                        reinterpret_cast<const void*>(selectCodebookKernel)})
+    CUDACHECK(cudaFuncGetAttributes(&a, f));
+  return szSuccess;
+}
 }  // namespace sz
 
 using namespace sz;

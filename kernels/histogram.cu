@@ -5,6 +5,7 @@
 #include "../codec/dtype.h"
 #include "cuda_check.h"
 #include "device_props.h"
+#include "kernel_loading.h"
 
 namespace sz {
 namespace {
@@ -38,6 +39,12 @@ szResult_t launchHistogram(const void* d_data, size_t count, int type, unsigned 
   histogramKernel<<<unsigned(blocks), 256, 0, stream>>>(static_cast<const uint8_t*>(d_data), count,
                                                          type, d_counts);
   CUDACHECK(cudaGetLastError());
+  return szSuccess;
+}
+
+szResult_t loadHistogramKernels() {
+  cudaFuncAttributes a;
+  CUDACHECK(cudaFuncGetAttributes(&a, histogramKernel));
   return szSuccess;
 }
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "../kernels/cuda_check.h"
+#include "../kernels/kernel_loading.h"
 
 namespace sz {
 
@@ -42,6 +43,9 @@ szResult_t deviceContextCreate(size_t maxSliceBytes, DeviceContext** out) {
   *out = c;
   CUDACHECK(cudaGetDevice(&c->device));
   CUDACHECK(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
+  SZCHECK(loadEncodeKernels());
+  SZCHECK(loadDecodeKernels());
+  SZCHECK(loadHistogramKernels());
   size_t temp = 0, t;
   for (szDataType_t type : {szBfloat16, szFloat32, szFloat8e5m2}) {
     SZCHECK(szEncodeTempSize(maxSliceBytes / szTypeSize(type) + 1, type, &t));

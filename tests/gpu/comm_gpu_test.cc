@@ -43,8 +43,8 @@ void exchange(const Case& c, size_t* wrong, szResult_t* err) {
       cudaMalloc(&recv, bytes + 1);
       cudaMemcpy(send, data.data(), bytes, cudaMemcpyHostToDevice);
       cudaMemset(recv, 0xA5, bytes + 1);
-      cudaStream_t s;
-      cudaStreamCreate(&s);
+      cudaStream_t s;  // non-blocking: with one GPU, the other rank's cudaMemcpy must not wait for it
+      cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
       int peer = 1 - r;
       szGroupStart();
       if (c.segments <= 1) {

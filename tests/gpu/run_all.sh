@@ -18,13 +18,28 @@ declare -a SUMMARY
 
 step() {  # step NAME CMD...: runs CMD (at most STEP_TIMEOUT s), logs to $LOGS/NAME.log, records pass/fail
   local name=$1; shift
-  local t0=$SECONDS
-  timeout "${STEP_TIMEOUT:-300}" "$@" >"$LOGS/$name.log" 2>&1
+  local t0=$SECONDS limit=${STEP_TIMEOUT:-300}
+  timeout "$limit" "$@" >"$LOGS/$name.log" 2>&1 &
+  local pid=$!
+  # A step about to time out is hung: its threads' stacks (cuda-gdb; there is no gdb) go to the log.
+  ( sleep $((limit > 40 ? limit - 25 : limit)); kill -0 $pid 2>/dev/null && dump_stacks $pid >>"$LOGS/$name.log" 2>&1 ) &
+  local watcher=$!
+  wait $pid
   local rc=$?
+  kill $watcher 2>/dev/null
   SUMMARY+=("$(printf '%-22s %-5s %4ds' "$name" "$([ $rc = 0 ] && echo ok || echo FAIL)" $((SECONDS - t0)))")
-  { echo "=== $name rc=$rc"; tail -n 40 "$LOGS/$name.log"; } >>"$OUT/steps.log"  # kept if the run is cut short
+  { echo "=== $name rc=$rc"; tail -n "$([ $rc = 0 ] && echo 40 || echo 200)" "$LOGS/$name.log"; } >>"$OUT/steps.log"  # kept if the run is cut short
   [ $rc = 0 ] || tail -n 30 "$LOGS/$name.log"
   return $rc
+}
+
+dump_stacks() {  # dump_stacks PID: every thread's stack of our programs under PID
+  local p
+  for p in $(ps -e -o pid=,ppid= | awk -v root="$1" '{kid[$2]=kid[$2] " " $1} END {n=split(root, q); for (i=1; i<=n; i++) {print q[i]; m=split(kid[q[i]], k, " "); for (j=1; j<=m; j++) q[++n]=k[j]}}'); do
+    case "$(cat /proc/"$p"/comm 2>/dev/null)" in splitzip*|disagg*|sendrecv*) ;; *) continue ;; esac
+    echo "--- stacks of $p $(cat /proc/"$p"/comm)"
+    timeout 20 cuda-gdb -batch -p "$p" -ex "thread apply all bt 12" 2>&1 | grep -E "^#|^Thread" | cut -c1-200 | head -120
+  done
 }
 
 # Debian packages the image may lack (isal, gtest, fmt, CLI11, nlohmann-json), carried as .deb.
