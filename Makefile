@@ -84,7 +84,7 @@ $(BUILD)/obj/%.o: %.cu $(CONFIG_STAMP)
 
 $(LIB): $(LIB_OBJS)
 	@mkdir -p $(dir $@)
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 $(SHLIB): $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	$(CXX) -shared -o $@ $^ $(LDFLAGS) $(LDLIBS)
