@@ -1,15 +1,20 @@
 // CUDA implementation of device_ops.h: the codec stream, a pool of mapped result slots,
-// completion flags released through cuStreamWaitValue32 (found at run time, so the library
-// does not link the driver), and the slice tasks.
+// completion flags in device memory that the user's stream waits on (cuStreamWaitValue32) and
+// the codec stream writes (cuStreamWriteValue32), both found at run time so the library does
+// not link the driver, and the slice tasks. A flag in host memory written by the CPU was never
+// seen by the waiting stream on the H200 machines (every device operation hung); device memory
+// written by a stream is the path stream memory operations are made for.
 #include "device_ops.h"
 
 #include "checks.h"
+#include "debug.h"
 
 #if SZ_HAVE_CUDA
 #include <cuda.h>
 #include <cuda_runtime.h>
 
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include "../kernels/cuda_check.h"
@@ -21,7 +26,7 @@ namespace {
 constexpr int kResultSlots = 4096;
 constexpr int kFlags = 4096;
 enum TaskKind { kEncode = 1, kDecode = 2, kCopy = 3 };
-using WaitValueFn = CUresult (*)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
+using StreamValueFn = CUresult (*)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
 }  // namespace
 
 struct DeviceContext {
@@ -30,12 +35,14 @@ struct DeviceContext {
   void* temp = nullptr;
   size_t tempBytes = 0;
   uint64_t* results = nullptr;  // mapped: encode frame sizes / decode statuses
-  uint32_t* flags = nullptr;    // mapped completion flags
+  uint32_t* flags = nullptr;    // device memory: completion flags
   uint32_t gens[kFlags] = {};
+  bool flagBusy[kFlags] = {};
   std::vector<int> freeResults;
   int nextFlag = 0;
   std::mutex mu;
-  WaitValueFn waitValue = nullptr;
+  StreamValueFn waitValue = nullptr;
+  StreamValueFn writeValue = nullptr;
 };
 
 szResult_t deviceContextCreate(size_t maxSliceBytes, DeviceContext** out) {
@@ -54,14 +61,17 @@ szResult_t deviceContextCreate(size_t maxSliceBytes, DeviceContext** out) {
   CUDACHECK(cudaMalloc(&c->temp, temp));
   c->tempBytes = temp;
   CUDACHECK(cudaHostAlloc(&c->results, kResultSlots * sizeof(uint64_t), cudaHostAllocMapped));
-  CUDACHECK(cudaHostAlloc(&c->flags, kFlags * sizeof(uint32_t), cudaHostAllocMapped));
+  CUDACHECK(cudaMalloc(&c->flags, kFlags * sizeof(uint32_t)));
+  CUDACHECK(cudaMemset(c->flags, 0, kFlags * sizeof(uint32_t)));
   for (int i = kResultSlots - 1; i >= 0; --i) c->freeResults.push_back(i);
-  cudaDriverEntryPointQueryResult q;
-  void* fn = nullptr;
-  CUDACHECK(cudaGetDriverEntryPointByVersion("cuStreamWaitValue32", &fn, 12000, cudaEnableDefault, &q));
-  if (q != cudaDriverEntryPointSuccess || fn == nullptr)
-    return szSetError(szUnhandledCudaError, "cuStreamWaitValue32 is not available");
-  c->waitValue = reinterpret_cast<WaitValueFn>(fn);
+  for (auto [name, fn] : {std::pair{"cuStreamWaitValue32", &c->waitValue}, std::pair{"cuStreamWriteValue32", &c->writeValue}}) {
+    cudaDriverEntryPointQueryResult q;
+    void* p = nullptr;
+    CUDACHECK(cudaGetDriverEntryPointByVersion(name, &p, 12000, cudaEnableDefault, &q));
+    if (q != cudaDriverEntryPointSuccess || p == nullptr)
+      return szSetError(szUnhandledCudaError, "%s is not available", name);
+    *fn = reinterpret_cast<StreamValueFn>(p);
+  }
   return szSuccess;
 }
 
@@ -79,7 +89,7 @@ void deviceContextDestroy(DeviceContext* c) {
   }
   cudaFree(c->temp);
   cudaFreeHost(c->results);
-  cudaFreeHost(c->flags);
+  cudaFree(c->flags);
   delete c;
 }
 
@@ -105,16 +115,17 @@ szResult_t deviceOpRecordReady(cudaStream_t user, DeviceOpSync* s) {
 szResult_t deviceOpEnqueueWait(DeviceContext* c, cudaStream_t user, DeviceOpSync* s) {
   {
     std::lock_guard<std::mutex> lock(c->mu);
+    // A flag in use is skipped: its release, a plain store, must not land after a newer use's.
+    int tried = 0;
+    while (c->flagBusy[c->nextFlag] && ++tried < kFlags) c->nextFlag = (c->nextFlag + 1) % kFlags;
+    if (tried == kFlags) return szSetError(szInternalError, "more than %d device operations in flight", kFlags);
     s->flag = c->nextFlag;
     c->nextFlag = (c->nextFlag + 1) % kFlags;
-    // Generations only grow, so a late release of an older use of this flag never blocks a
-    // newer one (the wait is "greater or equal").
-    s->gen = ++c->gens[s->flag];
+    c->flagBusy[s->flag] = true;
+    s->gen = ++c->gens[s->flag];  // the wait is "greater or equal": generations only grow
   }
-  void* dptr;
-  CUDACHECK(cudaHostGetDevicePointer(&dptr, c->flags + s->flag, 0));
-  CUresult r = c->waitValue(reinterpret_cast<CUstream>(user), reinterpret_cast<CUdeviceptr>(dptr), s->gen,
-                            CU_STREAM_WAIT_VALUE_GEQ);
+  CUresult r = c->waitValue(reinterpret_cast<CUstream>(user), reinterpret_cast<CUdeviceptr>(c->flags + s->flag),
+                            s->gen, CU_STREAM_WAIT_VALUE_GEQ);
   if (r != CUDA_SUCCESS) return szSetError(szUnhandledCudaError, "cuStreamWaitValue32 failed: %d", (int)r);
   return szSuccess;
 }
@@ -129,7 +140,15 @@ bool deviceOpReady(const DeviceOpSync& s) {
 }
 
 void deviceOpComplete(DeviceContext* c, DeviceOpSync* s) {
-  if (s->flag >= 0) __atomic_store_n(&c->flags[s->flag], s->gen, __ATOMIC_RELEASE);
+  // After the operation's codec work on the codec stream, which never waits for the user's
+  // stream after the ready event.
+  if (s->flag >= 0 && c->writeValue(reinterpret_cast<CUstream>(c->stream),
+                                    reinterpret_cast<CUdeviceptr>(c->flags + s->flag), s->gen, 0) != CUDA_SUCCESS)
+    WARN("cannot release the user's stream of a device operation (flag %d)", s->flag);
+  if (s->flag >= 0) {
+    std::lock_guard<std::mutex> lock(c->mu);
+    c->flagBusy[s->flag] = false;
+  }
   if (s->ready) cudaEventDestroy(reinterpret_cast<cudaEvent_t>(s->ready));
   s->ready = nullptr;
   s->flag = -1;
