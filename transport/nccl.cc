@@ -180,6 +180,30 @@ szResult_t progressLane(NcclWire* w, Lane& l) {
   return szSuccess;
 }
 
+// NCCL connects two ranks at their first send/receive (NCCL_RUNTIME_CONNECT), which allocates
+// and maps memory and can synchronize the device. The progress thread must never do that while
+// a user's stream waits for it (a deadlock), so every connection a lane carries is made here:
+// one 8-byte message to every peer this lane sends to, and from every peer it receives from.
+szResult_t connectLane(NcclWire* w, Lane* l) {
+  NCCLCHECK(ncclGroupStart());
+  for (int p = 0; p < w->nranks; ++p) {
+    if (p == w->rank) continue;
+    uint64_t* slot = l->sizeDev + 1 + p % (kSizeSlots - 1);
+    if (&laneFor(w, true, p) == l) NCCLCHECK(ncclSend(l->sizeDev, sizeof(uint64_t), ncclUint8, p, l->comm, l->stream));
+    if (&laneFor(w, false, p) == l) NCCLCHECK(ncclRecv(slot, sizeof(uint64_t), ncclUint8, p, l->comm, l->stream));
+  }
+  NCCLCHECK(ncclGroupEnd());
+  auto start = Clock::now();
+  for (;;) {
+    cudaError_t e = cudaStreamQuery(l->stream);
+    if (e == cudaSuccess) return szSuccess;
+    if (e != cudaErrorNotReady) CUDACHECK(e);
+    if (w->timeoutMs > 0 && Clock::now() - start > std::chrono::milliseconds(w->timeoutMs))
+      return szSetError(szTimeout, "nccl wire: rank %d: connecting to its peers took more than %d ms", w->rank,
+                        w->timeoutMs);
+  }
+}
+
 szResult_t ncclConnect(szBootstrap* b, const szWireConfig& cfg, void** wireComm) {
   auto* w = new NcclWire();
   w->rank = szBootstrapRank(b);
@@ -199,6 +223,8 @@ szResult_t ncclConnect(szBootstrap* b, const szWireConfig& cfg, void** wireComm)
   }
   if (res == szSuccess) res = initLane(w, &w->up);
   if (res == szSuccess) res = initLane(w, &w->down);
+  if (res == szSuccess) res = connectLane(w, &w->up);
+  if (res == szSuccess) res = connectLane(w, &w->down);
   if (res != szSuccess) {
     freeLane(&w->up, true);
     freeLane(&w->down, true);
