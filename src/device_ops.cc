@@ -1,9 +1,8 @@
 // CUDA implementation of device_ops.h: the codec stream, a pool of mapped result slots,
 // completion flags in device memory that the user's stream waits on (cuStreamWaitValue32) and
 // the codec stream writes (cuStreamWriteValue32), both found at run time so the library does
-// not link the driver, and the slice tasks. A flag in host memory written by the CPU was never
-// seen by the waiting stream on the H200 machines (every device operation hung); device memory
-// written by a stream is the path stream memory operations are made for.
+// not link the driver, and the slice tasks. The flag lives in device memory and is written by
+// a stream, after the operation's codec work: the GPU never polls host memory across PCIe.
 #include "device_ops.h"
 
 #include "checks.h"
