@@ -38,7 +38,11 @@ dump_stacks() {  # dump_stacks PID: every thread's stack of our programs under P
   for p in $(ps -e -o pid=,ppid= | awk -v root="$1" '{kid[$2]=kid[$2] " " $1} END {n=split(root, q); for (i=1; i<=n; i++) {print q[i]; m=split(kid[q[i]], k, " "); for (j=1; j<=m; j++) q[++n]=k[j]}}'); do
     case "$(cat /proc/"$p"/comm 2>/dev/null)" in splitzip*|disagg*|sendrecv*) ;; *) continue ;; esac
     echo "--- stacks of $p $(cat /proc/"$p"/comm)"
-    timeout 20 cuda-gdb -batch -p "$p" -ex "thread apply all bt 12" 2>&1 | grep -E "^#|^Thread" | cut -c1-200 | head -120
+    # Frames with a name (library frames are stripped); NCCL's and CUDA's own idle threads left out.
+    timeout 20 cuda-gdb -batch -p "$p" -ex "thread apply all bt 40" 2>&1 | grep -E "^#|^Thread" |
+      awk '/^Thread/ {if (keep) printf "%s", buf; buf = $0 "\n"; keep = 0; n = 0; next}
+           {if (++n <= 3 || $0 !~ / in \?\? /) buf = buf $0 "\n"; if ($0 ~ / in (sz|main|run|transfer|exchange|cuda|nccl)/) keep = 1}
+           END {if (keep) printf "%s", buf}' | cut -c1-200 | head -150
   done
 }
 
