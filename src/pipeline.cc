@@ -167,6 +167,9 @@ class OpRunner {
     return true;
   }
   bool hostWire() const { return !comm_->wire->deviceMemory; }
+  // Raw slices travel straight from and into the user's memory when the wire moves memory of
+  // its kind: host buffers on a host wire, device buffers on a device wire.
+  bool directRaw() const { return !frames_ && op_->device != hostWire(); }
   // The communicator's codebook is for one type; the other compressible types use their default.
   const szCodebook_t* codebook() const {
     return comm_->cfg.codebook.type == op_->type ? &comm_->cfg.codebook : nullptr;
@@ -303,6 +306,11 @@ szResult_t OpRunner::startSlice(Slot& s, uint64_t slice) {
   uint64_t off = sliceOffset(slice), bytes = sliceBytes(slice), count = bytes / elemBytes_;
   uint8_t* src = contiguous(off, bytes);
   SZCHECK(ensureSlot(s, frames_ || src == nullptr));
+  if (op_->device && directRaw() && src != nullptr) {
+    s.payloadBytes = bytes;
+    s.ready = true;
+    return szSuccess;
+  }
   if (op_->device) {
     if (src == nullptr) {
       SZCHECK(copySlice(off, bytes, s.devStaging, true));
@@ -365,7 +373,7 @@ szResult_t OpRunner::postSend(Slot& s) {
   const szWire* w = comm_->wire;
   uint64_t bytes = sliceBytes(uint64_t(s.slice));
   const uint8_t* payload = s.frame;
-  if (!op_->device && !frames_ && contiguous(sliceOffset(uint64_t(s.slice)), bytes))
+  if (directRaw() && contiguous(sliceOffset(uint64_t(s.slice)), bytes))
     payload = contiguous(sliceOffset(uint64_t(s.slice)), bytes);
   if (frames_ && (!op_->device || hostWire())) {  // the frame is in host memory: count its escapes
     szFrameInfo_t info;
@@ -462,7 +470,7 @@ szResult_t OpRunner::postRecv(Slot& s, uint64_t slice) {
   uint64_t bytes = sliceBytes(slice);
   size_t cap = bytes;
   if (frames_) SZCHECK(szEncodeMaxSize(bytes / elemBytes_, op_->type, &cap));
-  uint8_t* direct = !op_->device && !frames_ ? contiguous(sliceOffset(slice), bytes) : nullptr;
+  uint8_t* direct = directRaw() ? contiguous(sliceOffset(slice), bytes) : nullptr;
   SZCHECK(ensureSlot(s, direct == nullptr));
   uint8_t* dst = direct ? direct : s.frame;
   s.slice = int64_t(slice);
@@ -480,7 +488,7 @@ szResult_t OpRunner::receivedSlice(Slot& s) {
                       comm_->rank, (unsigned long long)slice, op_->peer, (unsigned long long)got,
                       (unsigned long long)bytes);
   uint8_t* direct = contiguous(off, bytes);
-  const uint8_t* payload = !op_->device && !frames_ && direct ? direct : s.frame;
+  const uint8_t* payload = directRaw() && direct ? direct : s.frame;
   if (hostWire()) {
     const SliceHeader& h = s.hdr;
     if (s.hdrReq.bytes != sizeof(SliceHeader) || h.magic != kSliceMagic || h.seq != seq_ || h.slice != slice ||
@@ -490,6 +498,10 @@ szResult_t OpRunner::receivedSlice(Slot& s) {
     if (desc_.crc && crc32c(payload, got) != h.crc)
       return szSetError(szCorruptFrame, "rank %d: slice %llu from rank %d fails its CRC32C", comm_->rank,
                         (unsigned long long)slice, op_->peer);
+  }
+  if (directRaw() && direct != nullptr) {  // already in place
+    s.ready = true;
+    return szSuccess;
   }
   if (op_->device) {
     uint8_t* dst = direct;
@@ -502,7 +514,7 @@ szResult_t OpRunner::receivedSlice(Slot& s) {
     return szSuccess;
   }
   if (!frames_) {
-    if (direct == nullptr) SZCHECK(copySlice(off, bytes, s.frame, false));
+    SZCHECK(copySlice(off, bytes, s.frame, false));
     s.ready = true;
     return szSuccess;
   }
