@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "../transport/transport.h"
+#include "auto_model.h"
 #include "device_ops.h"
 #include "splitzip.h"
 
@@ -74,12 +75,7 @@ struct szComm {
   const szWire* ack = nullptr;
   void* ackComm = nullptr;
   sz::DeviceContext* device = nullptr;  // null without a usable GPU
-  // SZ_CODEC_AUTO's online model: the measured end-to-end throughput (uncompressed bytes per
-  // second) of this rank's sends with and without the codec (guarded by statsMu).
-  struct AutoModel {
-    double framesBps = 0, rawBps = 0;
-    int sinceExplore = 0;
-  } autoModel;
+  sz::AutoModel autoModel;  // SZ_CODEC_AUTO: frames or raw, per peer and message size
   std::unique_ptr<sz::Pipeline> pipeline;
   std::atomic<int> asyncError{szSuccess};
   std::mutex statsMu;

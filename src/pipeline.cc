@@ -74,36 +74,14 @@ struct Pending {
   }
 };
 
-constexpr int kAutoExplorePeriod = 16;  // auto mode re-measures the other mode this often
-
 // Whether an operation's slices travel as SplitZip frames: compressible type and codec on; or
-// auto, large enough that the pipeline can hide the codec's latency, and faster end to end
-// than the raw wire by the online model (docs/PIPELINE.md): the first eligible sends measure
-// both modes, later ones take the faster, re-measuring the other every 16 sends.
-bool useFrames(szComm* comm, szDataType_t type, uint64_t bytes) {
+// auto, large enough that the pipeline can hide the codec's latency, and faster end to end than
+// the raw wire by the online model (auto_model.h).
+bool useFrames(szComm* comm, int peer, szDataType_t type, uint64_t bytes) {
   const CommConfig& cfg = comm->cfg;
   if (!szTypeIsCompressible(type) || cfg.codec == SZ_CODEC_OFF) return false;
   if (cfg.codec == SZ_CODEC_ON) return true;
-  if (bytes < uint64_t(szParamAutoMinBytes())) return false;
-  std::lock_guard<std::mutex> lock(comm->statsMu);
-  auto& m = comm->autoModel;
-  if (m.framesBps == 0) return true;
-  if (m.rawBps == 0) return false;
-  bool faster = m.framesBps >= m.rawBps;
-  if (++m.sinceExplore >= kAutoExplorePeriod) {
-    m.sinceExplore = 0;
-    return !faster;
-  }
-  return faster;
-}
-
-// Feeds a completed send into the auto model (an exponential average of its throughput).
-void recordThroughput(szComm* comm, bool frames, uint64_t bytes, double secs) {
-  if (comm->cfg.codec != SZ_CODEC_AUTO || bytes < uint64_t(szParamAutoMinBytes()) || secs <= 0) return;
-  std::lock_guard<std::mutex> lock(comm->statsMu);
-  double& bps = frames ? comm->autoModel.framesBps : comm->autoModel.rawBps;
-  double now = double(bytes) / secs;
-  bps = bps == 0 ? now : 0.5 * bps + 0.5 * now;
+  return bytes >= uint64_t(szParamAutoMinBytes()) && comm->autoModel.useFrames(peer, bytes);
 }
 
 }  // namespace
@@ -403,7 +381,7 @@ bool OpRunner::stepSend() {
   bool moved = false;
   if (!started_) {
     started_ = true;
-    frames_ = useFrames(comm_, op_->type, op_->count * elemBytes_);
+    frames_ = useFrames(comm_, op_->peer, op_->type, op_->count * elemBytes_);
     startTime_ = Clock::now();
     desc_ = OpDesc{kOpMagic, kProtocolVersion, seq_, frames_ ? 1u : 0u, op_->count, sliceElems_,
                    numSlices_, uint32_t(op_->type), comm_->cfg.crc ? 1u : 0u};
@@ -457,7 +435,9 @@ bool OpRunner::stepSend() {
                         ack_.status == szInvalidUsage ? "does not match" : "failed",
                         (unsigned long long)ack_.count, ack_.type));
     } else if (completed_ == numSlices_ && descReq_.done) {
-      recordThroughput(comm_, frames_, op_->count * elemBytes_, seconds(startTime_, Clock::now()));
+      uint64_t total = op_->count * elemBytes_;
+      if (comm_->cfg.codec == SZ_CODEC_AUTO && total >= uint64_t(szParamAutoMinBytes()))
+        comm_->autoModel.record(op_->peer, total, frames_, seconds(startTime_, Clock::now()));
       finish(szSuccess);
     }
     return true;
