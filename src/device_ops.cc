@@ -129,18 +129,13 @@ szResult_t deviceOpEnqueueWait(DeviceContext* c, cudaStream_t user, DeviceOpSync
   return szSuccess;
 }
 
-szResult_t deviceOpBegin(DeviceContext* c, const DeviceOpSync& s) {
-  CUDACHECK(cudaStreamWaitEvent(c->stream, reinterpret_cast<cudaEvent_t>(s.ready), 0));
-  return szSuccess;
-}
-
 bool deviceOpReady(const DeviceOpSync& s) {
   return cudaEventQuery(reinterpret_cast<cudaEvent_t>(s.ready)) != cudaErrorNotReady;
 }
 
 void deviceOpComplete(DeviceContext* c, DeviceOpSync* s) {
-  // After the operation's codec work on the codec stream, which never waits for the user's
-  // stream after the ready event.
+  // Queued after the operation's codec work on the codec stream, which never waits on a user's
+  // stream (device_ops.h).
   if (s->flag >= 0 && c->writeValue(reinterpret_cast<CUstream>(c->stream),
                                     reinterpret_cast<CUdeviceptr>(c->flags + s->flag), s->gen, 0) != CUDA_SUCCESS)
     WARN("cannot release the user's stream of a device operation (flag %d)", s->flag);
@@ -235,7 +230,6 @@ szResult_t deviceAlloc(bool, size_t, void**) { return noCuda(); }
 void deviceFree(bool, void*) {}
 szResult_t deviceOpRecordReady(cudaStream_t, DeviceOpSync*) { return noCuda(); }
 szResult_t deviceOpEnqueueWait(DeviceContext*, cudaStream_t, DeviceOpSync*) { return noCuda(); }
-szResult_t deviceOpBegin(DeviceContext*, const DeviceOpSync&) { return noCuda(); }
 bool deviceOpReady(const DeviceOpSync&) { return true; }
 void deviceOpComplete(DeviceContext*, DeviceOpSync*) {}
 szResult_t deviceEncode(DeviceContext*, const void*, size_t, szDataType_t, const szCodebook_t*, void*, size_t,

@@ -1,9 +1,13 @@
 // The device side of the pipeline: per-communicator CUDA resources (codec stream, encode temp
 // memory, completion flags) and the slice work the progress thread issues on the codec stream.
-// Stream semantics (NCCL's): a device operation is ordered after the user's earlier work on
-// its stream by an event the codec stream waits on, and the user's later work waits (a stream
-// wait on a host-written flag) until the operation is complete: no host synchronization on the
-// user's stream. Without CUDA every call returns szUnhandledCudaError.
+// Stream semantics (NCCL's): a device operation touches the user's memory only once the ready
+// event recorded on its stream at the call has completed (the progress thread polls it), and
+// the user's later work waits (a stream wait on a completion flag) until the operation is
+// complete: no host synchronization on the user's stream. The codec stream, shared by all the
+// operations of the communicator, never waits on a user's stream: an operation of a later group
+// is ready only once the earlier ones completed, and their codec work and completion flags are
+// queued on the codec stream, so a codec-stream wait for it would deadlock them.
+// Without CUDA every call returns szUnhandledCudaError.
 #pragma once
 
 #include <cstddef>
@@ -38,9 +42,8 @@ struct DeviceOpSync {
 // the group recorded its event) enqueues the wait that holds the user's later work.
 szResult_t deviceOpRecordReady(cudaStream_t user, DeviceOpSync* sync);
 szResult_t deviceOpEnqueueWait(DeviceContext* ctx, cudaStream_t user, DeviceOpSync* sync);
-// Progress thread: orders the codec stream after the user's earlier work.
-szResult_t deviceOpBegin(DeviceContext* ctx, const DeviceOpSync& sync);
-// Progress thread: true once the user's earlier work is done (for wires that read user memory).
+// Progress thread: true once the user's earlier work is done; no slice of the operation starts
+// before.
 bool deviceOpReady(const DeviceOpSync& sync);
 // Progress thread: releases the user's stream (also after a failure) and frees the event.
 void deviceOpComplete(DeviceContext* ctx, DeviceOpSync* sync);

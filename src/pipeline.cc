@@ -264,16 +264,7 @@ void OpRunner::finish(szResult_t res) {
 // messages; a runner starts only then, so messages follow the submission order.
 bool OpRunner::step(bool mayPost) {
   if (finished_) return false;
-  if (!started_) {
-    if (!mayPost) return false;
-    if (op_->device) {
-      szResult_t res = deviceOpBegin(pipe_->device(), op_->sync);
-      if (res != szSuccess) {
-        finish(res);
-        return true;
-      }
-    }
-  }
+  if (!started_ && !mayPost) return false;
   return op_->send ? stepSend() : stepRecv();
 }
 
@@ -407,7 +398,7 @@ bool OpRunner::stepSend() {
       s.payReq.reset();
       ++completed_;
     }
-    if (s.slice < 0 && nextStart_ < numSlices_ && (!op_->device || frames_ || deviceOpReady(op_->sync))) {
+    if (s.slice < 0 && nextStart_ < numSlices_ && (!op_->device || deviceOpReady(op_->sync))) {
       if (failed(startSlice(s, nextStart_++))) return true;
       moved = true;
     }
