@@ -18,6 +18,7 @@ struct Case {
   int codec;
   size_t count;
   int segments;  // > 1: szSendv/szRecvv with this many pieces
+  int groups;    // exchanges queued back to back on the stream before it is synchronized
 };
 
 // Two ranks exchange `count` BF16 elements both ways at once; returns the wrong elements.
@@ -46,26 +47,28 @@ void exchange(const Case& c, size_t* wrong, szResult_t* err) {
       cudaStream_t s;  // non-blocking: with one GPU, the other rank's cudaMemcpy must not wait for it
       cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
       int peer = 1 - r;
-      szGroupStart();
-      if (c.segments <= 1) {
-        szSend(send, c.count, szBfloat16, peer, comm, s);
-        szRecv(recv, c.count, szBfloat16, peer, comm, s);
-      } else {
-        std::vector<const void*> sp;
-        std::vector<void*> rp;
-        std::vector<size_t> sc, rc;
-        size_t piece = c.count / size_t(c.segments);
-        for (int i = 0; i < c.segments; ++i) {
-          size_t n = i + 1 == c.segments ? c.count - piece * size_t(i) : piece;
-          sp.push_back(send + 2 * piece * size_t(i));
-          rp.push_back(recv + 2 * piece * size_t(i));
-          sc.push_back(n);
-          rc.push_back(n);
+      for (int g = 0; g < c.groups && res[r] == szSuccess; ++g) {
+        szGroupStart();
+        if (c.segments <= 1) {
+          szSend(send, c.count, szBfloat16, peer, comm, s);
+          szRecv(recv, c.count, szBfloat16, peer, comm, s);
+        } else {
+          std::vector<const void*> sp;
+          std::vector<void*> rp;
+          std::vector<size_t> sc, rc;
+          size_t piece = c.count / size_t(c.segments);
+          for (int i = 0; i < c.segments; ++i) {
+            size_t n = i + 1 == c.segments ? c.count - piece * size_t(i) : piece;
+            sp.push_back(send + 2 * piece * size_t(i));
+            rp.push_back(recv + 2 * piece * size_t(i));
+            sc.push_back(n);
+            rc.push_back(n);
+          }
+          szSendv(sp.data(), sc.data(), c.segments, szBfloat16, peer, comm, s);
+          szRecvv(rp.data(), rc.data(), c.segments, szBfloat16, peer, comm, s);
         }
-        szSendv(sp.data(), sc.data(), c.segments, szBfloat16, peer, comm, s);
-        szRecvv(rp.data(), rc.data(), c.segments, szBfloat16, peer, comm, s);
+        res[r] = szGroupEnd();
       }
-      res[r] = szGroupEnd();
       if (cudaStreamSynchronize(s) != cudaSuccess) res[r] = szUnhandledCudaError;
       szResult_t async = szSuccess;
       szCommGetAsyncError(comm, &async);
@@ -103,14 +106,16 @@ TEST_P(CommGpu, ExchangeIsBitExact) {
 
 INSTANTIATE_TEST_SUITE_P(
     Wires, CommGpu,
-    ::testing::Values(Case{"nccl", SZ_CODEC_ON, 1, 1}, Case{"nccl", SZ_CODEC_ON, 1000, 1},
-                      Case{"nccl", SZ_CODEC_ON, (4 << 20) + 3, 1}, Case{"nccl", SZ_CODEC_OFF, (4 << 20) + 3, 1},
-                      Case{"nccl", SZ_CODEC_AUTO, 32 << 20, 1}, Case{"nccl", SZ_CODEC_ON, (2 << 20) + 7, 5},
-                      Case{"tcp", SZ_CODEC_ON, (4 << 20) + 3, 1}, Case{"tcp", SZ_CODEC_OFF, (1 << 20) + 1, 1},
-                      Case{"tcp", SZ_CODEC_ON, (1 << 20) + 7, 3}),
+    ::testing::Values(Case{"nccl", SZ_CODEC_ON, 1, 1, 1}, Case{"nccl", SZ_CODEC_ON, 1000, 1, 1},
+                      Case{"nccl", SZ_CODEC_ON, (4 << 20) + 3, 1, 1}, Case{"nccl", SZ_CODEC_OFF, (4 << 20) + 3, 1, 1},
+                      Case{"nccl", SZ_CODEC_AUTO, 32 << 20, 1, 1}, Case{"nccl", SZ_CODEC_ON, (2 << 20) + 7, 5, 1},
+                      Case{"nccl", SZ_CODEC_ON, (3 << 20) + 1, 1, 6}, Case{"nccl", SZ_CODEC_OFF, (3 << 20) + 1, 2, 6},
+                      Case{"tcp", SZ_CODEC_ON, (4 << 20) + 3, 1, 1}, Case{"tcp", SZ_CODEC_OFF, (1 << 20) + 1, 1, 1},
+                      Case{"tcp", SZ_CODEC_ON, (1 << 20) + 7, 3, 1}, Case{"tcp", SZ_CODEC_ON, (1 << 20) + 7, 1, 4}),
     [](const ::testing::TestParamInfo<Case>& i) {
       return std::string(i.param.wire) + "_codec" + std::to_string(i.param.codec) + "_n" +
-             std::to_string(i.param.count) + "_seg" + std::to_string(i.param.segments);
+             std::to_string(i.param.count) + "_seg" + std::to_string(i.param.segments) + "_groups" +
+             std::to_string(i.param.groups);
     });
 
 }  // namespace
