@@ -126,9 +126,10 @@ szResult_t initComm(szComm* comm, int nranks, const szUniqueId& id, int rank, vo
   if (haveGpu()) SZCHECK(deviceContextCreate(comm->cfg.sliceBytes, &comm->device));
   if (comm->wire->deviceMemory && comm->device == nullptr)
     return szSetError(szInvalidUsage, "wire '%s' needs a GPU", comm->cfg.wire.c_str());
-  szWireConfig wc{comm->cfg.timeoutMs, 0, ncclComm, nullptr};
+  szWireConfig wc{comm->cfg.timeoutMs, 0, ncclComm, 0};
   SZCHECK(comm->wire->connect(comm->bootstrap, wc, &comm->wireComm));
   wc.ncclComm = nullptr;
+  wc.idleRequests = 1;  // an acknowledgement comes only once the whole operation is decoded
   SZCHECK(comm->desc->connect(comm->bootstrap, wc, &comm->descComm));
   SZCHECK(comm->ack->connect(comm->bootstrap, wc, &comm->ackComm));
   size_t slotBytes = 0;  // the largest frame of a slice of the smallest element type

@@ -176,6 +176,7 @@ class OpRunner {
   std::vector<Slot> slots_;
   uint64_t nextStart_ = 0, nextPost_ = 0, completed_ = 0;
   Clock::time_point startTime_;
+  Clock::time_point lastMoved_ = Clock::now();
 };
 
 uint8_t* OpRunner::contiguous(uint64_t offset, uint64_t bytes) const {
@@ -262,10 +263,25 @@ void OpRunner::finish(szResult_t res) {
 
 // `mayPost`: this runner is the first of its (peer, direction) that has not posted all its
 // messages; a runner starts only then, so messages follow the submission order.
+// An operation that makes no progress for the timeout fails with szTimeout. The control
+// channels wait without a limit of their own (an acknowledgement may come long after the
+// operation started, while its slices move); the data wire times out its own requests by the
+// bytes they move, so an operation with slices on the wire is not late here, nor a device
+// operation still waiting for the user's earlier work on its stream.
 bool OpRunner::step(bool mayPost) {
   if (finished_) return false;
   if (!started_ && !mayPost) return false;
-  return op_->send ? stepSend() : stepRecv();
+  bool moved = op_->send ? stepSend() : stepRecv();
+  auto now = Clock::now();
+  bool onWire = std::any_of(slots_.begin(), slots_.end(), [](const Slot& x) { return x.hdrReq.req || x.payReq.req; });
+  if (moved || finished_ || onWire || (op_->device && !deviceOpReady(op_->sync))) {
+    lastMoved_ = now;
+  } else if (now - lastMoved_ > std::chrono::milliseconds(comm_->cfg.timeoutMs)) {
+    finish(szSetError(szTimeout, "rank %d: %s rank %d made no progress for %d ms", comm_->rank,
+                      op_->send ? "szSend to" : "szRecv from", op_->peer, comm_->cfg.timeoutMs));
+    return true;
+  }
+  return moved;
 }
 
 // Turns slice `slice` into its payload in slot `s`: a frame (encode) or raw bytes.
@@ -527,17 +543,20 @@ bool OpRunner::stepRecv() {
   if (!descReq_.done) return moved;
   if (!descDone_) {
     descDone_ = true;
-    bool valid = descReq_.bytes == sizeof(desc_) && desc_.magic == kOpMagic && desc_.version == kProtocolVersion &&
+    // Checked with the sender's element size: a type mismatch is the user's, reported below.
+    size_t senderElem = descReq_.bytes == sizeof(desc_) && desc_.type < szNumTypes ? szTypeSize(szDataType_t(desc_.type)) : 0;
+    bool valid = senderElem > 0 && desc_.magic == kOpMagic && desc_.version == kProtocolVersion &&
                  desc_.seq == seq_ && desc_.mode <= 1 && desc_.sliceElems > 0 &&
-                 desc_.numSlices == (desc_.count + desc_.sliceElems - 1) / desc_.sliceElems &&
-                 desc_.sliceElems * elemBytes_ <= comm_->cfg.sliceBytes;
-    if (!valid) return !failed(szSetError(szCorruptFrame, "rank %d: bad operation header from rank %d",
-                                          comm_->rank, op_->peer));
-    if (desc_.count != op_->count || desc_.type != uint32_t(op_->type))
+                 desc_.sliceElems <= comm_->cfg.sliceBytes / senderElem &&
+                 desc_.numSlices == desc_.count / desc_.sliceElems + (desc_.count % desc_.sliceElems != 0);
+    if (!valid) {  // the sender learns it from the acknowledgement instead of waiting for one
+      status_ = szSetError(szCorruptFrame, "rank %d: bad operation header from rank %d", comm_->rank, op_->peer);
+    } else if (desc_.count != op_->count || desc_.type != uint32_t(op_->type)) {
       status_ = szSetError(szInvalidUsage, "rank %d: szRecv of %llu elements of type %d from rank %d does not "
                            "match its szSend of %llu elements of type %u", comm_->rank,
                            (unsigned long long)op_->count, (int)op_->type, op_->peer,
                            (unsigned long long)desc_.count, desc_.type);
+    }
     ack_ = OpAck{kAckMagic, seq_, int32_t(status_), int32_t(op_->type), op_->count};
     frames_ = desc_.mode == 1;
     sliceElems_ = desc_.sliceElems;

@@ -94,6 +94,7 @@ struct Peer {
 
 struct Comm {
   int rank = 0, nranks = 0, nsocks = 0, timeoutMs = 0;
+  bool idleRequests = false;
   std::mutex mu;
   std::vector<Peer> peers;
   std::unordered_set<Request*> live;  // posted and not yet released by test()
@@ -230,7 +231,7 @@ szResult_t progress(Comm* c) {
     }
     if (!ok) continue;
     for (Stream* s : {&peer.send, &peer.recv}) {
-      if (!s->queue.empty() && now - s->lastProgress > limit) {
+      if (!c->idleRequests && !s->queue.empty() && now - s->lastProgress > limit) {
         breakPeer(c, p, szTimeout,
                   "no progress " + std::string(s == &peer.send ? "sending to" : "receiving from") +
                       " rank " + std::to_string(p) + " for " + std::to_string(c->timeoutMs) + " ms");
@@ -298,6 +299,7 @@ szResult_t tcpConnect(szBootstrap* b, const szWireConfig& config, void** wireCom
   c->nranks = szBootstrapNranks(b);
   c->nsocks = nsocks;
   c->timeoutMs = config.timeoutMs > 0 ? config.timeoutMs : szBootstrapTimeoutMs(b);
+  c->idleRequests = config.idleRequests != 0;
   c->peers.resize(c->nranks);
   for (Peer& peer : c->peers) peer.fds.assign(nsocks, -1);
   const uint8_t* secret = szBootstrapSecret(b);

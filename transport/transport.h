@@ -15,10 +15,13 @@ struct szBootstrap;
 struct szWireRequest;  // a wire's own request type
 
 struct szWireConfig {
-  int timeoutMs;        // a peer that makes no progress this long is dead: szTimeout
-  int socketsPerPeer;   // tcp: connections per peer (SZ_NSOCKS)
-  void* ncclComm;       // nccl: a communicator to wrap (ncclComm_t), or null to create one
-  cudaStream_t stream;  // nccl: the stream the wire's operations are enqueued on
+  int timeoutMs;       // connecting, and a posted request that makes no progress this long: szTimeout
+  int socketsPerPeer;  // tcp: connections per peer (SZ_NSOCKS)
+  void* ncclComm;      // nccl: a communicator to wrap (ncclComm_t), or null to create one
+  // 1: a posted request may wait any time for its message (control channels, whose messages
+  // come only when an operation starts or ends; the pipeline watches the operation instead).
+  // A closed or reset connection still fails it at once.
+  int idleRequests;
 };
 
 struct szWire {

@@ -25,7 +25,7 @@ constexpr int kTimeoutMs = 20000;
 // A communicator over all MPI ranks; destroyed (or aborted after an error) at scope exit.
 class Comm {
  public:
-  explicit Comm(int codec, int crc = 0, size_t sliceBytes = 0) {
+  explicit Comm(int codec, int crc = 0, size_t sliceBytes = 0, int timeoutMs = kTimeoutMs) {
     szUniqueId id;
     memset(&id, 0, sizeof(id));
     szResult_t idRes = gRank == 0 ? szGetUniqueId(&id) : szSuccess;
@@ -36,7 +36,7 @@ class Comm {
     cfg.codec = codec;
     cfg.crc = crc;
     cfg.sliceBytes = sliceBytes;
-    cfg.timeoutMs = kTimeoutMs;
+    cfg.timeoutMs = timeoutMs;
     szResult_t res = szCommInitRankConfig(&comm_, gSize, id, gRank, &cfg);
     EXPECT_EQ(res, szSuccess) << szGetLastError(nullptr);
   }
@@ -313,6 +313,24 @@ TEST_F(CommTest, MismatchedCount) {
 TEST_F(CommTest, MismatchedType) {
   expectMismatch(1000, szBfloat16, 1000, szFloat16);  // same bytes, another type
   expectMismatch(1000, szFloat32, 2000, szBfloat16);
+  expectMismatch(2000, szBfloat16, 1000, szFloat32);  // the receiver's elements are the larger
+  expectMismatch(5000, szBfloat16, 5000, szFloat32);
+}
+
+// One operation that lasts many times the timeout while its slices keep moving completes: the
+// timeout is for no progress, not for the operation (1 KiB slices, 1.5 s timeout, 16 MiB).
+TEST_F(CommTest, LongOperationOutlastsTheTimeout) {
+  Comm comm(SZ_CODEC_ON, 0, 1024, 1500);
+  ASSERT_NE(comm.get(), nullptr);
+  if (gRank > 1) return;
+  const size_t count = 8u << 20;
+  std::vector<uint8_t> sent = makeData(szBfloat16, count, 0), got(sent.size(), 0);
+  szResult_t res = gRank == 0 ? szSend(sent.data(), count, szBfloat16, 1, comm.get(), nullptr)
+                              : szRecv(got.data(), count, szBfloat16, 0, comm.get(), nullptr);
+  EXPECT_EQ(res, szSuccess) << szGetLastError(nullptr);
+  if (gRank == 1) {
+    EXPECT_TRUE(got == sent);
+  }
 }
 
 // Arguments the call itself rejects; the communicator stays usable afterwards.
