@@ -91,6 +91,7 @@ struct ConfigDigest {
 };
 
 void destroyComm(szComm* comm, bool abort) {
+  groupDropComm(comm);
   if (comm->pipeline) comm->pipeline->abort();
   comm->pipeline.reset();
   if (comm->wire && comm->wireComm) (abort ? comm->wire->abort : comm->wire->close)(comm->wireComm);

@@ -89,6 +89,10 @@ namespace sz {
 // Resolves `config` (may be null) against the SZ_* environment.
 szResult_t resolveConfig(const szConfig_t* config, CommConfig* out);
 
+// Drops the calling thread's pending group operations on `comm` (it is being destroyed); the
+// group's szGroupEnd then fails with szInvalidUsage.
+void groupDropComm(szComm* comm);
+
 // Records the communicator's first asynchronous error and returns `res`.
 szResult_t commFail(szComm* comm, szResult_t res);
 

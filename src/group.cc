@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "checks.h"
@@ -26,6 +27,7 @@ struct PendingOp {
 thread_local int tGroupDepth = 0;
 thread_local std::vector<PendingOp> tPending;
 thread_local szResult_t tGroupError = szSuccess;  // first error of a call inside the group
+thread_local std::string tGroupErrorMessage;
 
 bool isDevicePointer(const void* p) {
 #if SZ_HAVE_CUDA
@@ -46,9 +48,9 @@ bool overlaps(const Segment& a, const Segment& b) {
 }
 
 // Checks the arguments and builds the operation.
-szResult_t makeOp(bool send, void* const* bufs, const size_t* counts, int nbufs, szDataType_t type,
+// `fn`: the API call, for messages.
+szResult_t makeOp(const char* fn, bool send, void* const* bufs, const size_t* counts, int nbufs, szDataType_t type,
                   int peer, szComm* comm, cudaStream_t stream, std::shared_ptr<Op>* out) {
-  const char* fn = send ? "szSend" : "szRecv";
   if (comm == nullptr) return szSetError(szInvalidArgument, "%s: comm is NULL", fn);
   if (peer < 0 || peer >= comm->nranks || peer == comm->rank)
     return szSetError(szInvalidArgument, "%s: peer %d is out of range or this rank (%d of %d ranks)",
@@ -145,12 +147,15 @@ szResult_t runPending(std::vector<PendingOp> pending) {
   return first;
 }
 
-szResult_t enqueue(bool send, void* const* bufs, const size_t* counts, int nbufs, szDataType_t type,
+szResult_t enqueue(const char* fn, bool send, void* const* bufs, const size_t* counts, int nbufs, szDataType_t type,
                    int peer, szComm* comm, cudaStream_t stream) {
   std::shared_ptr<Op> op;
-  szResult_t res = makeOp(send, bufs, counts, nbufs, type, peer, comm, stream, &op);
+  szResult_t res = makeOp(fn, send, bufs, counts, nbufs, type, peer, comm, stream, &op);
   if (tGroupDepth > 0) {
-    if (res != szSuccess && tGroupError == szSuccess) tGroupError = res;
+    if (res != szSuccess && tGroupError == szSuccess) {
+      tGroupError = res;
+      tGroupErrorMessage = szGetLastError(nullptr);
+    }
     if (res == szSuccess) tPending.push_back({comm, op});
     return res;
   }
@@ -163,22 +168,22 @@ szResult_t enqueue(bool send, void* const* bufs, const size_t* counts, int nbufs
 extern "C" szResult_t szSend(const void* sendbuff, size_t count, szDataType_t type, int peer,
                              szComm_t comm, cudaStream_t stream) {
   void* buf = const_cast<void*>(sendbuff);
-  return enqueue(true, &buf, &count, 1, type, peer, comm, stream);
+  return enqueue("szSend", true, &buf, &count, 1, type, peer, comm, stream);
 }
 
 extern "C" szResult_t szRecv(void* recvbuff, size_t count, szDataType_t type, int peer, szComm_t comm,
                              cudaStream_t stream) {
-  return enqueue(false, &recvbuff, &count, 1, type, peer, comm, stream);
+  return enqueue("szRecv", false, &recvbuff, &count, 1, type, peer, comm, stream);
 }
 
 extern "C" szResult_t szSendv(const void* const* sendbuffs, const size_t* counts, int nbuffs,
                               szDataType_t type, int peer, szComm_t comm, cudaStream_t stream) {
-  return enqueue(true, const_cast<void* const*>(sendbuffs), counts, nbuffs, type, peer, comm, stream);
+  return enqueue("szSendv", true, const_cast<void* const*>(sendbuffs), counts, nbuffs, type, peer, comm, stream);
 }
 
 extern "C" szResult_t szRecvv(void* const* recvbuffs, const size_t* counts, int nbuffs, szDataType_t type,
                               int peer, szComm_t comm, cudaStream_t stream) {
-  return enqueue(false, recvbuffs, counts, nbuffs, type, peer, comm, stream);
+  return enqueue("szRecvv", false, recvbuffs, counts, nbuffs, type, peer, comm, stream);
 }
 
 extern "C" szResult_t szGroupStart(void) {
@@ -193,6 +198,17 @@ extern "C" szResult_t szGroupEnd(void) {
   pending.swap(tPending);
   szResult_t err = tGroupError;
   tGroupError = szSuccess;
-  if (err != szSuccess) return szSetError(err, "szGroupEnd: an operation of the group was invalid; none ran");
+  if (err != szSuccess)
+    return szSetError(err, "szGroupEnd: an operation of the group was invalid, none ran (%s)", tGroupErrorMessage.c_str());
   return runPending(std::move(pending));
+}
+
+void sz::groupDropComm(szComm* comm) {
+  auto mine = [comm](const PendingOp& p) { return p.comm == comm; };
+  if (std::none_of(tPending.begin(), tPending.end(), mine)) return;
+  tPending.erase(std::remove_if(tPending.begin(), tPending.end(), mine), tPending.end());
+  if (tGroupError == szSuccess) {
+    tGroupError = szInvalidUsage;
+    tGroupErrorMessage = "a communicator of the group was destroyed before szGroupEnd";
+  }
 }

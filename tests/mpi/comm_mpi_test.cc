@@ -56,6 +56,11 @@ class Comm {
     EXPECT_EQ(szCommAbort(comm_), szSuccess);
     comm_ = nullptr;
   }
+  szComm_t release() {
+    szComm_t c = comm_;
+    comm_ = nullptr;
+    return c;
+  }
 
  private:
   szComm_t comm_ = nullptr;
@@ -330,6 +335,24 @@ TEST_F(CommTest, LongOperationOutlastsTheTimeout) {
   EXPECT_EQ(res, szSuccess) << szGetLastError(nullptr);
   if (gRank == 1) {
     EXPECT_TRUE(got == sent);
+  }
+}
+
+// A communicator destroyed while this thread's group holds an operation on it: the group's
+// szGroupEnd fails with szInvalidUsage instead of running the operation on freed memory.
+TEST_F(CommTest, DestroyInsideAGroup) {
+  Comm comm(SZ_CODEC_ON);
+  ASSERT_NE(comm.get(), nullptr);
+  std::vector<uint8_t> buf(4096);
+  szComm_t c = comm.release();
+  if (gRank == 0) {
+    ASSERT_EQ(szGroupStart(), szSuccess);
+    EXPECT_EQ(szSend(buf.data(), 1000, szBfloat16, 1, c, nullptr), szSuccess);
+  }
+  EXPECT_EQ(szCommDestroy(c), szSuccess);
+  if (gRank == 0) {
+    EXPECT_EQ(szGroupEnd(), szInvalidUsage);
+    EXPECT_NE(std::string(szGetLastError(nullptr)).find("destroyed"), std::string::npos) << szGetLastError(nullptr);
   }
 }
 
