@@ -1,6 +1,8 @@
-// Fork-join over std::thread; the calling thread runs the first range.
+// Fork-join over std::thread; the calling thread runs the first range (and any range no thread
+// could be created for).
 #include "parallel.h"
 
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -21,7 +23,13 @@ void parallelFor(uint64_t items, int ranges,
   auto bounds = [&](int r) { return items * uint64_t(r) / uint64_t(ranges); };
   std::vector<std::thread> workers;
   workers.reserve(ranges > 0 ? ranges - 1 : 0);
-  for (int r = 1; r < ranges; ++r) workers.emplace_back(fn, r, bounds(r), bounds(r + 1));
+  for (int r = 1; r < ranges; ++r) {
+    try {
+      workers.emplace_back(fn, r, bounds(r), bounds(r + 1));
+    } catch (const std::system_error&) {  // no thread to be had (limits): the range runs here
+      fn(r, bounds(r), bounds(r + 1));
+    }
+  }
   fn(0, 0, bounds(1));
   for (auto& w : workers) w.join();
 }

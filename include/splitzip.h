@@ -68,8 +68,10 @@ int szTypeIsCompressible(szDataType_t type);
 
 const char* szGetErrorString(szResult_t result);
 
-/* The last detailed error message of the calling thread (comm == NULL) or of a communicator.
- * Never NULL; "" when there was none. Valid until the thread's next failing call. */
+/* The last detailed error message. comm == NULL: the calling thread's (valid until its next
+ * failing call). A communicator: the message of its asynchronous error (szCommGetAsyncError:
+ * a failed operation, a failed non-blocking init; valid until szCommDestroy/szCommAbort), or
+ * the calling thread's when it has none. Never NULL; "" when there was none. */
 struct szComm;
 typedef struct szComm* szComm_t;
 const char* szGetLastError(szComm_t comm);
@@ -238,7 +240,8 @@ typedef struct {
   const szCodebook_t* codebook; /* NULL: the built-in default */
   size_t sliceBytes;     /* uncompressed bytes per slice; 0: SZ_SLICE_BYTES (default 4 MiB) */
   int pipelineDepth;     /* slices in flight per peer and direction; 0: SZ_PIPELINE_DEPTH (4) */
-  int blocking;          /* 1 (default): init blocks; 0: non-blocking init (szInProgress) */
+  int blocking;          /* 1 (default): init blocks; 0: init returns szInProgress at once and
+                            finishes on its own thread (NCCL's non-blocking communicators) */
   int timeoutMs;         /* a peer silent this long is dead; 0: SZ_TIMEOUT_MS (default 60000) */
   int crc;               /* 1: CRC32C on every slice (host frames and raw slices); -1: SZ_CRC */
 } szConfig_t;
@@ -249,6 +252,12 @@ typedef struct {
 
 /* Creates rank `rank` (0..nranks-1) of a communicator of `nranks` ranks named by `commId`.
  * Collective: every rank calls it (from one thread per rank, or one process per rank).
+ * With config->blocking = 0 it returns szInProgress with *comm set once the configuration is
+ * checked, and the rendezvous runs on its own thread (so one thread can start several ranks):
+ * poll szCommGetAsyncError until it gives szSuccess (or the init's error) before any other call
+ * on the communicator; szSend/szRecv before that fail with szInvalidUsage, szCommFinalize
+ * returns szInProgress, and szCommDestroy/szCommAbort wait for the init to end (at most the
+ * timeout).
  * Errors: szInvalidArgument, szSystemError, szRemoteError (a peer failed), szTimeout,
  * szInvalidUsage (ranks disagree on nranks or configuration). */
 szResult_t szCommInitRank(szComm_t* comm, int nranks, szUniqueId commId, int rank);
@@ -265,7 +274,8 @@ szResult_t szCommInitFromNccl(szComm_t* comm, void* ncclComm, szConfig_t* config
 szResult_t szCommFinalize(szComm_t comm);
 szResult_t szCommDestroy(szComm_t comm);
 szResult_t szCommAbort(szComm_t comm);
-/* The first asynchronous error of the communicator (szSuccess if none). */
+/* The first asynchronous error of the communicator (szSuccess if none; szInProgress while a
+ * non-blocking init runs). szGetLastError(comm) then gives its message. */
 szResult_t szCommGetAsyncError(szComm_t comm, szResult_t* asyncError);
 szResult_t szCommCount(const szComm_t comm, int* count);
 szResult_t szCommUserRank(const szComm_t comm, int* rank);

@@ -8,6 +8,8 @@
 
 // Records `fmt` as the calling thread's last error message and returns `res`.
 szResult_t szSetError(szResult_t res, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+// The calling thread's last error message ("" if none).
+const char* szThreadLastError();
 
 #define SZCHECK(call)                                                  \
   do {                                                                 \

@@ -33,11 +33,33 @@ bool haveGpu() {
 #endif
 }
 
+// The calling thread's CUDA device (-1 without one), and making it current on another thread:
+// a non-blocking init runs on its own thread but on the caller's device.
+int currentDevice() {
+#if SZ_HAVE_CUDA
+  int device = -1;
+  if (haveGpu() && cudaGetDevice(&device) != cudaSuccess) device = -1;
+  cudaGetLastError();
+  return device;
+#else
+  return -1;
+#endif
+}
+
+void useDevice(int device) {
+#if SZ_HAVE_CUDA
+  if (device >= 0) cudaSetDevice(device);
+#else
+  (void)device;
+#endif
+}
+
 }  // namespace
 
 szResult_t commFail(szComm* comm, szResult_t res) {
+  std::lock_guard<std::mutex> lock(comm->errorMu);
   int expected = szSuccess;
-  comm->asyncError.compare_exchange_strong(expected, int(res));
+  if (comm->asyncError.compare_exchange_strong(expected, int(res))) comm->asyncMessage = szThreadLastError();
   return res;
 }
 
@@ -68,6 +90,7 @@ szResult_t resolveConfig(const szConfig_t* c, CommConfig* out) {
   out->sliceBytes = c && c->sliceBytes ? c->sliceBytes : size_t(szParamSliceBytes());
   out->depth = c && c->pipelineDepth ? c->pipelineDepth : int(szParamPipelineDepth());
   out->timeoutMs = c && c->timeoutMs ? c->timeoutMs : int(szParamTimeoutMs());
+  out->blocking = !(c && c->blocking == 0);
   out->crc = c && c->crc >= 0 ? c->crc != 0 : szParamCrc() != 0;
   if (out->sliceBytes < 1024 || out->depth < 1 || out->depth > 64 || out->timeoutMs < 1)
     return szSetError(szInvalidArgument, "slice bytes %zu (>= 1024), pipeline depth %d (1..64), timeout %d ms (> 0)",
@@ -91,6 +114,7 @@ struct ConfigDigest {
 };
 
 void destroyComm(szComm* comm, bool abort) {
+  if (comm->initThread.joinable()) comm->initThread.join();
   groupDropComm(comm);
   if (comm->pipeline) comm->pipeline->abort();
   comm->pipeline.reset();
@@ -163,6 +187,19 @@ szResult_t createComm(szComm_t* comm, int nranks, const szUniqueId& id, int rank
   c->rank = rank;
   c->nranks = nranks;
   szResult_t res = resolveConfig(config, &c->cfg);
+  if (res == szSuccess && !c->cfg.blocking) {  // NCCL's non-blocking init: poll szCommGetAsyncError
+    c->asyncError = szInProgress;
+    int device = currentDevice();
+    c->initThread = std::thread([c, nranks, id, rank, ncclComm, device] {
+      useDevice(device);
+      szResult_t r = initComm(c, nranks, id, rank, ncclComm);
+      std::lock_guard<std::mutex> lock(c->errorMu);
+      c->asyncMessage = r == szSuccess ? "" : szThreadLastError();
+      c->asyncError = r;
+    });
+    *comm = c;
+    return szInProgress;
+  }
   if (res == szSuccess) res = initComm(c, nranks, id, rank, ncclComm);
   if (res != szSuccess) {
     destroyComm(c, true);
@@ -204,6 +241,7 @@ extern "C" szResult_t szCommInitRank(szComm_t* comm, int nranks, szUniqueId comm
 
 extern "C" szResult_t szCommFinalize(szComm_t comm) {
   if (comm == nullptr) return szSetError(szInvalidArgument, "szCommFinalize: comm is NULL");
+  if (comm->asyncError.load() == szInProgress) return szInProgress;
   // Device operations may still be in flight; host operations completed in their call.
   while (comm->pipeline && !comm->pipeline->idle() && comm->asyncError.load() == szSuccess)
     std::this_thread::sleep_for(std::chrono::microseconds(100));
@@ -246,4 +284,10 @@ extern "C" szResult_t szCommGetStats(const szComm_t comm, szStats_t* stats) {
   std::lock_guard<std::mutex> lock(comm->statsMu);
   *stats = comm->stats;
   return szSuccess;
+}
+
+extern "C" const char* szGetLastError(szComm_t comm) {
+  if (comm == nullptr) return szThreadLastError();
+  std::lock_guard<std::mutex> lock(comm->errorMu);
+  return comm->asyncMessage.empty() ? szThreadLastError() : comm->asyncMessage.c_str();
 }

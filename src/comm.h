@@ -56,6 +56,7 @@ struct CommConfig {
   int depth;
   int timeoutMs;
   bool crc;
+  bool blocking;  // false: szCommInitRank returns szInProgress and a thread finishes the init
 };
 
 class Pipeline;
@@ -77,7 +78,10 @@ struct szComm {
   sz::DeviceContext* device = nullptr;  // null without a usable GPU
   sz::AutoModel autoModel;  // SZ_CODEC_AUTO: frames or raw, per peer and message size
   std::unique_ptr<sz::Pipeline> pipeline;
-  std::atomic<int> asyncError{szSuccess};
+  std::atomic<int> asyncError{szSuccess};  // szInProgress while a non-blocking init runs
+  std::mutex errorMu;
+  std::string asyncMessage;  // the message of asyncError (szGetLastError(comm))
+  std::thread initThread;    // a non-blocking init
   std::mutex statsMu;
   szStats_t stats{};
   bool ownsNccl = false;

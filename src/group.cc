@@ -52,6 +52,9 @@ bool overlaps(const Segment& a, const Segment& b) {
 szResult_t makeOp(const char* fn, bool send, void* const* bufs, const size_t* counts, int nbufs, szDataType_t type,
                   int peer, szComm* comm, cudaStream_t stream, std::shared_ptr<Op>* out) {
   if (comm == nullptr) return szSetError(szInvalidArgument, "%s: comm is NULL", fn);
+  if (comm->asyncError.load() == szInProgress)
+    return szSetError(szInvalidUsage, "%s: the communicator's non-blocking init has not finished "
+                      "(szCommGetAsyncError returns szInProgress)", fn);
   if (peer < 0 || peer >= comm->nranks || peer == comm->rank)
     return szSetError(szInvalidArgument, "%s: peer %d is out of range or this rank (%d of %d ranks)",
                       fn, peer, comm->rank, comm->nranks);

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstring>
 #include <future>
+#include <system_error>
 
 #include "../codec/checksum.h"
 #include "checks.h"
@@ -41,6 +42,18 @@ struct OpAck {
   int32_t status, type;
   uint64_t count;
 };
+
+// A CPU codec task on its own thread, or on this one when no thread can be created (limits).
+template <typename F>
+std::future<szResult_t> runTask(F&& task) {
+  try {
+    return std::async(std::launch::async, task);
+  } catch (const std::system_error&) {
+    std::promise<szResult_t> done;
+    done.set_value(task());
+    return done.get_future();
+  }
+}
 
 double seconds(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
@@ -325,7 +338,7 @@ szResult_t OpRunner::startSlice(Slot& s, uint64_t slice) {
   uint64_t* out = &s.payloadBytes;
   s.hostRunning = true;
   const szCodebook_t* cb = codebook();
-  s.hostTask = std::async(std::launch::async, [comm, src, count, type, cb, frame, cap, out]() {
+  s.hostTask = runTask([comm, src, count, type, cb, frame, cap, out]() {
     auto t0 = Clock::now();
     size_t bytesOut = 0;
     szResult_t r = szEncode(src, count, type, cb, 0, frame, cap, &bytesOut);
@@ -516,7 +529,7 @@ szResult_t OpRunner::receivedSlice(Slot& s) {
   szDataType_t type = op_->type;
   uint64_t expect = bytes / elemBytes_;
   int peer = op_->peer;
-  s.hostTask = std::async(std::launch::async, [comm, frame, got, dst, bytes, type, expect, peer]() {
+  s.hostTask = runTask([comm, frame, got, dst, bytes, type, expect, peer]() {
     auto t0 = Clock::now();
     size_t count = 0;
     szDataType_t gotType = type;

@@ -1,4 +1,5 @@
-// Result codes: their names and the per-thread last detailed error message.
+// Result codes: their names and the per-thread last detailed error message (a communicator's
+// own is in comm.cc).
 #include <cstdarg>
 #include <cstdio>
 
@@ -23,8 +24,8 @@ extern "C" const char* szGetErrorString(szResult_t result) {
     case szUnhandledCudaError: return "unhandled cuda error (run with SZ_DEBUG=INFO for details)";
     case szSystemError: return "unhandled system error (run with SZ_DEBUG=INFO for details)";
     case szInternalError: return "internal error - please report this issue to the SplitZip developers";
-    case szInvalidArgument: return "invalid argument (run with SZ_DEBUG=WARN for details)";
-    case szInvalidUsage: return "invalid usage (run with SZ_DEBUG=WARN for details)";
+    case szInvalidArgument: return "invalid argument (szGetLastError or SZ_DEBUG=INFO for details)";
+    case szInvalidUsage: return "invalid usage (szGetLastError or SZ_DEBUG=INFO for details)";
     case szRemoteError: return "remote process exited or there was a network error";
     case szInProgress: return "SplitZip operation in progress";
     case szCorruptFrame: return "corrupt frame: validation or checksum failed";
@@ -33,4 +34,4 @@ extern "C" const char* szGetErrorString(szResult_t result) {
   }
 }
 
-extern "C" const char* szGetLastError(szComm_t) { return tLastError; }
+const char* szThreadLastError() { return tLastError; }

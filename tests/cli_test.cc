@@ -169,6 +169,19 @@ TEST_F(Cli, RoundTripRawFilesEveryType) {
   EXPECT_EQ(readBytes(path("n.sz")).size(), noise.size() + SZ_FRAME_HEADER_BYTES);
 }
 
+// More codec threads than the address-space limit lets the process create: the ranges no
+// thread could be made for run on the calling thread, and the output is the same.
+TEST_F(Cli, ThreadsBeyondTheLimitsStillCompress) {
+  auto data = kvLike(szBfloat16, 4000037, 600, 9);  // ~1000 ranges
+  writeBytes(path("in.raw"), data);
+  expectOk(run("compress --dtype bf16 " + quote(path("in.raw")) + " " + quote(path("one.sz"))), "one thread");
+  std::string cmd = "ulimit -v 3000000; SZ_CPU_THREADS=1000 SZ_CPU_PARALLEL_BYTES=0 " + quote(cli_) +
+                    " compress --dtype bf16 " + quote(path("in.raw")) + " " + quote(path("many.sz")) + " >/dev/null";
+  int rc = std::system(("sh -c " + quote(cmd)).c_str());
+  EXPECT_TRUE(WIFEXITED(rc) && WEXITSTATUS(rc) == 0) << "status " << rc;
+  EXPECT_EQ(readBytes(path("many.sz")), readBytes(path("one.sz")));
+}
+
 TEST_F(Cli, RoundTripNpy) {
   auto bf16 = kvLike(szBfloat16, 3000, 6, 1);
   for (const char* descr : {"<u2", "<i2", "<V2", "bfloat16"}) {
