@@ -20,6 +20,10 @@
 namespace sz {
 namespace {
 
+// Per-rank state (bootstrap addresses, wire connections) is allocated before the rendezvous
+// can tell that the count is wrong; a point-to-point library has no use for more ranks.
+constexpr int kMaxRanks = 1 << 16;
+
 // Whether this process sees a CUDA device (false in a build without CUDA); clears the error a
 // machine without a driver leaves.
 bool haveGpu() {
@@ -181,8 +185,9 @@ szResult_t createComm(szComm_t* comm, int nranks, const szUniqueId& id, int rank
                       void* ncclComm) {
   if (comm == nullptr) return szSetError(szInvalidArgument, "szCommInitRank: comm is NULL");
   *comm = nullptr;
-  if (nranks < 1 || rank < 0 || rank >= nranks)
-    return szSetError(szInvalidArgument, "szCommInitRank: rank %d of %d ranks", rank, nranks);
+  if (nranks < 1 || nranks > kMaxRanks || rank < 0 || rank >= nranks)
+    return szSetError(szInvalidArgument, "szCommInitRank: rank %d of %d ranks (1 to %d ranks)", rank, nranks,
+                      kMaxRanks);
   szComm* c = new szComm();
   c->rank = rank;
   c->nranks = nranks;

@@ -12,6 +12,7 @@ TEST(CommArgs, InitRejectsBadRanksAndConfig) {
   EXPECT_EQ(szCommInitRank(&comm, 2, id, 2), szInvalidArgument);
   EXPECT_EQ(comm, nullptr) << "a failed init leaves no communicator";
   EXPECT_EQ(szCommInitRank(&comm, 0, id, 0), szInvalidArgument);
+  EXPECT_EQ(szCommInitRank(&comm, 268435456, id, 0), szInvalidArgument) << "more ranks than the library allows";
   EXPECT_EQ(szCommInitRank(nullptr, 2, id, 0), szInvalidArgument);
   szConfig_t bad = SZ_CONFIG_INITIALIZER;
   bad.magic = 0;

@@ -19,6 +19,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <new>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -654,8 +655,9 @@ int perfMain(int argc, char** argv, const PerfTest& test) {
     p.expected.resize(o.maxBytes);
     for (size_t i = 0; i < p.expected.size(); i += data.size())
       memcpy(&p.expected[i], data.data(), std::min(data.size(), p.expected.size() - i));
-  } catch (const SetupError& e) {
-    fprintf(stderr, "%s_perf: %s\n", test.name, e.what());
+  } catch (const std::exception& e) {  // SetupError, or no memory for the largest message
+    fprintf(stderr, "%s_perf: %s\n", test.name,
+            dynamic_cast<const std::bad_alloc*>(&e) ? "not enough memory for the largest message (-e)" : e.what());
 #if SZ_HAVE_MPI
     if (p.launch == Launch::kMpi) MPI_Abort(MPI_COMM_WORLD, 1);
 #endif
