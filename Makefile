@@ -1,6 +1,8 @@
 # SplitZip build. `make` builds the library, the CLI and the tests; `make test` runs them;
 # `make demo` runs the main job; `make install PREFIX=...`; `make clean`.
 # CUDA is detected (nvcc on PATH or under CUDA_HOME); `make CUDA=0` builds without it.
+# Flags given on the command line (make CXXFLAGS="-O1 -g") replace the defaults; the required
+# ones (standard, warnings, include paths, -mavx2 for the AVX2 kernels) are always added.
 
 CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(shell command -v nvcc 2>/dev/null))
 ifeq ($(CUDA_HOME),)
@@ -13,25 +15,25 @@ BUILD ?= build
 CXX ?= g++
 NVCC := $(CUDA_HOME)/bin/nvcc
 WARN := -Wall -Wextra -Werror
-CPPFLAGS += -Iinclude -I.
+override CPPFLAGS += -Iinclude -I.
 CXXFLAGS ?= -O3 -g
-CXXFLAGS += -std=c++17 -fPIC -pthread $(WARN)
+override CXXFLAGS += -std=c++17 -fPIC -pthread $(WARN)
 NVCC_GENCODE ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
 NVCCFLAGS ?= -O3 -g -lineinfo
-NVCCFLAGS += -std=c++17 $(NVCC_GENCODE) -Xcompiler -fPIC,-Wall,-Wextra,-Werror -Werror all-warnings
-LDLIBS += -lisal -lfmt -pthread
+override NVCCFLAGS += -std=c++17 $(NVCC_GENCODE) -Xcompiler -fPIC,-Wall,-Wextra,-Werror -Werror all-warnings
+override LDLIBS += -lisal -lfmt -pthread
 # DEPS=DIR: a folder where Debian packages were unpacked (dpkg -x), for machines without them.
 ifneq ($(DEPS),)
-  CPPFLAGS += -I$(DEPS)/usr/include
-  LDFLAGS += -L$(DEPS)/usr/lib/x86_64-linux-gnu -Wl,-rpath,$(DEPS)/usr/lib/x86_64-linux-gnu
+  override CPPFLAGS += -I$(DEPS)/usr/include
+  override LDFLAGS += -L$(DEPS)/usr/lib/x86_64-linux-gnu -Wl,-rpath,$(DEPS)/usr/lib/x86_64-linux-gnu
 endif
 
 LIB_SRCS := $(wildcard src/*.cc codec/*.cc transport/*.cc)
 ifeq ($(CUDA),1)
-  CPPFLAGS += -I$(CUDA_HOME)/include -DSZ_HAVE_CUDA=1
+  override CPPFLAGS += -I$(CUDA_HOME)/include -DSZ_HAVE_CUDA=1
   LIB_SRCS := $(filter-out src/device_stub.cc,$(LIB_SRCS))
   CU_SRCS := $(wildcard kernels/*.cu)
-  LDLIBS += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lnccl -lcudart
+  override LDLIBS += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lnccl -lcudart
 else
   LIB_SRCS := $(filter-out transport/nccl.cc,$(LIB_SRCS))  # the nccl wire needs CUDA and NCCL
   CU_SRCS :=
@@ -74,7 +76,7 @@ $(CONFIG_STAMP):
 	@rm -f $(BUILD)/.config-cuda*
 	@touch $@
 
-$(BUILD)/obj/codec/chunk_avx2.o: CXXFLAGS += -mavx2
+$(BUILD)/obj/codec/chunk_avx2.o: override CXXFLAGS += -mavx2
 $(BUILD)/obj/%.o: %.cc $(CONFIG_STAMP)
 	@mkdir -p $(dir $@)
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -MMD -MP -c $< -o $@
@@ -101,7 +103,7 @@ $(BUILD)/tests/splitzip_gpu_tests: $(patsubst %,$(BUILD)/obj/%.o,$(basename $(GP
 	@mkdir -p $(dir $@)
 	$(CXX) -o $@ $^ $(LDFLAGS) -lgtest -lgtest_main $(LDLIBS)
 
-$(BUILD)/obj/perf/%.o $(BUILD)/obj/tests/mpi/%.o $(BUILD)/obj/examples/%.o: CPPFLAGS += $(MPI_CFLAGS) $(MPI_DEFS)
+$(BUILD)/obj/perf/%.o $(BUILD)/obj/tests/mpi/%.o $(BUILD)/obj/examples/%.o: override CPPFLAGS += $(MPI_CFLAGS) $(MPI_DEFS)
 $(BUILD)/examples/%: $(BUILD)/obj/examples/%.o $(TENSOR_IO) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CXX) -o $@ $^ $(LDFLAGS) $(LDLIBS) $(MPI_LIBS)
