@@ -2,6 +2,7 @@
 #include "cli_common.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -49,16 +50,13 @@ struct FileCloser {
 std::vector<uint8_t> readFileBytes(const std::string& path) {
   std::unique_ptr<FILE, FileCloser> f(fopen(path.c_str(), "rb"));
   if (!f) throw CliError(fmt::format("cannot open {}: {}", path, strerror(errno)));
-  std::vector<uint8_t> data;
-  if (fseeko(f.get(), 0, SEEK_END) == 0) {  // regular files: one allocation, not doublings
-    off_t end = ftello(f.get());
-    if (end > 0) data.reserve(size_t(end));
-    rewind(f.get());
-  }
-  uint8_t buf[1 << 16];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), f.get())) > 0) data.insert(data.end(), buf, buf + n);
-  if (ferror(f.get())) throw CliError(fmt::format("cannot read {}: {}", path, strerror(errno)));
+  struct stat st;  // a directory, a pipe or a device has no size to read up to (/dev/zero)
+  if (fstat(fileno(f.get()), &st) != 0 || !S_ISREG(st.st_mode))
+    throw CliError(fmt::format("{}: not a regular file", path));
+  if (st.st_size == 0) throw CliError(fmt::format("{}: empty file", path));
+  std::vector<uint8_t> data(size_t(st.st_size));
+  if (fread(data.data(), 1, data.size(), f.get()) != data.size())
+    throw CliError(fmt::format("cannot read {}: {}", path, ferror(f.get()) ? strerror(errno) : "file shrank"));
   return data;
 }
 

@@ -35,6 +35,7 @@ inline double compressionRatio(uint64_t raw, uint64_t frame) {
   return frame ? double(raw) / double(frame) : 0.0;
 }
 
+// A whole regular, non-empty file (CliError otherwise: directories, pipes, devices).
 std::vector<uint8_t> readFileBytes(const std::string& path);
 void writeFileBytes(const std::string& path, const void* data, size_t bytes);
 
