@@ -4,8 +4,11 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
+
+#include <sys/stat.h>
 
 #include "calibrate.h"
 #include "chunk_codec.h"
@@ -14,6 +17,8 @@
 using namespace sz;
 
 namespace {
+
+constexpr int kMaxCodebookLines = 1024;  // a codebook file is a handful of lines and comments
 
 // Calibrated on the KV cache of TinyStories-656K over the calibration span of WikiText-2
 // (tests/data/default_*.codebook; tests/data/README.md says how to regenerate). FP32 shares
@@ -116,17 +121,25 @@ extern "C" szResult_t szCodebookSave(const szCodebook_t* cb, const char* path) {
 
 extern "C" szResult_t szCodebookLoad(const char* path, szCodebook_t* cb) {
   if (path == nullptr || cb == nullptr) return szSetError(szInvalidArgument, "szCodebookLoad: NULL argument");
+  struct stat st;
+  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+    return szSetError(szInvalidArgument, "codebook %s is not a regular file", path);
   std::ifstream f(path);
   if (!f) return szSetError(szSystemError, "cannot read codebook %s: %s", path, strerror(errno));
   szCodebook_t r{};
   r.type = szNumTypes;
   bool magic = false, haveUsed = false, haveExp = false;
+  std::set<std::string> seen;
   std::string line;
-  for (int lineNo = 1; std::getline(f, line) && lineNo <= 64; ++lineNo) {
+  for (int lineNo = 1; std::getline(f, line); ++lineNo) {
+    if (lineNo > kMaxCodebookLines)
+      return szSetError(szInvalidArgument, "%s: more than %d lines: not a codebook file", path, kMaxCodebookLines);
     line = line.substr(0, line.find('#'));
     std::istringstream ls(line);
     std::string key;
     if (!(ls >> key)) continue;
+    if (!seen.insert(key).second)
+      return szSetError(szInvalidArgument, "%s:%d: '%s' given twice", path, lineNo, key.c_str());
     std::string extra;
     bool ok = true;
     if (key == "splitzip-codebook") {

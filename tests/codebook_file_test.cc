@@ -111,6 +111,10 @@ TEST_F(CodebookFile, MalformedFilesRejected) {
       {"unknown key", head + exps + "extra 1\n"},
       {"trailing token", "splitzip-codebook 1\ntype bf16 fp32\nused 16\n" + exps},
       {"binary junk", std::string("\x00\x01\xff\xfe splitzip", 13)},
+      {"exponents twice", head + exps + exps},
+      {"a second, invalid type", head + exps + "type nonsense\n"},
+      {"type twice", head + "type fp32\n" + exps},
+      {"a very long file", head + exps + std::string(2000, '\n')},
   };
   for (const auto& c : cases) {
     szCodebook_t cb;
@@ -120,6 +124,8 @@ TEST_F(CodebookFile, MalformedFilesRejected) {
   }
   szCodebook_t ok;
   EXPECT_EQ(load(head + exps, &ok), szSuccess) << "the valid file these cases break";
+  EXPECT_EQ(load(std::string(100, '#') + "\n" + std::string(100, '\n') + head + exps, &ok), szSuccess)
+      << "a hundred comment lines first";
 }
 
 TEST_F(CodebookFile, IoErrorsAndBadArguments) {
