@@ -313,6 +313,7 @@ TEST_F(Cli, MissingFilesAndUsageErrors) {
   expectError("decompress /dev/zero " + quote(path("x.raw")), "not a regular file");  // never read to the end
   writeBytes(path("empty.sz"), std::vector<uint8_t>());
   expectError("decompress " + quote(path("empty.sz")) + " " + quote(path("x.raw")), "empty file");
+  expectError("calibrate --dtype bf16 -o " + quote(path("x.cb")) + " " + quote(path("empty.sz")), "no elements");
   writeBytes(path("odd.bf16"), std::vector<uint8_t>(7, 0));
   expectError("compress --dtype bf16 " + quote(path("odd.bf16")) + " " + quote(path("x.sz")), "whole number");
   writeBytes(path("ok.bf16"), std::vector<uint8_t>(8, 0));

@@ -26,6 +26,7 @@ void runCalibrate(const CalibrateOptions& o) {
     check(szHistogramAccumulate(&hist, d.bytes.data(), d.count), "histogram");
     count += d.count;
   }
+  if (count == 0) throw CliError("no elements to calibrate from: the input files are empty");
   szCodebook_t cb;
   check(szCodebookFromHistogram(&hist, &cb), "calibration");
   check(szCodebookSave(&cb, o.output.c_str()), "saving the codebook");
