@@ -1,6 +1,7 @@
 // Environment parameters, NCCL param.h style: each knob has one definition, a default and a
 // cached getter. SZ_PARAM(CpuThreads, "CPU_THREADS", 0) defines int64_t szParamCpuThreads()
-// reading SZ_CPU_THREADS once.
+// reading SZ_CPU_THREADS once. Values are numbers >= 0; sizes may end in K, M or G (binary);
+// an invalid value is reported on stderr and the default used.
 #pragma once
 
 #include <cstdint>
