@@ -165,7 +165,10 @@ szResult_t szSocketLocalAddress(szSocketAddress* addr) {
   if (want != nullptr && *want != '\0') {
     for (const ifaddrs* ifa = list; ifa != nullptr && pick == nullptr; ifa = ifa->ifa_next)
       if (usable(ifa) && strncmp(ifa->ifa_name, want, strlen(want)) == 0) pick = ifa;
-    if (pick == nullptr) WARN("SZ_SOCKET_IFNAME=%s: no such interface is up; using another", want);
+    if (pick == nullptr) {  // as NCCL_SOCKET_IFNAME: a name that matches nothing is an error
+      freeifaddrs(list);
+      return szSetError(szInvalidArgument, "SZ_SOCKET_IFNAME=%s: no interface of that name (prefix) is up", want);
+    }
   }
   for (const ifaddrs* ifa = list; ifa != nullptr && pick == nullptr; ifa = ifa->ifa_next)
     if (usable(ifa) && ifa->ifa_addr->sa_family == AF_INET && !(ifa->ifa_flags & IFF_LOOPBACK))

@@ -99,6 +99,18 @@ TEST_P(BootstrapAllGather, EveryRankGetsEverySlice) {
 
 INSTANTIATE_TEST_SUITE_P(Ranks, BootstrapAllGather, testing::Values(1, 2, 3, 5));
 
+// As NCCL_SOCKET_IFNAME: a name that matches no interface is an error, not a silent fallback.
+TEST(Bootstrap, UnknownSocketInterfaceIsAnError) {
+  const char* old = getenv("SZ_SOCKET_IFNAME");
+  std::string saved = old ? old : "";
+  setenv("SZ_SOCKET_IFNAME", "nosuchif0", 1);
+  szUniqueId id;
+  EXPECT_EQ(szBootstrapGetUniqueId(&id), szInvalidArgument);
+  EXPECT_NE(std::string(szGetLastError(nullptr)).find("nosuchif0"), std::string::npos);
+  if (old) setenv("SZ_SOCKET_IFNAME", saved.c_str(), 1);
+  else unsetenv("SZ_SOCKET_IFNAME");
+}
+
 TEST(Bootstrap, SecretIsSharedAndIdsDiffer) {
   szUniqueId a = newId(), c = newId();
   EXPECT_NE(memcmp(&a, &c, sizeof(a)), 0);
