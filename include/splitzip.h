@@ -139,11 +139,12 @@ szResult_t szEncodeMaxSize(size_t count, szDataType_t type, size_t* maxBytes);
 
 /* Encodes `count` elements at host pointer `in` (any alignment) into a frame at `out`
  * (`outCapacity` bytes, any alignment). `codebook` may be NULL: the built-in default, or with
- * SZ_ENCODE_CALIBRATE one computed from `in`. Incompressible data and types are stored raw.
+ * SZ_ENCODE_CALIBRATE one computed from `in` (a codebook given wins over SZ_ENCODE_CALIBRATE).
+ * Incompressible data and types are stored raw; for incompressible types `codebook` is not read.
  * Large inputs are encoded by several threads (SZ_CPU_THREADS, default: all cores).
  * On success *outBytes is the frame size.
- * Errors: szInvalidArgument (NULL pointers, bad type, codebook of another type or invalid,
- * outCapacity smaller than the frame needs: use szEncodeMaxSize). */
+ * Errors: szInvalidArgument (NULL pointers, bad type, for a compressible type a codebook of
+ * another type or invalid, outCapacity smaller than the frame needs: use szEncodeMaxSize). */
 szResult_t szEncode(const void* in, size_t count, szDataType_t type, const szCodebook_t* codebook,
                     int flags, void* out, size_t outCapacity, size_t* outBytes);
 

@@ -70,6 +70,9 @@ szResult_t commFail(szComm* comm, szResult_t res) {
 szResult_t resolveConfig(const szConfig_t* c, CommConfig* out) {
   if (c != nullptr && (c->magic != SZ_CONFIG_MAGIC || c->size != sizeof(szConfig_t)))
     return szSetError(szInvalidArgument, "szConfig_t not initialized with SZ_CONFIG_INITIALIZER");
+  if (c != nullptr && c->version > SZ_VERSION_CODE)
+    return szSetError(szInvalidArgument, "szConfig_t of SplitZip version %u, newer than this library (%u)",
+                      c->version, (unsigned)SZ_VERSION_CODE);
   const char* wire = c && c->wire ? c->wire : getenv("SZ_WIRE");
   if (wire == nullptr || *wire == '\0') wire = haveGpu() ? "nccl" : "tcp";
   out->wire = wire;

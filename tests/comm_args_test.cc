@@ -17,6 +17,9 @@ TEST(CommArgs, InitRejectsBadRanksAndConfig) {
   szConfig_t bad = SZ_CONFIG_INITIALIZER;
   bad.magic = 0;
   EXPECT_EQ(szCommInitRankConfig(&comm, 1, id, 0, &bad), szInvalidArgument);
+  szConfig_t newer = SZ_CONFIG_INITIALIZER;
+  newer.version = SZ_VERSION_CODE + 1;
+  EXPECT_EQ(szCommInitRankConfig(&comm, 1, id, 0, &newer), szInvalidArgument);
   szConfig_t depth = SZ_CONFIG_INITIALIZER;
   depth.pipelineDepth = 1000;
   EXPECT_EQ(szCommInitRankConfig(&comm, 1, id, 0, &depth), szInvalidArgument);
