@@ -20,6 +20,14 @@ namespace {
 
 constexpr int kMaxCodebookLines = 1024;  // a codebook file is a handful of lines and comments
 
+// The type field of a caller's struct, read as the integer it holds: loading an enum from
+// garbage (an uninitialized struct) is undefined behaviour, so the value is checked first.
+TypeTraits traitsOf(const szDataType_t& field) {
+  int v;
+  memcpy(&v, &field, sizeof(v));
+  return v >= 0 && v < szNumTypes ? typeTraits(szDataType_t(v)) : TypeTraits{};
+}
+
 // Calibrated on the KV cache of TinyStories-656K over the calibration span of WikiText-2
 // (tests/data/default_*.codebook; tests/data/README.md says how to regenerate). FP32 shares
 // the BF16 codebook: both have the same 8-bit exponent field.
@@ -49,7 +57,7 @@ extern "C" szResult_t szHistogramInit(szHistogram_t* hist, szDataType_t type) {
 extern "C" szResult_t szHistogramAccumulate(szHistogram_t* hist, const void* data, size_t count) {
   if (hist == nullptr || (data == nullptr && count > 0))
     return szSetError(szInvalidArgument, "szHistogramAccumulate: NULL argument");
-  TypeTraits t = typeTraits(hist->type);
+  TypeTraits t = traitsOf(hist->type);
   if (t.expBits == 0) return szSetError(szInvalidArgument, "histogram has invalid type");
   const uint8_t* p = static_cast<const uint8_t*>(data);
   for (size_t i = 0; i < count; ++i) {
@@ -63,7 +71,7 @@ extern "C" szResult_t szHistogramAccumulate(szHistogram_t* hist, const void* dat
 extern "C" szResult_t szCodebookFromHistogram(const szHistogram_t* hist, szCodebook_t* cb) {
   if (hist == nullptr || cb == nullptr)
     return szSetError(szInvalidArgument, "szCodebookFromHistogram: NULL argument");
-  TypeTraits t = typeTraits(hist->type);
+  TypeTraits t = traitsOf(hist->type);
   if (t.expBits == 0) return szSetError(szInvalidArgument, "histogram has invalid type");
   cb->type = hist->type;
   cb->used = selectCodebook(hist->counts, t.expBits, cb->exponents);
@@ -72,8 +80,8 @@ extern "C" szResult_t szCodebookFromHistogram(const szHistogram_t* hist, szCodeb
 
 extern "C" szResult_t szCodebookValidate(const szCodebook_t* cb) {
   if (cb == nullptr) return szSetError(szInvalidArgument, "codebook is NULL");
-  TypeTraits t = typeTraits(cb->type);
-  if (t.expBits == 0) return szSetError(szInvalidArgument, "codebook type %d is not compressible", (int)cb->type);
+  TypeTraits t = traitsOf(cb->type);
+  if (t.expBits == 0) return szSetError(szInvalidArgument, "codebook type is not a compressible type");
   if (cb->used < 1 || cb->used > int(kCodebookSize))
     return szSetError(szInvalidArgument, "codebook 'used' is %d, must be 1..16", cb->used);
   for (uint32_t i = 0; i < kCodebookSize; ++i) {
