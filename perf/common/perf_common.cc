@@ -208,6 +208,11 @@ bool parseOptions(int argc, char** argv, const PerfTest& test, Options* o, int* 
   if (o->minBytes > o->maxBytes)
     throw SetupError(format("-b %zu is larger than -e %zu", o->minBytes, o->maxBytes));
   if (o->stepFactor == 1 && o->stepBytes == 0) throw SetupError("-i 0 with -f 1 never reaches -e");
+  if (!o->data.empty() && o->type != szBfloat16 && o->type != szFloat32 && o->type != szFloat8e5m2)
+    throw SetupError(format("--data reads bf16, float and fp8e5m2 tensors, not -d %s: use generated data",
+                            type.c_str()));
+  if (!o->json.empty() && !std::ofstream(o->json, std::ios::app))  // fail now, not after the run
+    throw SetupError(format("-J %s: cannot write there", o->json.c_str()));
   return true;
 }
 
@@ -278,7 +283,11 @@ struct Process {
 
 int envInt(const char* name, int deflt) {
   const char* s = getenv(name);
-  return s && *s ? atoi(s) : deflt;
+  if (s == nullptr || *s == '\0') return deflt;
+  char* end = nullptr;
+  long v = strtol(s, &end, 10);
+  if (*end != '\0' || v < INT_MIN || v > INT_MAX) throw SetupError(format("%s=%s is not a number", name, s));
+  return int(v);
 }
 
 // The unique id of this process's `index`-th communicator: global rank 0 makes it, MPI or
@@ -538,8 +547,10 @@ void Rank::run() {
   setUp();
   const Options& o = *p_.opts;
   const size_t es = szTypeSize(o.type);
+  size_t last = SIZE_MAX;
   for (size_t size = o.minBytes; size <= o.maxBytes;) {
-    measure(size / es);
+    if (size / es != last) measure(size / es);  // sizes below an element apart give one row
+    last = size / es;
     size_t next = o.stepFactor > 1 ? size * size_t(o.stepFactor) : size + o.stepBytes;
     if (next <= size) break;  // 0 * factor, or an overflow
     size = next;
