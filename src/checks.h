@@ -10,6 +10,8 @@
 szResult_t szSetError(szResult_t res, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 // The calling thread's last error message ("" if none).
 const char* szThreadLastError();
+// Sets (message) or forgets (NULL) the message szGetLastError(comm) returns for `comm`.
+void szSetCommError(const szComm* comm, const char* message);
 
 #define SZCHECK(call)                                                  \
   do {                                                                 \

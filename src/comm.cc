@@ -63,7 +63,7 @@ void useDevice(int device) {
 szResult_t commFail(szComm* comm, szResult_t res) {
   std::lock_guard<std::mutex> lock(comm->errorMu);
   int expected = szSuccess;
-  if (comm->asyncError.compare_exchange_strong(expected, int(res))) comm->asyncMessage = szThreadLastError();
+  if (comm->asyncError.compare_exchange_strong(expected, int(res))) szSetCommError(comm, szThreadLastError());
   return res;
 }
 
@@ -130,6 +130,7 @@ void destroyComm(szComm* comm, bool abort) {
   if (comm->ack && comm->ackComm) (abort ? comm->ack->abort : comm->ack->close)(comm->ackComm);
   deviceContextDestroy(comm->device);
   if (comm->bootstrap) szBootstrapClose(comm->bootstrap);
+  szSetCommError(comm, nullptr);
   delete comm;
 }
 
@@ -202,7 +203,7 @@ szResult_t createComm(szComm_t* comm, int nranks, const szUniqueId& id, int rank
       useDevice(device);
       szResult_t r = initComm(c, nranks, id, rank, ncclComm);
       std::lock_guard<std::mutex> lock(c->errorMu);
-      c->asyncMessage = r == szSuccess ? "" : szThreadLastError();
+      if (r != szSuccess) szSetCommError(c, szThreadLastError());
       c->asyncError = r;
     });
     *comm = c;
@@ -294,8 +295,3 @@ extern "C" szResult_t szCommGetStats(const szComm_t comm, szStats_t* stats) {
   return szSuccess;
 }
 
-extern "C" const char* szGetLastError(szComm_t comm) {
-  if (comm == nullptr) return szThreadLastError();
-  std::lock_guard<std::mutex> lock(comm->errorMu);
-  return comm->asyncMessage.empty() ? szThreadLastError() : comm->asyncMessage.c_str();
-}

@@ -79,8 +79,7 @@ struct szComm {
   sz::AutoModel autoModel;  // SZ_CODEC_AUTO: frames or raw, per peer and message size
   std::unique_ptr<sz::Pipeline> pipeline;
   std::atomic<int> asyncError{szSuccess};  // szInProgress while a non-blocking init runs
-  std::mutex errorMu;
-  std::string asyncMessage;  // the message of asyncError (szGetLastError(comm))
+  std::mutex errorMu;  // asyncError and its message (szSetCommError) change together
   std::thread initThread;    // a non-blocking init
   std::mutex statsMu;
   szStats_t stats{};

@@ -1,7 +1,10 @@
-// Result codes: their names and the per-thread last detailed error message (a communicator's
-// own is in comm.cc).
+// Result codes: their names, the per-thread last detailed error message, and each
+// communicator's asynchronous error message.
 #include <cstdarg>
 #include <cstdio>
+#include <map>
+#include <mutex>
+#include <string>
 
 #include "checks.h"
 
@@ -35,3 +38,23 @@ extern "C" const char* szGetErrorString(szResult_t result) {
 }
 
 const char* szThreadLastError() { return tLastError; }
+
+namespace {
+std::mutex gCommMu;
+std::map<const void*, std::string> gCommErrors;  // a communicator's asynchronous error message
+}  // namespace
+
+void szSetCommError(const szComm* comm, const char* message) {
+  std::lock_guard<std::mutex> lock(gCommMu);
+  if (message) gCommErrors[comm] = message;
+  else gCommErrors.erase(comm);
+}
+
+extern "C" const char* szGetLastError(szComm_t comm) {
+  if (comm != nullptr) {
+    std::lock_guard<std::mutex> lock(gCommMu);
+    auto it = gCommErrors.find(comm);
+    if (it != gCommErrors.end()) return it->second.c_str();  // stable until szSetCommError(comm, ...)
+  }
+  return tLastError;
+}
