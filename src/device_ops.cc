@@ -48,7 +48,10 @@ szResult_t deviceContextCreate(size_t maxSliceBytes, DeviceContext** out) {
   auto* c = new DeviceContext();
   *out = c;
   CUDACHECK(cudaGetDevice(&c->device));
-  CUDACHECK(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
+  // Highest priority: the user's stream waits for this one's work (docs/PIPELINE.md).
+  int least = 0, greatest = 0;
+  CUDACHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+  CUDACHECK(cudaStreamCreateWithPriority(&c->stream, cudaStreamNonBlocking, greatest));
   SZCHECK(loadEncodeKernels());
   SZCHECK(loadDecodeKernels());
   SZCHECK(loadHistogramKernels());
@@ -76,6 +79,10 @@ szResult_t deviceContextCreate(size_t maxSliceBytes, DeviceContext** out) {
 
 szResult_t deviceMakeCurrent(DeviceContext* c) {
   CUDACHECK(cudaSetDevice(c->device));
+  // Another thread capturing a CUDA graph in global mode must not make this thread's event
+  // queries and launches fail (NCCL's proxy thread does the same).
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  CUDACHECK(cudaThreadExchangeStreamCaptureMode(&mode));
   return szSuccess;
 }
 
@@ -104,6 +111,10 @@ void deviceFree(bool pinnedHost, void* p) {
 }
 
 szResult_t deviceOpRecordReady(cudaStream_t user, DeviceOpSync* s) {
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  CUDACHECK(cudaStreamIsCapturing(user, &capture));
+  if (capture != cudaStreamCaptureStatusNone)
+    return szSetError(szInvalidUsage, "szSend/szRecv cannot be captured in a CUDA graph");
   cudaEvent_t ev;
   CUDACHECK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
   CUDACHECK(cudaEventRecord(ev, user));
@@ -129,9 +140,15 @@ szResult_t deviceOpEnqueueWait(DeviceContext* c, cudaStream_t user, DeviceOpSync
   return szSuccess;
 }
 
-bool deviceOpReady(const DeviceOpSync& s) {
-  return cudaEventQuery(reinterpret_cast<cudaEvent_t>(s.ready)) != cudaErrorNotReady;
+szResult_t deviceOpReady(const DeviceOpSync& s, bool* ready) {
+  cudaError_t e = cudaEventQuery(reinterpret_cast<cudaEvent_t>(s.ready));
+  *ready = e == cudaSuccess;
+  if (e != cudaSuccess && e != cudaErrorNotReady)  // not "ready": the user's buffers may still be in use
+    return szSetError(szUnhandledCudaError, "the stream of a device operation failed: %s", cudaGetErrorString(e));
+  return szSuccess;
 }
+
+int deviceOrdinal(const DeviceContext* c) { return c->device; }
 
 void deviceOpComplete(DeviceContext* c, DeviceOpSync* s) {
   // Queued after the operation's codec work on the codec stream, which never waits on a user's
@@ -230,7 +247,11 @@ szResult_t deviceAlloc(bool, size_t, void**) { return noCuda(); }
 void deviceFree(bool, void*) {}
 szResult_t deviceOpRecordReady(cudaStream_t, DeviceOpSync*) { return noCuda(); }
 szResult_t deviceOpEnqueueWait(DeviceContext*, cudaStream_t, DeviceOpSync*) { return noCuda(); }
-bool deviceOpReady(const DeviceOpSync&) { return true; }
+szResult_t deviceOpReady(const DeviceOpSync&, bool* ready) {
+  *ready = false;
+  return noCuda();
+}
+int deviceOrdinal(const DeviceContext*) { return -1; }
 void deviceOpComplete(DeviceContext*, DeviceOpSync*) {}
 szResult_t deviceEncode(DeviceContext*, const void*, size_t, szDataType_t, const szCodebook_t*, void*, size_t,
                         DeviceTask*) {

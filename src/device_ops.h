@@ -24,7 +24,8 @@ struct DeviceContext;
 // Creates the context on the calling thread's current device.
 szResult_t deviceContextCreate(size_t maxSliceBytes, DeviceContext** ctx);
 void deviceContextDestroy(DeviceContext* ctx);
-// Makes the context's device current on the calling thread (the progress thread).
+// Makes the context's device current on the calling thread (the progress thread), in relaxed
+// stream-capture mode.
 szResult_t deviceMakeCurrent(DeviceContext* ctx);
 
 // Slot payload memory: device memory, or pinned host memory the GPU can address (for wires
@@ -42,9 +43,11 @@ struct DeviceOpSync {
 // the group recorded its event) enqueues the wait that holds the user's later work.
 szResult_t deviceOpRecordReady(cudaStream_t user, DeviceOpSync* sync);
 szResult_t deviceOpEnqueueWait(DeviceContext* ctx, cudaStream_t user, DeviceOpSync* sync);
-// Progress thread: true once the user's earlier work is done; no slice of the operation starts
-// before.
-bool deviceOpReady(const DeviceOpSync& sync);
+// Progress thread: *ready once the user's earlier work is done; no slice of the operation
+// starts before. A failed stream is an error, never "ready".
+szResult_t deviceOpReady(const DeviceOpSync& sync, bool* ready);
+// The CUDA device of the context.
+int deviceOrdinal(const DeviceContext* ctx);
 // Progress thread: releases the user's stream (also after a failure) and frees the event.
 void deviceOpComplete(DeviceContext* ctx, DeviceOpSync* sync);
 

@@ -43,6 +43,30 @@ bool isDevicePointer(const void* p) {
 #endif
 }
 
+// Makes `device` current for a scope (NCCL does the same in its calls), then restores the
+// caller's.
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int device) {
+#if SZ_HAVE_CUDA
+    if (device >= 0 && cudaGetDevice(&saved_) == cudaSuccess && saved_ != device) cudaSetDevice(device);
+    else saved_ = -1;
+#else
+    (void)device;
+#endif
+  }
+  ~DeviceGuard() {
+#if SZ_HAVE_CUDA
+    if (saved_ >= 0) cudaSetDevice(saved_);
+#endif
+  }
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+ private:
+  int saved_ = -1;
+};
+
 bool overlaps(const Segment& a, const Segment& b) {
   return a.bytes && b.bytes && a.ptr < b.ptr + b.bytes && b.ptr < a.ptr + a.bytes;
 }
@@ -121,6 +145,7 @@ szResult_t runPending(std::vector<PendingOp> pending) {
     for (auto& [comm, ops] : byComm)
       for (const auto& op : ops) {
         if (!op->device || res != szSuccess) continue;
+        DeviceGuard onCommDevice(deviceOrdinal(comm->device));  // buffers and events on the comm's GPU
         res = stage == 0 ? comm->pipeline->reserve(*op)
             : stage == 1 ? deviceOpRecordReady(op->stream, &op->sync)
                          : deviceOpEnqueueWait(comm->device, op->stream, &op->sync);

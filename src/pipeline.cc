@@ -157,6 +157,8 @@ class OpRunner {
     finish(res);
     return true;
   }
+  bool userReady();
+  szResult_t waitTask(DeviceTask* t);
   bool hostWire() const { return !comm_->wire->deviceMemory; }
   // Raw slices travel straight from and into the user's memory when the wire moves memory of
   // its kind: host buffers on a host wire, device buffers on a device wire.
@@ -190,7 +192,23 @@ class OpRunner {
   uint64_t nextStart_ = 0, nextPost_ = 0, completed_ = 0;
   Clock::time_point startTime_;
   Clock::time_point lastMoved_ = Clock::now();
+  bool userReady_ = false;  // the user's earlier work on the stream is done (host operations: always)
 };
+
+// True once the user's earlier work on a device operation's stream is done (then remembered);
+// a failed stream fails the operation. The auto model times a device operation from here, not
+// from when it was queued behind earlier ones.
+bool OpRunner::userReady() {
+  if (userReady_) return true;
+  if (!op_->device) return userReady_ = true;
+  bool ready = false;
+  if (failed(deviceOpReady(op_->sync, &ready))) return false;
+  if (ready) {
+    userReady_ = true;
+    startTime_ = Clock::now();
+  }
+  return ready;
+}
 
 uint8_t* OpRunner::contiguous(uint64_t offset, uint64_t bytes) const {
   for (const Segment& s : op_->segments) {
@@ -229,11 +247,22 @@ szResult_t OpRunner::copySlice(uint64_t off, uint64_t bytes, uint8_t* buf, bool 
       return;
     }
     DeviceTask t;
-    uint64_t ignored;
-    if (res == szSuccess && (res = deviceCopy(pipe_->device(), dst, src, n, &t)) == szSuccess)
-      while (!deviceTaskPoll(pipe_->device(), &t, &res, &ignored)) {
-      }
+    if (res == szSuccess && (res = deviceCopy(pipe_->device(), dst, src, n, &t)) == szSuccess) res = waitTask(&t);
   });
+  return res;
+}
+
+// Waits for a device task, at most the timeout: a task that never finishes (its stream held
+// behind the user's, docs/PIPELINE.md) is reported rather than hanging the progress thread.
+szResult_t OpRunner::waitTask(DeviceTask* t) {
+  auto deadline = Clock::now() + std::chrono::milliseconds(comm_->cfg.timeoutMs);
+  szResult_t res = szSuccess;
+  uint64_t bytes;
+  while (!deviceTaskPoll(pipe_->device(), t, &res, &bytes))
+    if (Clock::now() > deadline)
+      return szSetError(szTimeout, "rank %d: a codec-stream task did not finish in %d ms (a stream held behind "
+                        "another on a shared hardware queue? see CUDA_DEVICE_MAX_CONNECTIONS in docs/PIPELINE.md)",
+                        comm_->rank, comm_->cfg.timeoutMs);
   return res;
 }
 
@@ -255,16 +284,14 @@ void OpRunner::finish(szResult_t res) {
   if (finished_) return;
   finished_ = true;
   allPosted_ = true;
+  bool stuck = false;  // a device task that never finished still uses the operation's buffers
   for (Slot& s : slots_) {  // codec work must not outlive the buffers it uses
     if (s.hostRunning) s.hostTask.wait();
-    szResult_t ignored;
-    uint64_t bytes;
-    while (s.devRunning && !deviceTaskPoll(pipe_->device(), &s.devTask, &ignored, &bytes)) {
-    }
+    if (s.devRunning && waitTask(&s.devTask) == szTimeout) stuck = true;
     if (!op_->device && s.frame) pipe_->returnBuffer(Pipeline::kHostBuffer, s.frame);
     s.frame = nullptr;
   }
-  if (op_->device) pipe_->release(*op_);
+  if (op_->device && !stuck) pipe_->release(*op_);
   if (res != szSuccess) commFail(comm_, res);
   if (op_->device) deviceOpComplete(pipe_->device(), &op_->sync);
   std::lock_guard<std::mutex> lock(wait_->mu);
@@ -286,8 +313,10 @@ bool OpRunner::step(bool mayPost) {
   if (!started_ && !mayPost) return false;
   bool moved = op_->send ? stepSend() : stepRecv();
   auto now = Clock::now();
+  bool waitingForUser = op_->device && !finished_ && !userReady();
+  if (finished_) return true;
   bool onWire = std::any_of(slots_.begin(), slots_.end(), [](const Slot& x) { return x.hdrReq.req || x.payReq.req; });
-  if (moved || finished_ || onWire || (op_->device && !deviceOpReady(op_->sync))) {
+  if (moved || onWire || waitingForUser) {
     lastMoved_ = now;
   } else if (now - lastMoved_ > std::chrono::milliseconds(comm_->cfg.timeoutMs)) {
     finish(szSetError(szTimeout, "rank %d: %s rank %d made no progress for %d ms", comm_->rank,
@@ -411,6 +440,8 @@ bool OpRunner::stepSend() {
     moved = true;
   }
   if (failed(descReq_.poll(comm_->desc, &moved)) || failed(ackReq_.poll(comm_->ack, &moved))) return true;
+  bool ready = userReady();
+  if (finished_) return true;
   for (Slot& s : slots_) {
     if (failed(s.hdrReq.poll(comm_->wire, &moved)) || failed(s.payReq.poll(comm_->wire, &moved))) return true;
     bool taskDone = false;
@@ -427,7 +458,7 @@ bool OpRunner::stepSend() {
       s.payReq.reset();
       ++completed_;
     }
-    if (s.slice < 0 && nextStart_ < numSlices_ && (!op_->device || deviceOpReady(op_->sync))) {
+    if (s.slice < 0 && nextStart_ < numSlices_ && ready) {
       if (failed(startSlice(s, nextStart_++))) return true;
       moved = true;
     }
@@ -614,7 +645,9 @@ bool OpRunner::stepRecv() {
       }
     }
     // Receives are posted in slice order, into free slots.
-    while (nextPost_ < numSlices_ && (!op_->device || deviceOpReady(op_->sync))) {
+    bool ready = userReady();
+    if (finished_) return true;
+    while (nextPost_ < numSlices_ && ready) {
       Slot* free = nullptr;
       for (Slot& s : slots_)
         if (s.slice < 0 && free == nullptr) free = &s;

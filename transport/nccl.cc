@@ -77,8 +77,15 @@ Lane& laneFor(NcclWire* w, bool send, int peer) {
 }
 
 szResult_t initLane(NcclWire* w, Lane* l) {
-  NCCLCHECK(ncclCommSplit(w->base, 0, w->rank, &l->comm, nullptr));
-  CUDACHECK(cudaStreamCreateWithFlags(&l->stream, cudaStreamNonBlocking));
+  // Own resources and blocking calls whatever the parent's configuration: lanes sharing NCCL's
+  // internal stream would order a send waiting for its receiver before the other lane's receive.
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 1;
+  config.splitShare = 0;
+  NCCLCHECK(ncclCommSplit(w->base, 0, w->rank, &l->comm, &config));
+  int least = 0, greatest = 0;  // highest priority, as the codec stream (device_ops.cc)
+  CUDACHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+  CUDACHECK(cudaStreamCreateWithPriority(&l->stream, cudaStreamNonBlocking, greatest));
   CUDACHECK(cudaHostAlloc(&l->sizeHost, kSizeSlots * sizeof(uint64_t), cudaHostAllocDefault));
   CUDACHECK(cudaMalloc(&l->sizeDev, kSizeSlots * sizeof(uint64_t)));
   for (int i = kSizeSlots - 1; i >= 0; --i) l->freeSlots.push_back(i);

@@ -1,6 +1,8 @@
 // Communicator tests with device buffers (run on the GPU machines; skipped elsewhere): ranks
 // as threads of one process, one GPU each where there are two, over the nccl and tcp wires,
 // codec on and off, checked bit for bit.
+#include <atomic>
+#include <chrono>
 #include <thread>
 
 #include "../kv_like.h"
@@ -30,6 +32,7 @@ void exchange(const Case& c, size_t* wrong, szResult_t* err) {
   std::vector<std::thread> ranks;
   std::vector<size_t> bad(2, 0);
   std::vector<szResult_t> res(2, szSuccess);
+  std::atomic<int> synced{0};
   for (int r = 0; r < 2; ++r) {
     ranks.emplace_back([&, r] {
       cudaSetDevice(r % deviceCount());
@@ -38,7 +41,10 @@ void exchange(const Case& c, size_t* wrong, szResult_t* err) {
       cfg.codec = c.codec;
       cfg.sliceBytes = 1 << 20;
       szComm_t comm = nullptr;
-      if ((res[r] = szCommInitRankConfig(&comm, 2, id, r, &cfg)) != szSuccess) return;
+      if ((res[r] = szCommInitRankConfig(&comm, 2, id, r, &cfg)) != szSuccess) {
+        synced.fetch_add(1);  // the other rank must not wait at the barrier below
+        return;
+      }
       uint8_t *send = nullptr, *recv = nullptr;
       cudaMalloc(&send, bytes + 1);
       cudaMalloc(&recv, bytes + 1);
@@ -70,6 +76,10 @@ void exchange(const Case& c, size_t* wrong, szResult_t* err) {
         res[r] = szGroupEnd();
       }
       if (cudaStreamSynchronize(s) != cudaSuccess) res[r] = szUnhandledCudaError;
+      // Both ranks done before either frees: with one GPU, a cudaFree synchronizes the device,
+      // which would wait for the other rank's stream, held until its peer (this rank) progresses.
+      synced.fetch_add(1);
+      while (synced.load() < 2) std::this_thread::sleep_for(std::chrono::milliseconds(1));
       szResult_t async = szSuccess;
       szCommGetAsyncError(comm, &async);
       if (res[r] == szSuccess) res[r] = async;

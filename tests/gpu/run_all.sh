@@ -53,6 +53,9 @@ if compgen -G ".deps/*.deb" >/dev/null; then
   for f in .deps/*.deb; do dpkg -x "$f" "$DEPS"; done
 fi
 export NCCL_NVLS_ENABLE=0
+# Enough hardware queues that the library's streams never share one with a held user stream
+# (docs/PIPELINE.md); set CUDA_DEVICE_MAX_CONNECTIONS=1 in the environment to provoke the hazard.
+export CUDA_DEVICE_MAX_CONNECTIONS=${CUDA_DEVICE_MAX_CONNECTIONS:-32}
 # Both ranks of every test run on this machine: rendezvous and control traffic on loopback.
 export SZ_SOCKET_IFNAME=${SZ_SOCKET_IFNAME:-lo} SZ_TIMEOUT_MS=${SZ_TIMEOUT_MS:-20000}
 NGPUS=$(nvidia-smi -L | wc -l)
@@ -97,7 +100,7 @@ if [ -z "$QUICK" ]; then
 fi
 if [ "$QUICK" != "--quick" ]; then
   if [ "$NGPUS" -ge 2 ] && [ $COMM_HUNG = 0 ]; then  # the communicator over NCCL between two GPUs, three wire speeds
-    MPI="mpirun --allow-run-as-root --oversubscribe -np 2 -x SZ_SOCKET_IFNAME -x SZ_TIMEOUT_MS -x NCCL_NVLS_ENABLE"
+    MPI="mpirun --allow-run-as-root --oversubscribe -np 2 -x SZ_SOCKET_IFNAME -x SZ_TIMEOUT_MS -x NCCL_NVLS_ENABLE -x CUDA_DEVICE_MAX_CONNECTIONS"
     SR="./build/perf/sendrecv_perf --wire nccl ${KV_BF16:+--data $KV_BF16} -n 10 -w 3"
     STEP_TIMEOUT=60 step sr_nvlink $MPI $SR --codec on -b 1K -e 1G -f 32 -J "$LOGS/sr_nvlink.json"
     STEP_TIMEOUT=60 step sr_1channel $MPI -x NCCL_MAX_NCHANNELS=1 $SR --codec on -b 1M -e 1G -f 32 -J "$LOGS/sr_1channel.json"
