@@ -168,6 +168,7 @@ szResult_t initComm(szComm* comm, int nranks, const szUniqueId& id, int rank, vo
   size_t slotBytes = 0;  // the largest frame of a slice of the smallest element type
   SZCHECK(szEncodeMaxSize(comm->cfg.sliceBytes, szUint8, &slotBytes));
   comm->pipeline.reset(new Pipeline(comm, comm->device, slotBytes));
+  if (comm->device) SZCHECK(comm->pipeline->preallocate());
   INFO(SZ_INIT, "rank %d/%d: wire %s, codec %s, slice %zu bytes, depth %d, timeout %d ms, crc %d",
        rank, nranks, comm->cfg.wire.c_str(),
        comm->cfg.codec == SZ_CODEC_ON ? "on" : comm->cfg.codec == SZ_CODEC_OFF ? "off" : "auto",

@@ -727,6 +727,14 @@ szResult_t Pipeline::reserve(Op& op) {
   return res;
 }
 
+szResult_t Pipeline::preallocate() {
+  Op op;  // one device operation's worth, with staging: the first operations allocate nothing
+  op.segments.resize(2);
+  SZCHECK(reserve(op));
+  release(op);
+  return szSuccess;
+}
+
 void Pipeline::release(Op& op) {
   int payloadKind = comm_->wire->deviceMemory ? kDeviceBuffer : kPinnedBuffer;
   for (uint8_t* p : op.payload) returnBuffer(payloadKind, p);

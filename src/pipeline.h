@@ -53,6 +53,9 @@ class Pipeline {
   void returnBuffer(int kind, uint8_t* p);
   // Reserves a device operation's slice buffers (Op::buffers), on the calling thread.
   szResult_t reserve(Op& op);
+  // Fills the pools with one device operation's buffers, at init: allocating later happens only
+  // while other operations are in flight (and may synchronize the device behind them).
+  szResult_t preallocate();
   void release(Op& op);
   size_t slotBytes() const { return slotBytes_; }
   // Progress thread: the sequence number of the next acknowledgement to `peer`; receives
