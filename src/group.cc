@@ -103,7 +103,13 @@ szResult_t makeOp(const char* fn, bool send, void* const* bufs, const size_t* co
       if (!send && overlaps(s, seg)) return szSetError(szInvalidArgument, "%s: receive buffers overlap", fn);
     op->segments.push_back(seg);
   }
-  bool device = !op->segments.empty() && isDevicePointer(op->segments[0].ptr);
+  // No element: the kind of the buffers given, or with none, the wire's (a zero-count call on
+  // the nccl wire is stream-ordered, as ncclSend's is).
+  const void* any = nullptr;
+  for (int i = 0; i < nbufs && any == nullptr; ++i) any = bufs[i];
+  bool device = !op->segments.empty() ? isDevicePointer(op->segments[0].ptr)
+                : any != nullptr      ? isDevicePointer(any)
+                                      : comm->wire->deviceMemory != 0;
   for (const Segment& s : op->segments)
     if (isDevicePointer(s.ptr) != device)
       return szSetError(szInvalidArgument, "%s: buffer list mixes host and device memory", fn);

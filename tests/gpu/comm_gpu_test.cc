@@ -116,7 +116,7 @@ TEST_P(CommGpu, ExchangeIsBitExact) {
 
 INSTANTIATE_TEST_SUITE_P(
     Wires, CommGpu,
-    ::testing::Values(Case{"nccl", SZ_CODEC_ON, 1, 1, 1}, Case{"nccl", SZ_CODEC_ON, 1000, 1, 1},
+    ::testing::Values(Case{"nccl", SZ_CODEC_ON, 0, 1, 1}, Case{"nccl", SZ_CODEC_ON, 1, 1, 1}, Case{"nccl", SZ_CODEC_ON, 1000, 1, 1},
                       Case{"nccl", SZ_CODEC_ON, (4 << 20) + 3, 1, 1}, Case{"nccl", SZ_CODEC_OFF, (4 << 20) + 3, 1, 1},
                       Case{"nccl", SZ_CODEC_AUTO, 32 << 20, 1, 1}, Case{"nccl", SZ_CODEC_ON, (2 << 20) + 7, 5, 1},
                       Case{"nccl", SZ_CODEC_ON, (3 << 20) + 1, 1, 6}, Case{"nccl", SZ_CODEC_OFF, (3 << 20) + 1, 2, 6},
