@@ -38,7 +38,7 @@ typedef enum {
   szRemoteError = 6,        /* the peer failed or went away */
   szInProgress = 7,         /* non-blocking operation still running */
   szCorruptFrame = 8,       /* a frame failed validation: truncated, bad field, CRC mismatch */
-  szTimeout = 9,            /* an operation outlived its configured timeout */
+  szTimeout = 9,            /* no progress for the configured timeout (a silent or stuck peer) */
   szNumResults = 10
 } szResult_t;
 
@@ -243,7 +243,8 @@ typedef struct {
   int pipelineDepth;     /* slices in flight per peer and direction; 0: SZ_PIPELINE_DEPTH (4) */
   int blocking;          /* 1 (default): init blocks; 0: init returns szInProgress at once and
                             finishes on its own thread (NCCL's non-blocking communicators) */
-  int timeoutMs;         /* a peer silent this long is dead; 0: SZ_TIMEOUT_MS (default 60000) */
+  int timeoutMs;         /* an operation that makes no progress this long fails (szTimeout; a
+                            long transfer that keeps moving never does); 0: SZ_TIMEOUT_MS (60000) */
   int crc;               /* 1: CRC32C on every slice (host frames and raw slices); -1: SZ_CRC */
 } szConfig_t;
 
