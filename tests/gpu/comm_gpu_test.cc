@@ -2,6 +2,8 @@
 // as threads of one process, one GPU each where there are two, over the nccl and tcp wires,
 // codec on and off, checked bit for bit.
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <chrono>
 #include <thread>
 
@@ -75,7 +77,20 @@ void exchange(const Case& c, size_t* wrong, szResult_t* err) {
         }
         res[r] = szGroupEnd();
       }
-      if (cudaStreamSynchronize(s) != cudaSuccess) res[r] = szUnhandledCudaError;
+      // At most 60 s (the communicators time out in 20 s in the GPU script): a stream still held
+      // after that would hang every later call, so the process reports what it knows and exits.
+      auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+      cudaError_t q;
+      while ((q = cudaStreamQuery(s)) == cudaErrorNotReady && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      if (q == cudaErrorNotReady) {
+        szResult_t async = szSuccess;
+        szCommGetAsyncError(comm, &async);
+        fprintf(stderr, "rank %d: the stream is still held after 60 s; communicator error %d: %s\n", r, (int)async,
+                szGetLastError(comm));
+        std::_Exit(3);
+      }
+      if (q != cudaSuccess) res[r] = szUnhandledCudaError;
       // Both ranks done before either frees: with one GPU, a cudaFree synchronizes the device,
       // which would wait for the other rank's stream, held until its peer (this rank) progresses.
       synced.fetch_add(1);
