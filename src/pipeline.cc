@@ -291,6 +291,12 @@ void OpRunner::finish(szResult_t res) {
     if (!op_->device && s.frame) pipe_->returnBuffer(Pipeline::kHostBuffer, s.frame);
     s.frame = nullptr;
   }
+  if (res != szSuccess) {  // nothing more lands in this operation's buffers; the peer learns it now
+    std::string why = szGetLastError(nullptr);  // this thread's message of `res`
+    for (auto [wire, wireComm] : {std::pair{comm_->wire, comm_->wireComm}, std::pair{comm_->desc, comm_->descComm},
+                                  std::pair{comm_->ack, comm_->ackComm}})
+      wire->failPeer(wireComm, op_->peer, res, why.c_str());
+  }
   if (op_->device && !stuck) pipe_->release(*op_);
   if (res != szSuccess) commFail(comm_, res);
   if (op_->device) deviceOpComplete(pipe_->device(), &op_->sync);

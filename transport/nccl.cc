@@ -298,6 +298,14 @@ szResult_t closeWire(void* wireComm, bool abort) {
   return szSuccess;
 }
 
+// NCCL cannot recall a posted receive: the wire stops taking requests; the peer learns of the
+// failure from the control channels (tcp).
+void ncclFailPeer(void* wireComm, int, szResult_t, const char*) {
+  auto* w = static_cast<NcclWire*>(wireComm);
+  std::lock_guard<std::mutex> lock(w->mu);
+  w->broken = true;
+}
+
 szResult_t ncclClose(void* wireComm) { return closeWire(wireComm, false); }
 szResult_t ncclAbortWire(void* wireComm) { return closeWire(wireComm, true); }
 
@@ -325,4 +333,4 @@ szResult_t szNcclShareUniqueId(void* ncclComm, szUniqueId* id, int* rank, int* n
 }
 
 const szWire szWireNccl = {"nccl", 1, ncclConnect, ncclRegMr, ncclDeregMr, ncclIsend, ncclIrecv,
-                           ncclTest, ncclClose, ncclAbortWire};
+                           ncclTest, ncclFailPeer, ncclClose, ncclAbortWire};

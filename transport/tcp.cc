@@ -125,14 +125,21 @@ void closeSockets(Peer& peer, bool orderly) {
 }
 
 // Fails every request of the peer and closes its sockets: after a partial message the byte
-// streams no longer line up, so nothing more can travel to or from this peer.
-void breakPeer(Comm* c, int p, szResult_t res, const std::string& why) {
+// streams no longer line up, so nothing more can travel to or from this peer. `keepOpen`: only
+// end this side's sending (the peer reads what was sent, then the end of the stream); the
+// sockets close with the communicator, so no reset can overtake data the peer has not read.
+void breakPeer(Comm* c, int p, szResult_t res, const std::string& why, bool keepOpen = false) {
   Peer& peer = c->peers[p];
   if (peer.broken != szSuccess) return;
   peer.broken = res;
   peer.why = why;
   WARN("tcp: rank %d: connection to rank %d failed: %s", c->rank, p, why.c_str());
-  closeSockets(peer, false);
+  if (keepOpen) {
+    for (int fd : peer.fds)
+      if (fd >= 0) shutdown(fd, SHUT_WR);
+  } else {
+    closeSockets(peer, false);
+  }
   for (Stream* s : {&peer.send, &peer.recv}) {
     for (Request* r : s->queue) {
       r->result = res;
@@ -398,6 +405,12 @@ szResult_t tcpTest(szWireRequest* request, int* done, size_t* bytes) {
   return szSuccess;
 }
 
+void tcpFailPeer(void* wireComm, int peer, szResult_t res, const char* why) {
+  auto* c = static_cast<Comm*>(wireComm);
+  std::lock_guard<std::mutex> lock(c->mu);
+  if (peer >= 0 && peer < c->nranks) breakPeer(c, peer, res, why, true);
+}
+
 szResult_t tcpClose(void* wireComm) {
   if (wireComm == nullptr) return szSuccess;
   size_t unfinished = destroy((Comm*)wireComm, true);
@@ -415,5 +428,5 @@ szResult_t tcpAbort(void* wireComm) {
 }  // namespace
 
 extern const szWire szWireTcp = {
-    "tcp", 0, tcpConnect, tcpRegMr, tcpDeregMr, tcpIsend, tcpIrecv, tcpTest, tcpClose, tcpAbort,
+    "tcp", 0, tcpConnect, tcpRegMr, tcpDeregMr, tcpIsend, tcpIrecv, tcpTest, tcpFailPeer, tcpClose, tcpAbort,
 };

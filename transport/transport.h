@@ -48,6 +48,13 @@ struct szWire {
   // szTimeout, szInvalidUsage (message larger than the receive's capacity), szSystemError.
   szResult_t (*test)(szWireRequest* request, int* done, size_t* bytes);
 
+  // After an operation with `peer` failed on this side with `res` (`why`, its message): fails
+  // this side's requests with `peer` the same way (no byte lands in their buffers afterwards,
+  // where the wire can promise it: tcp; nccl cannot recall a posted receive) and lets the peer
+  // see the connection end, so its waiting requests fail at once (szRemoteError) instead of at
+  // the timeout. Nothing more travels with `peer`.
+  void (*failPeer)(void* wireComm, int peer, szResult_t res, const char* why);
+
   // Orderly close after all requests completed; abort drops everything (after an error).
   szResult_t (*close)(void* wireComm);
   szResult_t (*abort)(void* wireComm);

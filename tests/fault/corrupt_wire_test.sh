@@ -33,7 +33,7 @@ for codec in on off; do
     ok=$((ok + 1))
   else
     echo "corrupt_wire_test: codec $codec: FAILED (rank 0 exit $s0, rank 1 exit $s1)"
-    tail -5 "$DIR/r0.log" "$DIR/r1.log"
+    tail -n 5 "$DIR/r0.log" "$DIR/r1.log"
     bad=$((bad + 1))
   fi
 done
