@@ -287,11 +287,14 @@ szResult_t szCommUserRank(const szComm_t comm, int* rank);
  * szInvalidUsage otherwise); calls to one peer are matched in order.
  * Device buffers: stream-ordered on `stream` like ncclSend/ncclRecv; the call returns once
  * enqueued, and completion on `stream` means the receive buffer holds the data (sender: the
- * buffer may be reused). Host buffers (or a build without CUDA): the call (or, inside a group,
- * szGroupEnd) returns when the operation is complete; `stream` is ignored.
+ * buffer may be reused). A count of 0 is a device operation when the buffer is device memory
+ * (or NULL on the nccl wire). Host buffers (or a build without CUDA): the call (or, inside a
+ * group, szGroupEnd) returns when the operation is complete; `stream` is ignored. With device
+ * buffers, see CUDA_DEVICE_MAX_CONNECTIONS in docs/PIPELINE.md.
  * Errors: szInvalidArgument (NULL buffer with count > 0, peer out of range or == own rank,
- * bad type, count * size overflows), szInvalidUsage (mismatched peers), szRemoteError,
- * szTimeout, szCorruptFrame (wire data failed validation or CRC). */
+ * bad type, count * size overflows), szInvalidUsage (mismatched peers, a stream being captured
+ * into a CUDA graph, a non-blocking init not finished), szRemoteError, szTimeout (no progress
+ * for the timeout), szCorruptFrame (wire data failed validation or CRC). */
 szResult_t szSend(const void* sendbuff, size_t count, szDataType_t type, int peer, szComm_t comm,
                   cudaStream_t stream);
 szResult_t szRecv(void* recvbuff, size_t count, szDataType_t type, int peer, szComm_t comm,
