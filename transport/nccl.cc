@@ -117,6 +117,14 @@ szResult_t eventDone(cudaEvent_t e, bool* done) {
 
 // Issues what can be issued, in order, and completes finished requests of one lane.
 szResult_t progressLane(NcclWire* w, Lane& l) {
+  if (w->broken) {  // nothing more is posted; what waits fails (a posted receive may still land)
+    for (szWireRequest* r : l.queue)
+      if (r->state != State::Done && r->state != State::Failed) {
+        r->state = State::Failed;
+        r->error = szSetError(szRemoteError, "nccl wire: rank %d: the wire failed earlier", w->rank);
+      }
+    return szSuccess;
+  }
   bool blocked = false;  // an earlier request still waits to post its payload receive
   for (szWireRequest* r : l.queue) {
     if (r->state == State::Done || r->state == State::Failed) continue;
@@ -274,6 +282,10 @@ szResult_t ncclTest(szWireRequest* r, int* done, size_t* bytes) {
   std::lock_guard<std::mutex> lock(w->mu);
   Lane& l = laneFor(w, r->send, r->peer);
   szResult_t res = progressLane(w, l);
+  if (res != szSuccess && r->state != State::Done) {  // another request broke the wire: this one ends too
+    r->state = State::Failed;
+    r->error = res;
+  }
   if (r->state == State::Failed) res = r->error;
   if (r->state == State::Done || r->state == State::Failed) {
     *done = r->state == State::Done;
