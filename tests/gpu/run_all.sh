@@ -7,7 +7,8 @@
 #   bash tests/gpu/run_all.sh [--quick|--comm]  (--quick: tests only; --comm: the communicator's
 #                                                tests, the main job and sendrecv_perf only)
 # With two GPUs it also runs the main job (make demo) and sendrecv_perf over NCCL on NVLink, on
-# one NCCL channel (a ~34 GB/s link) and on sockets over loopback; NVCOMP=1 adds nvCOMP.
+# one NCCL channel (a ~34 GB/s link) and on sockets over loopback, each next to plain NCCL
+# (perf/nccl_baseline.py); NVCOMP=1 adds nvCOMP.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-build/gpu_out}
@@ -107,6 +108,12 @@ if [ "$QUICK" != "--quick" ]; then
     STEP_TIMEOUT=60 step sr_sockets $MPI -x NCCL_P2P_DISABLE=1 -x NCCL_SHM_DISABLE=1 -x NCCL_NET=Socket -x NCCL_SOCKET_IFNAME=lo \
       $SR --codec on -b 1M -e 64M -f 8 -J "$LOGS/sr_sockets.json"
     STEP_TIMEOUT=60 step sr_nvlink_auto $MPI $SR --codec auto -b 4 -e 1G -f 32 -J "$LOGS/sr_nvlink_auto.json"
+    # Plain NCCL (PyTorch) on the same three links: the "raw" of the goals, without SplitZip.
+    NB="python3 perf/nccl_baseline.py -n 10 -w 3"
+    STEP_TIMEOUT=60 step nccl_nvlink $NB -b 1M -e 1G -f 32
+    NCCL_MAX_NCHANNELS=1 STEP_TIMEOUT=60 step nccl_1channel $NB -b 1M -e 1G -f 32
+    NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_NET=Socket NCCL_SOCKET_IFNAME=lo STEP_TIMEOUT=60 step nccl_sockets \
+      $NB -b 1M -e 64M -f 8
 
   fi
 fi
@@ -115,7 +122,8 @@ fi
   echo "================ SplitZip GPU run: $(git rev-parse --short HEAD 2>/dev/null) $(date -u +%F) $(cat "$LOGS/gpu.txt") ================"
   grep -h -E "^\[  (PASSED|FAILED|SKIPPED) \]|tests? ran" "$LOGS"/cpu_tests.log "$LOGS"/gpu_tests.log 2>/dev/null | head -20
   grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" "$LOGS"/memcheck.log "$LOGS"/racecheck.log 2>/dev/null
-  for f in perf_bf16 perf_e5m2 nvcomp_bf16 nvcomp_e5m2 demo sr_nvlink sr_nvlink_auto sr_1channel sr_sockets; do [ -f "$LOGS/$f.log" ] && { echo "--- $f"; cat "$LOGS/$f.log"; }; done
+  for f in perf_bf16 perf_e5m2 nvcomp_bf16 nvcomp_e5m2 demo sr_nvlink sr_nvlink_auto sr_1channel sr_sockets \
+           nccl_nvlink nccl_1channel nccl_sockets; do [ -f "$LOGS/$f.log" ] && { echo "--- $f"; cat "$LOGS/$f.log"; }; done
   printf '%s\n' "${SUMMARY[@]}"
 } | tee "$OUT/summary.txt"
 tar -czf "$OUT/logs.tar.gz" -C "$LOGS" .
