@@ -238,7 +238,19 @@ void OpRunner::forPieces(uint64_t offset, uint64_t bytes, F&& fn) const {
 // Copies a slice's bytes [off, off + bytes) of the user's segments into `buf` (gather) or back
 // from it (scatter): memcpy for host operations, copies on the codec stream for device ones.
 szResult_t OpRunner::copySlice(uint64_t off, uint64_t bytes, uint8_t* buf, bool gather) {
+  // Device pieces (a request's KV blocks: often hundreds per slice) are queued together on the
+  // codec stream and waited for in batches, not one round trip each.
+  constexpr size_t kBatch = 256;
+  std::vector<DeviceTask> queued;
   szResult_t res = szSuccess;
+  auto drain = [&] {
+    for (DeviceTask& t : queued) {
+      if (res == szTimeout) break;  // the stream is stuck: the others would time out one by one
+      szResult_t r = waitTask(&t);
+      if (res == szSuccess) res = r;
+    }
+    queued.clear();
+  };
   forPieces(off, bytes, [&](uint8_t* p, uint64_t pos, uint64_t n) {
     uint8_t* dst = gather ? buf + pos : p;
     const uint8_t* src = gather ? p : buf + pos;
@@ -247,8 +259,10 @@ szResult_t OpRunner::copySlice(uint64_t off, uint64_t bytes, uint8_t* buf, bool 
       return;
     }
     DeviceTask t;
-    if (res == szSuccess && (res = deviceCopy(pipe_->device(), dst, src, n, &t)) == szSuccess) res = waitTask(&t);
+    if (res == szSuccess && (res = deviceCopy(pipe_->device(), dst, src, n, &t)) == szSuccess) queued.push_back(t);
+    if (queued.size() == kBatch) drain();
   });
+  drain();
   return res;
 }
 
@@ -287,7 +301,7 @@ void OpRunner::finish(szResult_t res) {
   bool stuck = false;  // a device task that never finished still uses the operation's buffers
   for (Slot& s : slots_) {  // codec work must not outlive the buffers it uses
     if (s.hostRunning) s.hostTask.wait();
-    if (s.devRunning && waitTask(&s.devTask) == szTimeout) stuck = true;
+    if (s.devRunning && (stuck || waitTask(&s.devTask) == szTimeout)) stuck = true;  // one wait, not depth
     if (!op_->device && s.frame) pipe_->returnBuffer(Pipeline::kHostBuffer, s.frame);
     s.frame = nullptr;
   }
