@@ -295,4 +295,3 @@ extern "C" szResult_t szCommGetStats(const szComm_t comm, szStats_t* stats) {
   *stats = comm->stats;
   return szSuccess;
 }
-

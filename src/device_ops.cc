@@ -44,14 +44,18 @@ struct DeviceContext {
   StreamValueFn writeValue = nullptr;
 };
 
+szResult_t deviceCreateStream(cudaStream_t* stream) {
+  int least = 0, greatest = 0;
+  CUDACHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+  CUDACHECK(cudaStreamCreateWithPriority(stream, cudaStreamNonBlocking, greatest));
+  return szSuccess;
+}
+
 szResult_t deviceContextCreate(size_t maxSliceBytes, DeviceContext** out) {
   auto* c = new DeviceContext();
   *out = c;
   CUDACHECK(cudaGetDevice(&c->device));
-  // Highest priority: the user's stream waits for this one's work (docs/PIPELINE.md).
-  int least = 0, greatest = 0;
-  CUDACHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
-  CUDACHECK(cudaStreamCreateWithPriority(&c->stream, cudaStreamNonBlocking, greatest));
+  SZCHECK(deviceCreateStream(&c->stream));
   SZCHECK(loadEncodeKernels());
   SZCHECK(loadDecodeKernels());
   SZCHECK(loadHistogramKernels());
@@ -240,6 +244,7 @@ namespace {
 szResult_t noCuda() { return szSetError(szUnhandledCudaError, "SplitZip was built without CUDA"); }
 }  // namespace
 
+szResult_t deviceCreateStream(cudaStream_t*) { return noCuda(); }
 szResult_t deviceContextCreate(size_t, DeviceContext**) { return noCuda(); }
 void deviceContextDestroy(DeviceContext*) {}
 szResult_t deviceMakeCurrent(DeviceContext*) { return noCuda(); }

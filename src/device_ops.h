@@ -21,6 +21,10 @@ namespace sz {
 
 struct DeviceContext;
 
+// A non-blocking stream of the highest priority on the current device, for work the user's
+// held stream waits for (the codec stream, the nccl wire's lanes; docs/PIPELINE.md).
+szResult_t deviceCreateStream(cudaStream_t* stream);
+
 // Creates the context on the calling thread's current device.
 szResult_t deviceContextCreate(size_t maxSliceBytes, DeviceContext** ctx);
 void deviceContextDestroy(DeviceContext* ctx);

@@ -29,6 +29,13 @@ thread_local std::vector<PendingOp> tPending;
 thread_local szResult_t tGroupError = szSuccess;  // first error of a call inside the group
 thread_local std::string tGroupErrorMessage;
 
+// Keeps the group's first error and its message for szGroupEnd.
+void recordGroupError(szResult_t res, const std::string& message) {
+  if (tGroupError != szSuccess) return;
+  tGroupError = res;
+  tGroupErrorMessage = message;
+}
+
 bool isDevicePointer(const void* p) {
 #if SZ_HAVE_CUDA
   cudaPointerAttributes attr;
@@ -186,10 +193,7 @@ szResult_t enqueue(const char* fn, bool send, void* const* bufs, const size_t* c
   std::shared_ptr<Op> op;
   szResult_t res = makeOp(fn, send, bufs, counts, nbufs, type, peer, comm, stream, &op);
   if (tGroupDepth > 0) {
-    if (res != szSuccess && tGroupError == szSuccess) {
-      tGroupError = res;
-      tGroupErrorMessage = szGetLastError(nullptr);
-    }
+    if (res != szSuccess) recordGroupError(res, szGetLastError(nullptr));
     if (res == szSuccess) tPending.push_back({comm, op});
     return res;
   }
@@ -241,8 +245,5 @@ void sz::groupDropComm(szComm* comm) {
   auto mine = [comm](const PendingOp& p) { return p.comm == comm; };
   if (std::none_of(tPending.begin(), tPending.end(), mine)) return;
   tPending.erase(std::remove_if(tPending.begin(), tPending.end(), mine), tPending.end());
-  if (tGroupError == szSuccess) {
-    tGroupError = szInvalidUsage;
-    tGroupErrorMessage = "a communicator of the group was destroyed before szGroupEnd";
-  }
+  recordGroupError(szInvalidUsage, "a communicator of the group was destroyed before szGroupEnd");
 }

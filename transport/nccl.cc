@@ -15,6 +15,7 @@
 
 #include "../kernels/cuda_check.h"
 #include "../src/bootstrap.h"
+#include "../src/device_ops.h"
 #include "transport.h"
 
 namespace {
@@ -83,9 +84,7 @@ szResult_t initLane(NcclWire* w, Lane* l) {
   config.blocking = 1;
   config.splitShare = 0;
   NCCLCHECK(ncclCommSplit(w->base, 0, w->rank, &l->comm, &config));
-  int least = 0, greatest = 0;  // highest priority, as the codec stream (device_ops.cc)
-  CUDACHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
-  CUDACHECK(cudaStreamCreateWithPriority(&l->stream, cudaStreamNonBlocking, greatest));
+  SZCHECK(sz::deviceCreateStream(&l->stream));
   CUDACHECK(cudaHostAlloc(&l->sizeHost, kSizeSlots * sizeof(uint64_t), cudaHostAllocDefault));
   CUDACHECK(cudaMalloc(&l->sizeDev, kSizeSlots * sizeof(uint64_t)));
   for (int i = kSizeSlots - 1; i >= 0; --i) l->freeSlots.push_back(i);

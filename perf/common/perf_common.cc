@@ -331,8 +331,7 @@ class Rank {
   }
   void* alloc(size_t bytes);
   void release(void* p);
-  void copyIn(void* dst, const void* src, size_t bytes);
-  void copyOut(void* dst, const void* src, size_t bytes);
+  void copy(void* dst, const void* src, size_t bytes);
   void sync();
 
   Process& p_;
@@ -366,22 +365,11 @@ void Rank::release(void* p) {
   free(p);
 }
 
-// Host memory -> a rank buffer, complete on return (and the reverse below).
-void Rank::copyIn(void* dst, const void* src, size_t bytes) {
+// Between host memory and a rank buffer, either way; complete on return.
+void Rank::copy(void* dst, const void* src, size_t bytes) {
 #if SZ_HAVE_CUDA
   if (info_.device) {
-    CUDACHECK(info_.rank, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, info_.stream));
-    sync();
-    return;
-  }
-#endif
-  memcpy(dst, src, bytes);
-}
-
-void Rank::copyOut(void* dst, const void* src, size_t bytes) {
-#if SZ_HAVE_CUDA
-  if (info_.device) {
-    CUDACHECK(info_.rank, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, info_.stream));
+    CUDACHECK(info_.rank, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, info_.stream));
     sync();
     return;
   }
@@ -410,20 +398,20 @@ void Rank::allSum(std::vector<double>& v) {
             "szRecv");
     check(me, szGroupEnd(), "szGroupEnd");
     std::vector<double> all(v.size() * size_t(n));
-    copyOut(all.data(), ctrl_, bytes * size_t(n));
+    copy(all.data(), ctrl_, bytes * size_t(n));
     for (int peer = 1; peer < n; ++peer)
       for (size_t i = 0; i < v.size(); ++i) v[i] += all[size_t(peer) * v.size() + i];
-    copyIn(ctrl_, v.data(), bytes);
+    copy(ctrl_, v.data(), bytes);
     check(me, szGroupStart(), "szGroupStart");
     for (int peer = 1; peer < n; ++peer)
       check(me, szSend(ctrl_, v.size(), szFloat64, peer, comm_, info_.stream), "szSend");
     check(me, szGroupEnd(), "szGroupEnd");
     sync();
   } else {
-    copyIn(ctrl_, v.data(), bytes);
+    copy(ctrl_, v.data(), bytes);
     check(me, szSend(ctrl_, v.size(), szFloat64, 0, comm_, info_.stream), "szSend");
     check(me, szRecv(ctrl_, v.size(), szFloat64, 0, comm_, info_.stream), "szRecv");
-    copyOut(v.data(), ctrl_, bytes);
+    copy(v.data(), ctrl_, bytes);
   }
 }
 
@@ -450,7 +438,7 @@ void Rank::setUp() {
   send_ = alloc(o.maxBytes);
   recv_ = alloc(o.maxBytes);
   ctrl_ = alloc(kCtrlValues * sizeof(double) * size_t(info_.nranks));
-  copyIn(send_, p_.expected.data(), p_.expected.size());
+  copy(send_, p_.expected.data(), p_.expected.size());
 }
 
 void Rank::tearDown() {
@@ -494,10 +482,10 @@ uint64_t Rank::checkIteration(szComm_t comm, size_t count) {
   const uint8_t* want = p_.expected.data();
   std::vector<uint8_t> got(bytes);
   for (size_t i = 0; i < bytes; ++i) got[i] = uint8_t(~want[i]);
-  copyIn(recv_, got.data(), bytes);
+  copy(recv_, got.data(), bytes);
   iterate(comm, count);
   sync();
-  copyOut(got.data(), recv_, bytes);
+  copy(got.data(), recv_, bytes);
   uint64_t wrong = 0;
   for (size_t i = 0; i < bytes; i += es) wrong += memcmp(&got[i], &want[i], es) != 0;
   return wrong;
