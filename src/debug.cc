@@ -18,7 +18,7 @@ struct DebugSettings {
 
 unsigned long parseSubsys(const char* s) {
   static const struct { const char* name; unsigned long bit; } kNames[] = {
-      {"INIT", SZ_INIT}, {"CODEC", SZ_CODEC}, {"KERNEL", SZ_KERNEL}, {"NET", SZ_NET},
+      {"INIT", SZ_INIT}, {"CODEC", SZ_CODEC}, {"KERNEL", SZ_KERNEL}, {"NET", SZ_NET}, {"P2P", SZ_P2P},
       {"ALL", (unsigned long)SZ_ALL}};
   unsigned long mask = 0;
   std::string list(s);

@@ -8,6 +8,7 @@ enum szDebugSubsys {
   SZ_CODEC = 0x2,
   SZ_KERNEL = 0x4,
   SZ_NET = 0x8,
+  SZ_P2P = 0x10,  // the operations of szSend/szRecv: start, ready, slices, finish
   SZ_ALL = ~0
 };
 

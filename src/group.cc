@@ -138,9 +138,11 @@ szResult_t runPending(std::vector<PendingOp> pending) {
               return szSetError(szInvalidArgument, "szGroupEnd: receive buffers of two operations overlap");
   for (auto& [comm, ops] : byComm) {
     szResult_t err = szResult_t(comm->asyncError.load());
-    if (err != szSuccess)
-      return szSetError(err, "communicator of rank %d has failed (%s): call szCommAbort", comm->rank,
-                        szGetErrorString(err));
+    if (err != szSuccess) {
+      std::string why = szGetLastError(comm);  // a copy: it may be this thread's message, rewritten below
+      return szSetError(err, "communicator of rank %d has failed (%s: %s): call szCommAbort", comm->rank,
+                        szGetErrorString(err), why.c_str());
+    }
     for (const auto& op : ops) {
       if (op->device && comm->device == nullptr)
         return szSetError(szInvalidUsage, "device buffers on a communicator without a GPU");

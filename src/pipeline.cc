@@ -12,6 +12,7 @@
 
 #include "../codec/checksum.h"
 #include "checks.h"
+#include "debug.h"
 #include "device_ops.h"
 #include "param.h"
 
@@ -206,6 +207,8 @@ bool OpRunner::userReady() {
   if (ready) {
     userReady_ = true;
     startTime_ = Clock::now();
+    TRACE(SZ_P2P, "rank %d: %s rank %d seq %u: the stream's earlier work is done", comm_->rank,
+          op_->send ? "send to" : "recv from", op_->peer, seq_);
   }
   return ready;
 }
@@ -297,6 +300,9 @@ szResult_t OpRunner::ensureSlot(Slot& s, bool needPayload) {
 void OpRunner::finish(szResult_t res) {
   if (finished_) return;
   finished_ = true;
+  TRACE(SZ_P2P, "rank %d: %s rank %d seq %u finished: %d (%llu of %llu slices)", comm_->rank,
+        op_->send ? "send to" : "recv from", op_->peer, seq_, (int)res, (unsigned long long)completed_,
+        (unsigned long long)numSlices_);
   allPosted_ = true;
   bool stuck = false;  // a device task that never finished still uses the operation's buffers
   for (Slot& s : slots_) {  // codec work must not outlive the buffers it uses
@@ -439,6 +445,8 @@ szResult_t OpRunner::postSend(Slot& s) {
   }
   SZCHECK(w->isend(comm_->wireComm, op_->peer, payload, s.payloadBytes, nullptr, &s.payReq.req));
   s.posted = Clock::now();
+  TRACE(SZ_P2P, "rank %d: send to rank %d seq %u: slice %lld posted, %llu bytes", comm_->rank, op_->peer, seq_,
+        (long long)s.slice, (unsigned long long)s.payloadBytes);
   std::lock_guard<std::mutex> lock(comm_->statsMu);
   comm_->stats.rawBytes += bytes;
   comm_->stats.wireBytes += (hostWire() ? sizeof(SliceHeader) : kSizeMessageBytes) + s.payloadBytes;
@@ -452,6 +460,9 @@ bool OpRunner::stepSend() {
     started_ = true;
     frames_ = useFrames(comm_, op_->peer, op_->type, op_->count * elemBytes_);
     startTime_ = Clock::now();
+    TRACE(SZ_P2P, "rank %d: send to rank %d seq %u: %llu elements of type %d, %llu slices, %s, %s buffers", comm_->rank,
+          op_->peer, seq_, (unsigned long long)op_->count, (int)op_->type, (unsigned long long)numSlices_,
+          frames_ ? "frames" : "raw", op_->device ? "device" : "host");
     desc_ = OpDesc{kOpMagic, kProtocolVersion, seq_, frames_ ? 1u : 0u, op_->count, sliceElems_,
                    numSlices_, uint32_t(op_->type), comm_->cfg.crc ? 1u : 0u};
     if (failed(comm_->desc->isend(comm_->descComm, op_->peer, &desc_, sizeof(desc_), nullptr, &descReq_.req)) ||
@@ -534,6 +545,8 @@ szResult_t OpRunner::postRecv(Slot& s, uint64_t slice) {
 szResult_t OpRunner::receivedSlice(Slot& s) {
   uint64_t slice = uint64_t(s.slice), off = sliceOffset(slice), bytes = sliceBytes(slice);
   uint64_t got = s.payReq.bytes;
+  TRACE(SZ_P2P, "rank %d: recv from rank %d seq %u: slice %llu arrived, %llu bytes", comm_->rank, op_->peer, seq_,
+        (unsigned long long)slice, (unsigned long long)got);
   if (!frames_ && got != bytes)
     return szSetError(szCorruptFrame, "rank %d: raw slice %llu from rank %d has %llu bytes, expected %llu",
                       comm_->rank, (unsigned long long)slice, op_->peer, (unsigned long long)got,
@@ -625,6 +638,9 @@ bool OpRunner::stepRecv() {
     frames_ = desc_.mode == 1;
     sliceElems_ = desc_.sliceElems;
     numSlices_ = desc_.numSlices;
+    TRACE(SZ_P2P, "rank %d: recv from rank %d seq %u: %llu elements of type %d, %llu slices, %s, %s buffers, status %d",
+          comm_->rank, op_->peer, seq_, (unsigned long long)op_->count, (int)op_->type,
+          (unsigned long long)numSlices_, frames_ ? "frames" : "raw", op_->device ? "device" : "host", (int)status_);
     moved = true;
   }
   if (status_ == szSuccess) {

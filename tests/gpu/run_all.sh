@@ -23,11 +23,14 @@ step() {  # step NAME CMD...: runs CMD (at most STEP_TIMEOUT s), logs to $LOGS/N
   timeout "$limit" "$@" >"$LOGS/$name.log" 2>&1 &
   local pid=$!
   # A step about to time out is hung: its threads' stacks (cuda-gdb; there is no gdb) go to the log.
-  ( sleep $((limit > 40 ? limit - 25 : limit)); kill -0 $pid 2>/dev/null && dump_stacks $pid >>"$LOGS/$name.log" 2>&1 ) &
+  # Its stdio goes nowhere: a sleeping watcher left holding the script's output would keep a
+  # reader of that output (`run_all.sh | tail`) waiting until it wakes.
+  ( sleep $((limit > 40 ? limit - 25 : limit)); kill -0 $pid 2>/dev/null && dump_stacks $pid >>"$LOGS/$name.log" 2>&1 ) \
+    </dev/null >/dev/null 2>&1 &
   local watcher=$!
   wait $pid
   local rc=$?
-  kill $watcher 2>/dev/null
+  pkill -P $watcher 2>/dev/null; kill $watcher 2>/dev/null
   SUMMARY+=("$(printf '%-22s %-5s %4ds' "$name" "$([ $rc = 0 ] && echo ok || echo FAIL)" $((SECONDS - t0)))")
   { echo "=== $name rc=$rc"; tail -n "$([ $rc = 0 ] && echo 40 || echo 200)" "$LOGS/$name.log"; } >>"$OUT/steps.log"  # kept if the run is cut short
   [ $rc = 0 ] || tail -n 30 "$LOGS/$name.log"
@@ -86,6 +89,16 @@ GPU_FILTER='*'
 COMM_HUNG=0  # the communicator tests timed out: the demo and sendrecv_perf would hang too
 SZ_TEST_KV_BF16=$KV_BF16 STEP_TIMEOUT=120 step gpu_tests ./build/tests/splitzip_gpu_tests --gtest_filter="$GPU_FILTER" --gtest_output=json:"$OUT/gpu_tests.json" || { [ $? = 124 ] && COMM_HUNG=1; }
 [ "$NGPUS" -ge 2 ] && [ $COMM_HUNG = 0 ] && STEP_TIMEOUT=90 step demo make DEPS="$DEPS" demo
+MPI="mpirun --allow-run-as-root --oversubscribe -np 2 -x SZ_SOCKET_IFNAME -x SZ_TIMEOUT_MS -x NCCL_NVLS_ENABLE -x CUDA_DEVICE_MAX_CONNECTIONS"
+if [ "$NGPUS" = 1 ] && [ $COMM_HUNG = 0 ] && [ "$QUICK" != "--quick" ]; then
+  # One GPU (NCCL refuses two ranks on one GPU): both ranks share it over the tcp wire with
+  # device buffers staged through pinned memory; the main job and sendrecv_perf on that path,
+  # then the hardware-queue check of docs/PIPELINE.md: one queue for every stream.
+  STEP_TIMEOUT=90 step demo_tcp $MPI ./build/examples/disagg_kv_transfer --data tests/data/tinystories_kv_eval_bf16.safetensors --wire tcp
+  STEP_TIMEOUT=90 step sr_tcp $MPI ./build/perf/sendrecv_perf --wire tcp ${KV_BF16:+--data $KV_BF16} -n 10 -w 3 --codec on -b 1K -e 256M -f 16
+  STEP_TIMEOUT=90 step sr_tcp_auto $MPI ./build/perf/sendrecv_perf --wire tcp ${KV_BF16:+--data $KV_BF16} -n 10 -w 3 --codec auto -b 4 -e 256M -f 16
+  CUDA_DEVICE_MAX_CONNECTIONS=1 STEP_TIMEOUT=90 step comm_1queue ./build/tests/splitzip_gpu_tests --gtest_filter='*CommGpu*tcp*'
+fi
 if [ -z "$QUICK" ]; then
   SAN_FILTER='GpuCodec.KvLikeBf16Sizes:GpuCodec.EveryFp8E5m2Pattern:GpuCodec.MisalignedPointers:GpuCodec.CorruptFramesReportErrorsLikeTheCpuDecoder:GpuCodec.HistogramMatchesCpu'
   SZ_TEST_SMALL=1 step memcheck compute-sanitizer --tool memcheck --error-exitcode 1 ./build/tests/splitzip_gpu_tests --gtest_filter="$SAN_FILTER"
@@ -101,7 +114,6 @@ if [ -z "$QUICK" ]; then
 fi
 if [ "$QUICK" != "--quick" ]; then
   if [ "$NGPUS" -ge 2 ] && [ $COMM_HUNG = 0 ]; then  # the communicator over NCCL between two GPUs, three wire speeds
-    MPI="mpirun --allow-run-as-root --oversubscribe -np 2 -x SZ_SOCKET_IFNAME -x SZ_TIMEOUT_MS -x NCCL_NVLS_ENABLE -x CUDA_DEVICE_MAX_CONNECTIONS"
     SR="./build/perf/sendrecv_perf --wire nccl ${KV_BF16:+--data $KV_BF16} -n 10 -w 3"
     STEP_TIMEOUT=60 step sr_nvlink $MPI $SR --codec on -b 1K -e 1G -f 32 -J "$LOGS/sr_nvlink.json"
     STEP_TIMEOUT=60 step sr_1channel $MPI -x NCCL_MAX_NCHANNELS=1 $SR --codec on -b 1M -e 1G -f 32 -J "$LOGS/sr_1channel.json"
@@ -122,7 +134,8 @@ fi
   echo "================ SplitZip GPU run: $(git rev-parse --short HEAD 2>/dev/null) $(date -u +%F) $(cat "$LOGS/gpu.txt") ================"
   grep -h -E "^\[  (PASSED|FAILED|SKIPPED) \]|tests? ran" "$LOGS"/cpu_tests.log "$LOGS"/gpu_tests.log 2>/dev/null | head -20
   grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" "$LOGS"/memcheck.log "$LOGS"/racecheck.log 2>/dev/null
-  for f in perf_bf16 perf_e5m2 nvcomp_bf16 nvcomp_e5m2 demo sr_nvlink sr_nvlink_auto sr_1channel sr_sockets \
+  grep -h -E "^\[  (PASSED|FAILED) \]|tests? ran" "$LOGS"/comm_1queue.log 2>/dev/null
+  for f in perf_bf16 perf_e5m2 nvcomp_bf16 nvcomp_e5m2 demo demo_tcp sr_tcp sr_tcp_auto sr_nvlink sr_nvlink_auto sr_1channel sr_sockets \
            nccl_nvlink nccl_1channel nccl_sockets; do [ -f "$LOGS/$f.log" ] && { echo "--- $f"; cat "$LOGS/$f.log"; }; done
   printf '%s\n' "${SUMMARY[@]}"
 } | tee "$OUT/summary.txt"
