@@ -10,6 +10,7 @@
 #include "cuda_check.h"
 #include "device_props.h"
 #include "kernel_loading.h"
+#include "sm_copy.h"
 #include "thread_elems.cuh"
 
 namespace sz {
@@ -219,7 +220,7 @@ extern "C" szResult_t szDecodeAsync(const void* d_frame, size_t frameBytes, void
     return szSetError(szInvalidArgument, "szDecodeAsync: NULL frame, out or status");
   int sms;
   SZCHECK(currentDeviceSms(&sms));
-  CUDACHECK(cudaMemsetAsync(status, 0, sizeof(int), stream));
+  SZCHECK(smCopyAsync(status, nullptr, sizeof(int), stream));
   DecodeParams p{static_cast<const uint8_t*>(d_frame), frameBytes, static_cast<uint8_t*>(d_out),
                  outCapacity, status};
   bool aligned = ((reinterpret_cast<uintptr_t>(d_frame) | reinterpret_cast<uintptr_t>(d_out)) & 15) == 0;

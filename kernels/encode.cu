@@ -13,6 +13,7 @@
 #include "cuda_check.h"
 #include "device_props.h"
 #include "kernel_loading.h"
+#include "sm_copy.h"
 #include "thread_elems.cuh"
 
 namespace sz {
@@ -383,7 +384,7 @@ extern "C" szResult_t szEncodeAsync(const void* d_in, size_t count, szDataType_t
   uint8_t* temp = static_cast<uint8_t*>(d_temp);
   uint64_t budget = forceRaw ? 0 : (l.rawBytes - fixed - 1) / kEscapeBytes;
   if (!forceRaw) {
-    CUDACHECK(cudaMemsetAsync(temp, 0, needTemp, stream));
+    SZCHECK(smCopyAsync(temp, nullptr, needTemp, stream));
     if (calibrate) {
       SZCHECK(launchHistogram(d_in, count, type, reinterpret_cast<unsigned long long*>(temp + kTempHist), stream));
       selectCodebookKernel<<<1, 1, 0, stream>>>(temp, t.expBits);

@@ -14,5 +14,6 @@ namespace sz {
 szResult_t loadEncodeKernels();
 szResult_t loadDecodeKernels();
 szResult_t loadHistogramKernels();
+szResult_t loadCopyKernels();
 
 }  // namespace sz

@@ -18,6 +18,7 @@
 
 #include "../kernels/cuda_check.h"
 #include "../kernels/kernel_loading.h"
+#include "../kernels/sm_copy.h"
 
 namespace sz {
 
@@ -59,6 +60,7 @@ szResult_t deviceContextCreate(size_t maxSliceBytes, DeviceContext** out) {
   SZCHECK(loadEncodeKernels());
   SZCHECK(loadDecodeKernels());
   SZCHECK(loadHistogramKernels());
+  SZCHECK(loadCopyKernels());
   size_t temp = 0, t;
   for (szDataType_t type : {szBfloat16, szFloat32, szFloat8e5m2}) {
     SZCHECK(szEncodeTempSize(maxSliceBytes / szTypeSize(type) + 1, type, &t));
@@ -202,14 +204,14 @@ szResult_t deviceDecode(DeviceContext* c, const void* frame, size_t bytes, void*
                         uint8_t* headerCopy, DeviceTask* t) {
   SZCHECK(startTask(c, kDecode, t));
   if (headerCopy && bytes >= SZ_FRAME_HEADER_BYTES)
-    CUDACHECK(cudaMemcpyAsync(headerCopy, frame, SZ_FRAME_HEADER_BYTES, cudaMemcpyDefault, c->stream));
+    SZCHECK(smCopyAsync(headerCopy, frame, SZ_FRAME_HEADER_BYTES, c->stream));
   SZCHECK(szDecodeAsync(frame, bytes, dst, cap, reinterpret_cast<int*>(c->results + t->slot), c->stream));
   return recordTask(c, t);
 }
 
 szResult_t deviceCopy(DeviceContext* c, void* dst, const void* src, size_t bytes, DeviceTask* t) {
   SZCHECK(startTask(c, kCopy, t));
-  CUDACHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, c->stream));
+  SZCHECK(smCopyAsync(dst, src, bytes, c->stream));  // never the copy engines (sm_copy.h)
   return recordTask(c, t);
 }
 

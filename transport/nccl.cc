@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "../kernels/cuda_check.h"
+#include "../kernels/sm_copy.h"
 #include "../src/bootstrap.h"
 #include "../src/device_ops.h"
 #include "transport.h"
@@ -85,7 +86,7 @@ szResult_t initLane(NcclWire* w, Lane* l) {
   config.splitShare = 0;
   NCCLCHECK(ncclCommSplit(w->base, 0, w->rank, &l->comm, &config));
   SZCHECK(sz::deviceCreateStream(&l->stream));
-  CUDACHECK(cudaHostAlloc(&l->sizeHost, kSizeSlots * sizeof(uint64_t), cudaHostAllocDefault));
+  CUDACHECK(cudaHostAlloc(&l->sizeHost, kSizeSlots * sizeof(uint64_t), cudaHostAllocMapped));
   CUDACHECK(cudaMalloc(&l->sizeDev, kSizeSlots * sizeof(uint64_t)));
   for (int i = kSizeSlots - 1; i >= 0; --i) l->freeSlots.push_back(i);
   return szSuccess;
@@ -135,7 +136,7 @@ szResult_t progressLane(NcclWire* w, Lane& l) {
       uint64_t* sizeDev = l.sizeDev + r->slot;
       if (r->send) {
         l.sizeHost[r->slot] = r->bytes;
-        CUDACHECK(cudaMemcpyAsync(sizeDev, l.sizeHost + r->slot, sizeof(uint64_t), cudaMemcpyHostToDevice, l.stream));
+        SZCHECK(sz::smCopyAsync(sizeDev, l.sizeHost + r->slot, sizeof(uint64_t), l.stream));  // sm_copy.h
         NCCLCHECK(ncclGroupStart());
         NCCLCHECK(ncclSend(sizeDev, sizeof(uint64_t), ncclUint8, r->peer, l.comm, l.stream));
         if (r->bytes) NCCLCHECK(ncclSend(r->data, r->bytes, ncclUint8, r->peer, l.comm, l.stream));
@@ -143,7 +144,7 @@ szResult_t progressLane(NcclWire* w, Lane& l) {
         r->state = State::Issued;
       } else {
         NCCLCHECK(ncclRecv(sizeDev, sizeof(uint64_t), ncclUint8, r->peer, l.comm, l.stream));
-        CUDACHECK(cudaMemcpyAsync(l.sizeHost + r->slot, sizeDev, sizeof(uint64_t), cudaMemcpyDeviceToHost, l.stream));
+        SZCHECK(sz::smCopyAsync(l.sizeHost + r->slot, sizeDev, sizeof(uint64_t), l.stream));
         r->state = State::SizePosted;
       }
       CUDACHECK(cudaEventRecord(r->event, l.stream));

@@ -25,6 +25,24 @@ struct Case {
   int groups;    // exchanges queued back to back on the stream before it is synchronized
 };
 
+// cudaStreamSynchronize for at most 60 s (the communicators time out in 20 s in the GPU
+// script): a stream still held after that would hang every later call, so the process reports
+// what it knows and exits.
+cudaError_t waitStream(cudaStream_t s, szComm_t comm, int rank) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  cudaError_t q;
+  while ((q = cudaStreamQuery(s)) == cudaErrorNotReady && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  if (q == cudaErrorNotReady) {
+    szResult_t async = szSuccess;
+    szCommGetAsyncError(comm, &async);
+    fprintf(stderr, "rank %d: the stream is still held after 60 s; communicator error %d: %s\n", rank, (int)async,
+            szGetLastError(comm));
+    std::_Exit(3);
+  }
+  return q;
+}
+
 // Two ranks exchange `count` BF16 elements both ways at once; returns the wrong elements.
 void exchange(const Case& c, size_t* wrong, szResult_t* err) {
   szUniqueId id;
@@ -77,20 +95,7 @@ void exchange(const Case& c, size_t* wrong, szResult_t* err) {
         }
         res[r] = szGroupEnd();
       }
-      // At most 60 s (the communicators time out in 20 s in the GPU script): a stream still held
-      // after that would hang every later call, so the process reports what it knows and exits.
-      auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-      cudaError_t q;
-      while ((q = cudaStreamQuery(s)) == cudaErrorNotReady && std::chrono::steady_clock::now() < deadline)
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      if (q == cudaErrorNotReady) {
-        szResult_t async = szSuccess;
-        szCommGetAsyncError(comm, &async);
-        fprintf(stderr, "rank %d: the stream is still held after 60 s; communicator error %d: %s\n", r, (int)async,
-                szGetLastError(comm));
-        std::_Exit(3);
-      }
-      if (q != cudaSuccess) res[r] = szUnhandledCudaError;
+      if (waitStream(s, comm, r) != cudaSuccess) res[r] = szUnhandledCudaError;
       // Both ranks done before either frees: with one GPU, a cudaFree synchronizes the device,
       // which would wait for the other rank's stream, held until its peer (this rank) progresses.
       synced.fetch_add(1);
@@ -113,6 +118,72 @@ void exchange(const Case& c, size_t* wrong, szResult_t* err) {
   *wrong = bad[0] + bad[1];
   *err = res[0] != szSuccess ? res[0] : res[1];
 }
+
+// sendrecv_perf's reduction, which hung when the pipeline copied with the copy engines: rank 1
+// sends and then receives outside a group; rank 0 receives, queues a cudaMemcpyAsync behind the
+// held receive on the same stream, and sends the sum back. Returns each rank's result and sum.
+void copyBehindHeldReceive(const char* wire, szResult_t res[2], double sum[2]) {
+  szUniqueId id;
+  ASSERT_EQ(szGetUniqueId(&id), szSuccess);
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < 2; ++r) {
+    ranks.emplace_back([&, r] {
+      cudaSetDevice(r % deviceCount());
+      szConfig_t cfg = SZ_CONFIG_INITIALIZER;
+      cfg.wire = wire;
+      szComm_t comm = nullptr;
+      if ((res[r] = szCommInitRankConfig(&comm, 2, id, r, &cfg)) != szSuccess) return;
+      double* buf = nullptr;
+      cudaMalloc(&buf, sizeof(double));
+      cudaStream_t s;
+      cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+      double v = r + 1.5;
+      for (int i = 0; i < 3 && res[r] == szSuccess; ++i) {
+        if (r == 0) {
+          double other = 0;
+          res[r] = szRecv(buf, 1, szFloat64, 1, comm, s);
+          cudaMemcpyAsync(&other, buf, sizeof(double), cudaMemcpyDeviceToHost, s);  // queued behind the hold
+          if (waitStream(s, comm, r) != cudaSuccess) res[r] = szUnhandledCudaError;
+          v = 1.5 + other;
+          cudaMemcpyAsync(buf, &v, sizeof(double), cudaMemcpyHostToDevice, s);
+          if (res[r] == szSuccess) res[r] = szSend(buf, 1, szFloat64, 1, comm, s);
+        } else {
+          cudaMemcpyAsync(buf, &v, sizeof(double), cudaMemcpyHostToDevice, s);
+          waitStream(s, comm, r);
+          res[r] = szSend(buf, 1, szFloat64, 0, comm, s);
+          if (res[r] == szSuccess) res[r] = szRecv(buf, 1, szFloat64, 0, comm, s);
+          cudaMemcpyAsync(&v, buf, sizeof(double), cudaMemcpyDeviceToHost, s);
+        }
+        if (waitStream(s, comm, r) != cudaSuccess && res[r] == szSuccess) res[r] = szUnhandledCudaError;
+      }
+      sum[r] = v;
+      szResult_t async = szSuccess;
+      szCommGetAsyncError(comm, &async);
+      if (res[r] == szSuccess) res[r] = async;
+      cudaStreamDestroy(s);
+      cudaFree(buf);
+      szCommDestroy(comm);
+    });
+  }
+  for (auto& t : ranks) t.join();
+}
+
+class CommGpuWire : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(CommGpuWire, CopyQueuedBehindAHeldReceive) {
+  SKIP_WITHOUT_GPU();
+  if (std::string(GetParam()) == "nccl" && deviceCount() < 2) GTEST_SKIP() << "the nccl wire test needs two GPUs";
+  szResult_t res[2] = {szSuccess, szSuccess};
+  double sum[2] = {0, 0};
+  copyBehindHeldReceive(GetParam(), res, sum);
+  EXPECT_EQ(res[0], szSuccess) << szGetErrorString(res[0]);
+  EXPECT_EQ(res[1], szSuccess) << szGetErrorString(res[1]);
+  // Rank 1 sends 2.5, gets 1.5 + 2.5 = 4, sends 4, gets 5.5, sends 5.5, gets 7.
+  EXPECT_EQ(sum[1], 7.0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Wires, CommGpuWire, ::testing::Values("nccl", "tcp"),
+                         [](const ::testing::TestParamInfo<const char*>& i) { return std::string(i.param); });
 
 class CommGpu : public ::testing::TestWithParam<Case> {};
 
