@@ -365,10 +365,13 @@ void Rank::release(void* p) {
   free(p);
 }
 
-// Between host memory and a rank buffer, either way; complete on return.
+// Between host memory and a rank buffer, either way; complete on return. The stream is drained
+// first: a copy queued behind a held szRecv occupies a copy engine, and ranks sharing a GPU
+// (one H200, two ranks) would then wait for each other's copies (docs/PIPELINE.md).
 void Rank::copy(void* dst, const void* src, size_t bytes) {
 #if SZ_HAVE_CUDA
   if (info_.device) {
+    sync();
     CUDACHECK(info_.rank, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, info_.stream));
     sync();
     return;

@@ -119,25 +119,35 @@ void exchange(const Case& c, size_t* wrong, szResult_t* err) {
   *err = res[0] != szSuccess ? res[0] : res[1];
 }
 
-// sendrecv_perf's reduction, which hung when the pipeline copied with the copy engines: rank 1
-// sends and then receives outside a group; rank 0 receives, queues a cudaMemcpyAsync behind the
-// held receive on the same stream, and sends the sum back. Returns each rank's result and sum.
+// sendrecv_perf's reduction, which hung when the pipeline staged raw device slices with the
+// copy engines: rank 0 receives and queues a cudaMemcpyAsync behind the held receive on the same
+// stream (a copy engine now waits on the hold), then sends back the sum; rank 1 sends and
+// receives outside a group, on device memory only, sending back what it got. Its raw send is
+// staged through pinned memory on the tcp wire: with a copy engine, that copy never ran.
+// (A copy of rank 1's own behind rank 0's would stall too on one GPU: the test has none.)
 void copyBehindHeldReceive(const char* wire, szResult_t res[2], double sum[2]) {
   szUniqueId id;
   ASSERT_EQ(szGetUniqueId(&id), szSuccess);
   std::vector<std::thread> ranks;
+  std::atomic<int> arrived{0};
+  auto barrier = [&arrived](int round) {  // all of round `round` arrived (1 or 2)
+    arrived.fetch_add(1);
+    while (arrived.load() < 2 * round) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  };
   for (int r = 0; r < 2; ++r) {
     ranks.emplace_back([&, r] {
       cudaSetDevice(r % deviceCount());
       szConfig_t cfg = SZ_CONFIG_INITIALIZER;
       cfg.wire = wire;
       szComm_t comm = nullptr;
-      if ((res[r] = szCommInitRankConfig(&comm, 2, id, r, &cfg)) != szSuccess) return;
+      res[r] = szCommInitRankConfig(&comm, 2, id, r, &cfg);
       double* buf = nullptr;
       cudaMalloc(&buf, sizeof(double));
       cudaStream_t s;
       cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
-      double v = r + 1.5;
+      double v = 2.5;
+      if (r == 1) cudaMemcpy(buf, &v, sizeof(double), cudaMemcpyHostToDevice);
+      barrier(1);
       for (int i = 0; i < 3 && res[r] == szSuccess; ++i) {
         if (r == 0) {
           double other = 0;
@@ -148,18 +158,17 @@ void copyBehindHeldReceive(const char* wire, szResult_t res[2], double sum[2]) {
           cudaMemcpyAsync(buf, &v, sizeof(double), cudaMemcpyHostToDevice, s);
           if (res[r] == szSuccess) res[r] = szSend(buf, 1, szFloat64, 1, comm, s);
         } else {
-          cudaMemcpyAsync(buf, &v, sizeof(double), cudaMemcpyHostToDevice, s);
-          waitStream(s, comm, r);
           res[r] = szSend(buf, 1, szFloat64, 0, comm, s);
           if (res[r] == szSuccess) res[r] = szRecv(buf, 1, szFloat64, 0, comm, s);
-          cudaMemcpyAsync(&v, buf, sizeof(double), cudaMemcpyDeviceToHost, s);
         }
         if (waitStream(s, comm, r) != cudaSuccess && res[r] == szSuccess) res[r] = szUnhandledCudaError;
       }
+      if (r == 1) cudaMemcpy(&v, buf, sizeof(double), cudaMemcpyDeviceToHost);
       sum[r] = v;
       szResult_t async = szSuccess;
-      szCommGetAsyncError(comm, &async);
+      if (comm) szCommGetAsyncError(comm, &async);
       if (res[r] == szSuccess) res[r] = async;
+      barrier(2);  // with one GPU, cudaFree waits for the other rank's stream
       cudaStreamDestroy(s);
       cudaFree(buf);
       szCommDestroy(comm);
