@@ -19,12 +19,14 @@
 #include "../kernels/cuda_check.h"
 #include "../kernels/kernel_loading.h"
 #include "../kernels/sm_copy.h"
+#include "event_pool.h"
 
 namespace sz {
 
 namespace {
 constexpr int kResultSlots = 4096;
 constexpr int kFlags = 4096;
+constexpr int kEvents = 512;  // made at init: ready events and slice tasks in flight (event_pool.h)
 enum TaskKind { kEncode = 1, kDecode = 2, kCopy = 3 };
 using StreamValueFn = CUresult (*)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
 }  // namespace
@@ -43,6 +45,7 @@ struct DeviceContext {
   std::mutex mu;
   StreamValueFn waitValue = nullptr;
   StreamValueFn writeValue = nullptr;
+  EventPool events;
 };
 
 szResult_t deviceCreateStream(cudaStream_t* stream) {
@@ -61,6 +64,7 @@ szResult_t deviceContextCreate(size_t maxSliceBytes, DeviceContext** out) {
   SZCHECK(loadDecodeKernels());
   SZCHECK(loadHistogramKernels());
   SZCHECK(loadCopyKernels());
+  SZCHECK(c->events.fill(kEvents));
   size_t temp = 0, t;
   for (szDataType_t type : {szBfloat16, szFloat32, szFloat8e5m2}) {
     SZCHECK(szEncodeTempSize(maxSliceBytes / szTypeSize(type) + 1, type, &t));
@@ -116,15 +120,15 @@ void deviceFree(bool pinnedHost, void* p) {
   else cudaFree(p);
 }
 
-szResult_t deviceOpRecordReady(cudaStream_t user, DeviceOpSync* s) {
+szResult_t deviceOpRecordReady(DeviceContext* c, cudaStream_t user, DeviceOpSync* s) {
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   CUDACHECK(cudaStreamIsCapturing(user, &capture));
   if (capture != cudaStreamCaptureStatusNone)
     return szSetError(szInvalidUsage, "szSend/szRecv cannot be captured in a CUDA graph");
   cudaEvent_t ev;
-  CUDACHECK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
+  SZCHECK(c->events.take(&ev));
+  s->ready = ev;  // given back by deviceOpComplete, also if the record fails
   CUDACHECK(cudaEventRecord(ev, user));
-  s->ready = ev;
   return szSuccess;
 }
 
@@ -166,7 +170,7 @@ void deviceOpComplete(DeviceContext* c, DeviceOpSync* s) {
     std::lock_guard<std::mutex> lock(c->mu);
     c->flagBusy[s->flag] = false;
   }
-  if (s->ready) cudaEventDestroy(reinterpret_cast<cudaEvent_t>(s->ready));
+  c->events.give(reinterpret_cast<cudaEvent_t>(s->ready));
   s->ready = nullptr;
   s->flag = -1;
 }
@@ -180,14 +184,33 @@ szResult_t startTask(DeviceContext* c, int kind, DeviceTask* t) {
   c->freeResults.pop_back();
   t->kind = kind;
   cudaEvent_t ev;
-  CUDACHECK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
+  szResult_t res = c->events.take(&ev);
+  if (res != szSuccess) {
+    c->freeResults.push_back(t->slot);
+    t->slot = -1;
+    return res;
+  }
   t->done = ev;
   return szSuccess;
 }
 
-szResult_t recordTask(DeviceContext* c, DeviceTask* t) {
-  CUDACHECK(cudaEventRecord(reinterpret_cast<cudaEvent_t>(t->done), c->stream));
-  return szSuccess;
+// Gives a task's result slot and event back when its work could not be queued: `res`.
+szResult_t dropTask(DeviceContext* c, DeviceTask* t, szResult_t res) {
+  c->events.give(reinterpret_cast<cudaEvent_t>(t->done));
+  t->done = nullptr;
+  std::lock_guard<std::mutex> lock(c->mu);
+  c->freeResults.push_back(t->slot);
+  t->slot = -1;
+  return res;
+}
+
+// Queues the task's completion event after its work (`res`: how queuing that work went).
+szResult_t recordTask(DeviceContext* c, DeviceTask* t, szResult_t res) {
+  if (res == szSuccess) {
+    cudaError_t e = cudaEventRecord(reinterpret_cast<cudaEvent_t>(t->done), c->stream);
+    if (e != cudaSuccess) res = szSetError(szUnhandledCudaError, "cudaEventRecord: %s", cudaGetErrorString(e));
+  }
+  return res == szSuccess ? res : dropTask(c, t, res);
 }
 
 }  // namespace
@@ -195,24 +218,22 @@ szResult_t recordTask(DeviceContext* c, DeviceTask* t) {
 szResult_t deviceEncode(DeviceContext* c, const void* src, size_t count, szDataType_t type,
                         const szCodebook_t* cb, void* frame, size_t cap, DeviceTask* t) {
   SZCHECK(startTask(c, kEncode, t));
-  SZCHECK(szEncodeAsync(src, count, type, cb, 0, frame, cap, reinterpret_cast<uint64_t*>(c->results + t->slot),
-                        c->temp, c->tempBytes, c->stream));
-  return recordTask(c, t);
+  return recordTask(c, t, szEncodeAsync(src, count, type, cb, 0, frame, cap, reinterpret_cast<uint64_t*>(c->results + t->slot),
+                                        c->temp, c->tempBytes, c->stream));
 }
 
 szResult_t deviceDecode(DeviceContext* c, const void* frame, size_t bytes, void* dst, size_t cap,
                         uint8_t* headerCopy, DeviceTask* t) {
   SZCHECK(startTask(c, kDecode, t));
-  if (headerCopy && bytes >= SZ_FRAME_HEADER_BYTES)
-    SZCHECK(smCopyAsync(headerCopy, frame, SZ_FRAME_HEADER_BYTES, c->stream));
-  SZCHECK(szDecodeAsync(frame, bytes, dst, cap, reinterpret_cast<int*>(c->results + t->slot), c->stream));
-  return recordTask(c, t);
+  szResult_t res = szSuccess;
+  if (headerCopy && bytes >= SZ_FRAME_HEADER_BYTES) res = smCopyAsync(headerCopy, frame, SZ_FRAME_HEADER_BYTES, c->stream);
+  if (res == szSuccess) res = szDecodeAsync(frame, bytes, dst, cap, reinterpret_cast<int*>(c->results + t->slot), c->stream);
+  return recordTask(c, t, res);
 }
 
 szResult_t deviceCopy(DeviceContext* c, void* dst, const void* src, size_t bytes, DeviceTask* t) {
   SZCHECK(startTask(c, kCopy, t));
-  SZCHECK(smCopyAsync(dst, src, bytes, c->stream));  // never the copy engines (sm_copy.h)
-  return recordTask(c, t);
+  return recordTask(c, t, smCopyAsync(dst, src, bytes, c->stream));  // never the copy engines (sm_copy.h)
 }
 
 bool deviceTaskPoll(DeviceContext* c, DeviceTask* t, szResult_t* res, uint64_t* bytes) {
@@ -228,7 +249,7 @@ bool deviceTaskPoll(DeviceContext* c, DeviceTask* t, szResult_t* res, uint64_t* 
     if (status != szSuccess) *res = szSetError(szResult_t(status), "device decode of a slice failed (%s)",
                                                szGetErrorString(szResult_t(status)));
   }
-  cudaEventDestroy(reinterpret_cast<cudaEvent_t>(t->done));
+  c->events.give(reinterpret_cast<cudaEvent_t>(t->done));
   t->done = nullptr;
   std::lock_guard<std::mutex> lock(c->mu);
   c->freeResults.push_back(t->slot);
@@ -252,7 +273,7 @@ void deviceContextDestroy(DeviceContext*) {}
 szResult_t deviceMakeCurrent(DeviceContext*) { return noCuda(); }
 szResult_t deviceAlloc(bool, size_t, void**) { return noCuda(); }
 void deviceFree(bool, void*) {}
-szResult_t deviceOpRecordReady(cudaStream_t, DeviceOpSync*) { return noCuda(); }
+szResult_t deviceOpRecordReady(DeviceContext*, cudaStream_t, DeviceOpSync*) { return noCuda(); }
 szResult_t deviceOpEnqueueWait(DeviceContext*, cudaStream_t, DeviceOpSync*) { return noCuda(); }
 szResult_t deviceOpReady(const DeviceOpSync&, bool* ready) {
   *ready = false;

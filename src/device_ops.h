@@ -45,14 +45,14 @@ struct DeviceOpSync {
 };
 // At the call: records the ready event on the user's stream, then (after every operation of
 // the group recorded its event) enqueues the wait that holds the user's later work.
-szResult_t deviceOpRecordReady(cudaStream_t user, DeviceOpSync* sync);
+szResult_t deviceOpRecordReady(DeviceContext* ctx, cudaStream_t user, DeviceOpSync* sync);
 szResult_t deviceOpEnqueueWait(DeviceContext* ctx, cudaStream_t user, DeviceOpSync* sync);
 // Progress thread: *ready once the user's earlier work is done; no slice of the operation
 // starts before. A failed stream is an error, never "ready".
 szResult_t deviceOpReady(const DeviceOpSync& sync, bool* ready);
 // The CUDA device of the context.
 int deviceOrdinal(const DeviceContext* ctx);
-// Progress thread: releases the user's stream (also after a failure) and frees the event.
+// Progress thread: releases the user's stream (also after a failure) and gives the event back.
 void deviceOpComplete(DeviceContext* ctx, DeviceOpSync* sync);
 
 // One piece of slice work on the codec stream.

@@ -162,7 +162,7 @@ szResult_t runPending(std::vector<PendingOp> pending) {
         if (!op->device || res != szSuccess) continue;
         DeviceGuard onCommDevice(deviceOrdinal(comm->device));  // buffers and events on the comm's GPU
         res = stage == 0 ? comm->pipeline->reserve(*op)
-            : stage == 1 ? deviceOpRecordReady(op->stream, &op->sync)
+            : stage == 1 ? deviceOpRecordReady(comm->device, op->stream, &op->sync)
                          : deviceOpEnqueueWait(comm->device, op->stream, &op->sync);
       }
   if (res != szSuccess) {  // nothing runs: give the buffers back and release any enqueued wait

@@ -17,6 +17,7 @@
 #include "../kernels/sm_copy.h"
 #include "../src/bootstrap.h"
 #include "../src/device_ops.h"
+#include "../src/event_pool.h"
 #include "transport.h"
 
 namespace {
@@ -62,6 +63,7 @@ struct Lane {
   uint64_t* sizeDev = nullptr;
   std::vector<int> freeSlots;
   std::deque<szWireRequest*> queue;  // in post order
+  sz::EventPool events;  // the progress thread creates no event (event_pool.h)
 };
 
 struct NcclWire {
@@ -89,12 +91,12 @@ szResult_t initLane(NcclWire* w, Lane* l) {
   CUDACHECK(cudaHostAlloc(&l->sizeHost, kSizeSlots * sizeof(uint64_t), cudaHostAllocMapped));
   CUDACHECK(cudaMalloc(&l->sizeDev, kSizeSlots * sizeof(uint64_t)));
   for (int i = kSizeSlots - 1; i >= 0; --i) l->freeSlots.push_back(i);
-  return szSuccess;
+  return l->events.fill(256);
 }
 
 void freeLane(Lane* l, bool abort) {
   for (szWireRequest* r : l->queue) {
-    if (r->event) cudaEventDestroy(r->event);
+    l->events.give(r->event);
     delete r;
   }
   l->queue.clear();
@@ -132,7 +134,7 @@ szResult_t progressLane(NcclWire* w, Lane& l) {
       if (l.freeSlots.empty()) break;
       r->slot = l.freeSlots.back();
       l.freeSlots.pop_back();
-      CUDACHECK(cudaEventCreateWithFlags(&r->event, cudaEventDisableTiming));
+      SZCHECK(l.events.take(&r->event));
       uint64_t* sizeDev = l.sizeDev + r->slot;
       if (r->send) {
         l.sizeHost[r->slot] = r->bytes;
@@ -295,7 +297,7 @@ szResult_t ncclTest(szWireRequest* r, int* done, size_t* bytes) {
         l.queue.erase(it);
         break;
       }
-    if (r->event) cudaEventDestroy(r->event);
+    l.events.give(r->event);
     delete r;
   }
   return res;
