@@ -1,5 +1,6 @@
-// smCopyAsync (sm_copy.h): a grid-stride copy or zero fill, 16 bytes per thread and step where
-// dst and src share their alignment, bytes elsewhere.
+// smCopyAsync and smCopyPiecesAsync (sm_copy.h): a grid-stride copy or zero fill, 16 bytes per
+// thread and step where dst and src share their alignment, bytes elsewhere; and a batch of
+// pieces, one block per piece.
 #include "sm_copy.h"
 
 #include <cstdint>
@@ -28,7 +29,37 @@ __global__ void smCopyKernel(uint8_t* dst, const uint8_t* src, size_t bytes, siz
   for (size_t i = head + words * 16 + tid; i < bytes; i += stride) dst[i] = src ? src[i] : 0;
 }
 
+// One block per piece at a time: 16-byte moves when the piece allows, else 4, else 1.
+__global__ void smCopyPiecesKernel(const SmCopyPiece* pieces, size_t n) {
+  for (size_t p = blockIdx.x; p < n; p += gridDim.x) {
+    const SmCopyPiece c = pieces[p];
+    const uintptr_t align = reinterpret_cast<uintptr_t>(c.dst) | reinterpret_cast<uintptr_t>(c.src) | c.bytes;
+    if ((align & 15) == 0) {
+      auto* d = reinterpret_cast<uint4*>(c.dst);
+      auto* s = reinterpret_cast<const uint4*>(c.src);
+      for (size_t i = threadIdx.x; i < c.bytes / 16; i += blockDim.x) d[i] = s[i];
+    } else if ((align & 3) == 0) {
+      auto* d = reinterpret_cast<uint32_t*>(c.dst);
+      auto* s = reinterpret_cast<const uint32_t*>(c.src);
+      for (size_t i = threadIdx.x; i < c.bytes / 4; i += blockDim.x) d[i] = s[i];
+    } else {
+      for (size_t i = threadIdx.x; i < c.bytes; i += blockDim.x) c.dst[i] = c.src[i];
+    }
+  }
+}
+
 }  // namespace
+
+szResult_t smCopyPiecesAsync(const SmCopyPiece* pieces, size_t n, cudaStream_t stream) {
+  if (n == 0) return szSuccess;
+  if (pieces == nullptr) return szSetError(szInvalidArgument, "smCopyPiecesAsync: NULL pieces");
+  int sms;
+  SZCHECK(currentDeviceSms(&sms));
+  unsigned blocks = unsigned(n < size_t(sms) * 8 ? n : size_t(sms) * 8);
+  smCopyPiecesKernel<<<blocks, kThreads, 0, stream>>>(pieces, n);
+  CUDACHECK(cudaGetLastError());
+  return szSuccess;
+}
 
 szResult_t smCopyAsync(void* dst, const void* src, size_t bytes, cudaStream_t stream) {
   if (bytes == 0) return szSuccess;
@@ -53,6 +84,7 @@ szResult_t loadCopyKernels() {
   cudaFuncAttributes a;
   CUDACHECK(cudaFuncGetAttributes(&a, smCopyKernel<true>));
   CUDACHECK(cudaFuncGetAttributes(&a, smCopyKernel<false>));
+  CUDACHECK(cudaFuncGetAttributes(&a, smCopyPiecesKernel));
   return szSuccess;
 }
 

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "splitzip.h"
 
@@ -17,5 +18,16 @@ namespace sz {
 // (cudaHostAlloc; the same pointer under unified addressing). Any alignment; 16-byte moves
 // where dst and src are aligned alike. Non-overlapping ranges.
 szResult_t smCopyAsync(void* dst, const void* src, size_t bytes, cudaStream_t stream);
+
+// One piece of a gather or scatter: `bytes` bytes from `src` to `dst`.
+struct SmCopyPiece {
+  uint8_t* dst;
+  const uint8_t* src;
+  uint64_t bytes;
+};
+// Copies `n` pieces in one launch (a slice's KV blocks: hundreds of small pieces). `pieces` must
+// be readable by the device (pinned host memory) until the copy has finished; the pieces'
+// pointers follow smCopyAsync's rules. Ranges must not overlap.
+szResult_t smCopyPiecesAsync(const SmCopyPiece* pieces, size_t n, cudaStream_t stream);
 
 }  // namespace sz

@@ -46,6 +46,7 @@ struct DeviceContext {
   StreamValueFn waitValue = nullptr;
   StreamValueFn writeValue = nullptr;
   EventPool events;
+  SmCopyPiece* pieces = nullptr;  // pinned: deviceCopyPieces' table
 };
 
 szResult_t deviceCreateStream(cudaStream_t* stream) {
@@ -65,6 +66,7 @@ szResult_t deviceContextCreate(size_t maxSliceBytes, DeviceContext** out) {
   SZCHECK(loadHistogramKernels());
   SZCHECK(loadCopyKernels());
   SZCHECK(c->events.fill(kEvents));
+  CUDACHECK(cudaHostAlloc(&c->pieces, kDeviceCopyPieces * sizeof(SmCopyPiece), cudaHostAllocMapped));
   size_t temp = 0, t;
   for (szDataType_t type : {szBfloat16, szFloat32, szFloat8e5m2}) {
     SZCHECK(szEncodeTempSize(maxSliceBytes / szTypeSize(type) + 1, type, &t));
@@ -106,6 +108,7 @@ void deviceContextDestroy(DeviceContext* c) {
   cudaFree(c->temp);
   cudaFreeHost(c->results);
   cudaFree(c->flags);
+  cudaFreeHost(c->pieces);
   delete c;
 }
 
@@ -236,6 +239,14 @@ szResult_t deviceCopy(DeviceContext* c, void* dst, const void* src, size_t bytes
   return recordTask(c, t, smCopyAsync(dst, src, bytes, c->stream));  // never the copy engines (sm_copy.h)
 }
 
+szResult_t deviceCopyPieces(DeviceContext* c, uint8_t* const* dsts, const uint8_t* const* srcs,
+                            const uint64_t* bytes, size_t n, DeviceTask* t) {
+  if (n > kDeviceCopyPieces) return szSetError(szInternalError, "deviceCopyPieces: %zu pieces", n);
+  for (size_t i = 0; i < n; ++i) c->pieces[i] = SmCopyPiece{dsts[i], srcs[i], bytes[i]};
+  SZCHECK(startTask(c, kCopy, t));
+  return recordTask(c, t, smCopyPiecesAsync(c->pieces, n, c->stream));
+}
+
 bool deviceTaskPoll(DeviceContext* c, DeviceTask* t, szResult_t* res, uint64_t* bytes) {
   cudaError_t e = cudaEventQuery(reinterpret_cast<cudaEvent_t>(t->done));
   if (e == cudaErrorNotReady) return false;
@@ -289,6 +300,10 @@ szResult_t deviceDecode(DeviceContext*, const void*, size_t, void*, size_t, uint
   return noCuda();
 }
 szResult_t deviceCopy(DeviceContext*, void*, const void*, size_t, DeviceTask*) { return noCuda(); }
+szResult_t deviceCopyPieces(DeviceContext*, uint8_t* const*, const uint8_t* const*, const uint64_t*, size_t,
+                            DeviceTask*) {
+  return noCuda();
+}
 bool deviceTaskPoll(DeviceContext*, DeviceTask*, szResult_t* res, uint64_t*) {
   *res = noCuda();
   return true;

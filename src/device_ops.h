@@ -68,6 +68,13 @@ szResult_t deviceEncode(DeviceContext* ctx, const void* src, size_t count, szDat
 szResult_t deviceDecode(DeviceContext* ctx, const void* frame, size_t bytes, void* dst,
                         size_t capacity, uint8_t* headerCopy, DeviceTask* task);
 szResult_t deviceCopy(DeviceContext* ctx, void* dst, const void* src, size_t bytes, DeviceTask* task);
+// The most pieces one deviceCopyPieces takes.
+constexpr size_t kDeviceCopyPieces = 8192;
+// Copies pieces[i].bytes bytes from srcs[i] to dsts[i] for i < n (n <= kDeviceCopyPieces) in one
+// launch, through the context's one pinned piece table: the task must have finished before
+// the next call.
+szResult_t deviceCopyPieces(DeviceContext* ctx, uint8_t* const* dsts, const uint8_t* const* srcs,
+                            const uint64_t* bytes, size_t n, DeviceTask* task);
 // True when the task has finished: *res its outcome, *bytes the frame size (encode).
 bool deviceTaskPoll(DeviceContext* ctx, DeviceTask* task, szResult_t* res, uint64_t* bytes);
 

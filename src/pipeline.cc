@@ -239,20 +239,22 @@ void OpRunner::forPieces(uint64_t offset, uint64_t bytes, F&& fn) const {
 }
 
 // Copies a slice's bytes [off, off + bytes) of the user's segments into `buf` (gather) or back
-// from it (scatter): memcpy for host operations, copies on the codec stream for device ones.
+// from it (scatter): memcpy for host operations; for device ones, the pieces (a request's KV
+// blocks: often hundreds per slice) in one launch on the codec stream per kDeviceCopyPieces,
+// each waited for before the piece table is reused.
 szResult_t OpRunner::copySlice(uint64_t off, uint64_t bytes, uint8_t* buf, bool gather) {
-  // Device pieces (a request's KV blocks: often hundreds per slice) are queued together on the
-  // codec stream and waited for in batches, not one round trip each.
-  constexpr size_t kBatch = 256;
-  std::vector<DeviceTask> queued;
+  std::vector<uint8_t*> dsts;
+  std::vector<const uint8_t*> srcs;
+  std::vector<uint64_t> sizes;
   szResult_t res = szSuccess;
-  auto drain = [&] {
-    for (DeviceTask& t : queued) {
-      if (res == szTimeout) break;  // the stream is stuck: the others would time out one by one
-      szResult_t r = waitTask(&t);
-      if (res == szSuccess) res = r;
-    }
-    queued.clear();
+  auto flush = [&] {
+    DeviceTask t;
+    if (res == szSuccess && !dsts.empty() &&
+        (res = deviceCopyPieces(pipe_->device(), dsts.data(), srcs.data(), sizes.data(), dsts.size(), &t)) == szSuccess)
+      res = waitTask(&t);
+    dsts.clear();
+    srcs.clear();
+    sizes.clear();
   };
   forPieces(off, bytes, [&](uint8_t* p, uint64_t pos, uint64_t n) {
     uint8_t* dst = gather ? buf + pos : p;
@@ -261,11 +263,12 @@ szResult_t OpRunner::copySlice(uint64_t off, uint64_t bytes, uint8_t* buf, bool 
       memcpy(dst, src, n);
       return;
     }
-    DeviceTask t;
-    if (res == szSuccess && (res = deviceCopy(pipe_->device(), dst, src, n, &t)) == szSuccess) queued.push_back(t);
-    if (queued.size() == kBatch) drain();
+    dsts.push_back(dst);
+    srcs.push_back(src);
+    sizes.push_back(n);
+    if (dsts.size() == kDeviceCopyPieces) flush();
   });
-  drain();
+  flush();
   return res;
 }
 

@@ -1,9 +1,13 @@
 // The nccl wire: messages travel with ncclSend/ncclRecv between device buffers. NCCL needs
 // matching counts while a frame's size is known only after it is encoded, so every message is
 // an 8-byte size followed by the payload; a receive learns the size (one host round trip) before
-// it posts the payload. Traffic towards higher ranks and towards lower ranks uses two
-// communicators split from one, each on its own stream, so a payload send waiting for its
-// receiver never blocks the receives the receiver is waiting for (no cycle across ranks).
+// it posts the payload. The sizes travel on a communicator of their own, so the receiver posts
+// the size receives of every queued message at once and each payload receive as soon as its
+// size is known: the round trips overlap instead of one per message in turn (a payload and the
+// next size on one communicator would be matched in order, the next size only after the
+// payload). Traffic towards higher ranks and towards lower ranks uses separate communicators
+// split from one, each on its own stream, so a payload send waiting for its receiver never
+// blocks the receives the receiver is waiting for (no cycle across ranks).
 #include <cuda_runtime.h>
 #include <nccl.h>
 
@@ -11,6 +15,7 @@
 #include <cstring>
 #include <deque>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include "../kernels/cuda_check.h"
@@ -47,7 +52,8 @@ struct szWireRequest {
   void* data;
   size_t bytes;  // send: message size; receive: capacity, then the size received
   State state = State::Queued;
-  cudaEvent_t event = nullptr;
+  cudaEvent_t event = nullptr;      // the payload's completion (data stream)
+  cudaEvent_t sizeEvent = nullptr;  // the size message's completion (size stream)
   int slot = -1;
   szResult_t error = szSuccess;
   Clock::time_point posted;
@@ -55,10 +61,11 @@ struct szWireRequest {
 
 namespace {
 
-// One direction of traffic (towards higher or towards lower ranks).
+// One direction of traffic (towards higher or towards lower ranks): payloads on one
+// communicator and stream, their sizes on another.
 struct Lane {
-  ncclComm_t comm = nullptr;
-  cudaStream_t stream = nullptr;
+  ncclComm_t comm = nullptr, sizeComm = nullptr;
+  cudaStream_t stream = nullptr, sizeStream = nullptr;
   uint64_t* sizeHost = nullptr;  // pinned
   uint64_t* sizeDev = nullptr;
   std::vector<int> freeSlots;
@@ -87,7 +94,9 @@ szResult_t initLane(NcclWire* w, Lane* l) {
   config.blocking = 1;
   config.splitShare = 0;
   NCCLCHECK(ncclCommSplit(w->base, 0, w->rank, &l->comm, &config));
+  NCCLCHECK(ncclCommSplit(w->base, 0, w->rank, &l->sizeComm, &config));
   SZCHECK(sz::deviceCreateStream(&l->stream));
+  SZCHECK(sz::deviceCreateStream(&l->sizeStream));
   CUDACHECK(cudaHostAlloc(&l->sizeHost, kSizeSlots * sizeof(uint64_t), cudaHostAllocMapped));
   CUDACHECK(cudaMalloc(&l->sizeDev, kSizeSlots * sizeof(uint64_t)));
   for (int i = kSizeSlots - 1; i >= 0; --i) l->freeSlots.push_back(i);
@@ -97,11 +106,14 @@ szResult_t initLane(NcclWire* w, Lane* l) {
 void freeLane(Lane* l, bool abort) {
   for (szWireRequest* r : l->queue) {
     l->events.give(r->event);
+    l->events.give(r->sizeEvent);
     delete r;
   }
   l->queue.clear();
-  if (l->comm) abort ? ncclCommAbort(l->comm) : ncclCommDestroy(l->comm);
-  if (l->stream) cudaStreamDestroy(l->stream);
+  for (ncclComm_t c : {l->comm, l->sizeComm})
+    if (c) abort ? ncclCommAbort(c) : ncclCommDestroy(c);
+  for (cudaStream_t s : {l->stream, l->sizeStream})
+    if (s) cudaStreamDestroy(s);
   cudaFreeHost(l->sizeHost);
   cudaFree(l->sizeDev);
 }
@@ -127,37 +139,34 @@ szResult_t progressLane(NcclWire* w, Lane& l) {
       }
     return szSuccess;
   }
-  bool blocked = false;  // an earlier request still waits to post its payload receive
+  bool blocked = false;  // an earlier receive still waits for its size: later payloads wait (matched in order)
   for (szWireRequest* r : l.queue) {
     if (r->state == State::Done || r->state == State::Failed) continue;
-    if (r->state == State::Queued && !blocked) {
+    if (r->state == State::Queued) {  // its size message, ahead of any payload
       if (l.freeSlots.empty()) break;
       r->slot = l.freeSlots.back();
       l.freeSlots.pop_back();
       SZCHECK(l.events.take(&r->event));
+      SZCHECK(l.events.take(&r->sizeEvent));
       uint64_t* sizeDev = l.sizeDev + r->slot;
       if (r->send) {
         l.sizeHost[r->slot] = r->bytes;
-        SZCHECK(sz::smCopyAsync(sizeDev, l.sizeHost + r->slot, sizeof(uint64_t), l.stream));  // sm_copy.h
-        NCCLCHECK(ncclGroupStart());
-        NCCLCHECK(ncclSend(sizeDev, sizeof(uint64_t), ncclUint8, r->peer, l.comm, l.stream));
+        SZCHECK(sz::smCopyAsync(sizeDev, l.sizeHost + r->slot, sizeof(uint64_t), l.sizeStream));  // sm_copy.h
+        NCCLCHECK(ncclSend(sizeDev, sizeof(uint64_t), ncclUint8, r->peer, l.sizeComm, l.sizeStream));
         if (r->bytes) NCCLCHECK(ncclSend(r->data, r->bytes, ncclUint8, r->peer, l.comm, l.stream));
-        NCCLCHECK(ncclGroupEnd());
+        CUDACHECK(cudaEventRecord(r->event, l.stream));
         r->state = State::Issued;
       } else {
-        NCCLCHECK(ncclRecv(sizeDev, sizeof(uint64_t), ncclUint8, r->peer, l.comm, l.stream));
-        SZCHECK(sz::smCopyAsync(l.sizeHost + r->slot, sizeDev, sizeof(uint64_t), l.stream));
+        NCCLCHECK(ncclRecv(sizeDev, sizeof(uint64_t), ncclUint8, r->peer, l.sizeComm, l.sizeStream));
+        SZCHECK(sz::smCopyAsync(l.sizeHost + r->slot, sizeDev, sizeof(uint64_t), l.sizeStream));
         r->state = State::SizePosted;
       }
-      CUDACHECK(cudaEventRecord(r->event, l.stream));
+      CUDACHECK(cudaEventRecord(r->sizeEvent, l.sizeStream));
     }
-    if (r->state == State::SizePosted) {
-      bool done = false;
-      SZCHECK(eventDone(r->event, &done));
-      if (!done) {
-        blocked = true;
-        continue;
-      }
+    bool sizeKnown = false;
+    if (r->state == State::SizePosted && !blocked) SZCHECK(eventDone(r->sizeEvent, &sizeKnown));
+    if (r->state == State::SizePosted && !sizeKnown) blocked = true;
+    if (r->state == State::SizePosted && sizeKnown) {
       uint64_t size = l.sizeHost[r->slot];
       if (size > r->bytes) {
         r->state = State::Failed;
@@ -172,9 +181,10 @@ szResult_t progressLane(NcclWire* w, Lane& l) {
       r->state = State::Issued;
     }
     if (r->state == State::Issued) {
-      bool done = false;
+      bool done = false, sizeDone = false;  // the slot is free once the size message is done too
       SZCHECK(eventDone(r->event, &done));
-      if (done) {
+      if (done) SZCHECK(eventDone(r->sizeEvent, &sizeDone));
+      if (done && sizeDone) {
         r->state = State::Done;
         l.freeSlots.push_back(r->slot);
       }
@@ -200,19 +210,25 @@ szResult_t progressLane(NcclWire* w, Lane& l) {
 // NCCL connects two ranks at their first send/receive (NCCL_RUNTIME_CONNECT), which allocates
 // and maps memory and can synchronize the device. The progress thread must never do that while
 // a user's stream waits for it (a deadlock), so every connection a lane carries is made here:
-// one 8-byte message to every peer this lane sends to, and from every peer it receives from.
+// one 8-byte message on each of its communicators to every peer this lane sends to, and from
+// every peer it receives from.
 szResult_t connectLane(NcclWire* w, Lane* l) {
-  NCCLCHECK(ncclGroupStart());
-  for (int p = 0; p < w->nranks; ++p) {
-    if (p == w->rank) continue;
-    uint64_t* slot = l->sizeDev + 1 + p % (kSizeSlots - 1);
-    if (&laneFor(w, true, p) == l) NCCLCHECK(ncclSend(l->sizeDev, sizeof(uint64_t), ncclUint8, p, l->comm, l->stream));
-    if (&laneFor(w, false, p) == l) NCCLCHECK(ncclRecv(slot, sizeof(uint64_t), ncclUint8, p, l->comm, l->stream));
+  int k = 0;  // the two communicators receive into different slots
+  for (auto [comm, stream] : {std::pair{l->comm, l->stream}, std::pair{l->sizeComm, l->sizeStream}}) {
+    NCCLCHECK(ncclGroupStart());
+    for (int p = 0; p < w->nranks; ++p) {
+      if (p == w->rank) continue;
+      uint64_t* slot = l->sizeDev + 1 + (size_t(k) * size_t(w->nranks) + size_t(p)) % (kSizeSlots - 1);
+      if (&laneFor(w, true, p) == l) NCCLCHECK(ncclSend(l->sizeDev, sizeof(uint64_t), ncclUint8, p, comm, stream));
+      if (&laneFor(w, false, p) == l) NCCLCHECK(ncclRecv(slot, sizeof(uint64_t), ncclUint8, p, comm, stream));
+    }
+    NCCLCHECK(ncclGroupEnd());
+    ++k;
   }
-  NCCLCHECK(ncclGroupEnd());
   auto start = Clock::now();
   for (;;) {
     cudaError_t e = cudaStreamQuery(l->stream);
+    if (e == cudaSuccess) e = cudaStreamQuery(l->sizeStream);
     if (e == cudaSuccess) return szSuccess;
     if (e != cudaErrorNotReady) CUDACHECK(e);
     if (w->timeoutMs > 0 && Clock::now() - start > std::chrono::milliseconds(w->timeoutMs))
@@ -264,7 +280,7 @@ szResult_t post(void* wireComm, bool send, int peer, void* data, size_t bytes, s
   auto* w = static_cast<NcclWire*>(wireComm);
   std::lock_guard<std::mutex> lock(w->mu);
   if (w->broken) return szSetError(szRemoteError, "nccl wire: rank %d: the wire failed earlier", w->rank);
-  auto* r = new szWireRequest{w, send, peer, data, bytes, State::Queued, nullptr, -1, szSuccess, Clock::now()};
+  auto* r = new szWireRequest{w, send, peer, data, bytes, State::Queued, nullptr, nullptr, -1, szSuccess, Clock::now()};
   laneFor(w, send, peer).queue.push_back(r);
   *request = r;
   return szSuccess;
@@ -298,6 +314,7 @@ szResult_t ncclTest(szWireRequest* r, int* done, size_t* bytes) {
         break;
       }
     l.events.give(r->event);
+    l.events.give(r->sizeEvent);
     delete r;
   }
   return res;

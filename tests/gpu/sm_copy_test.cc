@@ -56,4 +56,44 @@ TEST(SmCopy, PinnedHostBothWaysAndZeroFill) {
   }
 }
 
+
+// Pieces of every size class (16-byte, 4-byte and byte moves) gathered from device memory into
+// pinned memory in one launch, the rest of the destination untouched.
+TEST(SmCopy, PiecesInOneLaunch) {
+  SKIP_WITHOUT_GPU();
+  const size_t total = 1 << 20;
+  uint8_t *src = nullptr, *dst = nullptr;
+  sz::SmCopyPiece* table = nullptr;
+  ASSERT_EQ(cudaMalloc(&src, total), cudaSuccess);
+  ASSERT_EQ(cudaHostAlloc(&dst, total, cudaHostAllocMapped), cudaSuccess);
+  ASSERT_EQ(cudaHostAlloc(&table, 4096 * sizeof(sz::SmCopyPiece), cudaHostAllocMapped), cudaSuccess);
+  std::vector<uint8_t> in(total);
+  for (size_t i = 0; i < total; ++i) in[i] = uint8_t(i * 7 + 3);
+  cudaMemcpy(src, in.data(), total, cudaMemcpyHostToDevice);
+  memset(dst, 0xA5, total);
+  std::vector<uint8_t> want(total, 0xA5);
+  size_t n = 0, from = 0, to = 0;
+  for (uint64_t len : {512u, 64u, 4u, 12u, 1u, 7u, 4096u, 33u, 16u, 0u}) {
+    for (int rep = 0; rep < 300; ++rep) {
+      table[n] = sz::SmCopyPiece{dst + to, src + from, len};
+      memcpy(want.data() + to, in.data() + from, len);
+      ++n;
+      from += len + (len % 4 ? 1 : 0);
+      to += len + 16;
+    }
+  }
+  ASSERT_LT(to, total);
+  cudaStream_t s;
+  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  ASSERT_EQ(sz::smCopyPiecesAsync(table, n, s), szSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+  size_t wrong = 0;
+  for (size_t i = 0; i < total; ++i) wrong += dst[i] != want[i];
+  EXPECT_EQ(wrong, 0u);
+  cudaStreamDestroy(s);
+  cudaFree(src);
+  cudaFreeHost(dst);
+  cudaFreeHost(table);
+}
+
 }  // namespace
