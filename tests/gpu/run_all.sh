@@ -118,8 +118,9 @@ if [ "$QUICK" != "--quick" ]; then
     STEP_TIMEOUT=60 step sr_sockets $MPI -x NCCL_P2P_DISABLE=1 -x NCCL_SHM_DISABLE=1 -x NCCL_NET=Socket -x NCCL_SOCKET_IFNAME=lo \
       $SR --codec on -b 1M -e 64M -f 8 -J "$LOGS/sr_sockets.json"
     STEP_TIMEOUT=60 step sr_nvlink_auto $MPI $SR --codec auto -b 4 -e 1G -f 32 -J "$LOGS/sr_nvlink_auto.json"
-    # Plain NCCL (PyTorch) on the same three links: the "raw" of the goals, without SplitZip.
-    NB="python3 perf/nccl_baseline.py -n 10 -w 3"
+    # Plain NCCL (PyTorch) on the same three links: the "raw" of the goals, without SplitZip
+    # (SKIP_BASELINE=1 leaves it out).
+    [ -n "${SKIP_BASELINE:-}" ] && NB=true || NB="python3 perf/nccl_baseline.py -n 10 -w 3"
     STEP_TIMEOUT=60 step nccl_nvlink $NB -b 1M -e 1G -f 32
     NCCL_MAX_NCHANNELS=1 STEP_TIMEOUT=60 step nccl_1channel $NB -b 1M -e 1G -f 32
     NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_NET=Socket NCCL_SOCKET_IFNAME=lo STEP_TIMEOUT=60 step nccl_sockets \
