@@ -61,7 +61,7 @@ TEST(SmCopy, PinnedHostBothWaysAndZeroFill) {
 // pinned memory in one launch, the rest of the destination untouched.
 TEST(SmCopy, PiecesInOneLaunch) {
   SKIP_WITHOUT_GPU();
-  const size_t total = 1 << 20;
+  const size_t total = 4 << 20;  // 3000 pieces of 4745 bytes per 10, plus gaps
   uint8_t *src = nullptr, *dst = nullptr;
   sz::SmCopyPiece* table = nullptr;
   ASSERT_EQ(cudaMalloc(&src, total), cudaSuccess);
@@ -83,6 +83,7 @@ TEST(SmCopy, PiecesInOneLaunch) {
     }
   }
   ASSERT_LT(to, total);
+  ASSERT_LT(from, total);
   cudaStream_t s;
   cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
   ASSERT_EQ(sz::smCopyPiecesAsync(table, n, s), szSuccess);
