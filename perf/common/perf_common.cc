@@ -2,6 +2,7 @@
 // the timed loop, the bitwise check and the nccl-tests-style table.
 #include "perf_common.h"
 
+#include <sched.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -25,6 +26,7 @@
 #include <thread>
 #include <vector>
 
+#include "src/param.h"
 #include "tools/cli_common.h"
 #include "tools/tensor_file.h"
 
@@ -565,6 +567,12 @@ void printSettings(const Process& p) {
       o.stepFactor > 1 ? "factor" : "bytes", o.warmup, o.iters, o.check);
   printf("# ranks %d (%d process%s x %d, %s), %s buffers\n", p.nranks, p.nprocs, p.nprocs > 1 ? "es" : "",
          p.ranksPerProc, launch, p.devices > 0 ? "device" : "host");
+  cpu_set_t cpus;
+  int ncpus = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus) : 0;
+  printf("# cpus usable by this process: %d%s\n", ncpus,
+         ncpus == 1 ? " (warning: its ranks, SplitZip's progress threads and NCCL's proxy threads share it; "
+                      "mpirun binds ranks to a core by default: use --bind-to none)"
+                    : "");
   printf("# wire %s, codec %s, slice bytes %zu, pipeline depth %d, crc %d, timeout %d ms\n", p.wire.c_str(),
          c.codec == SZ_CODEC_ON    ? "on"
          : c.codec == SZ_CODEC_OFF ? "off"
@@ -595,10 +603,11 @@ void configure(Process& p) {
   c.wire = p.wire.c_str();
   const char* envCodec = getenv("SZ_CODEC");
   c.codec = codecMode(!o.codec.empty() ? o.codec : envCodec && *envCodec ? envCodec : "auto");
-  c.sliceBytes = o.sliceBytes ? o.sliceBytes : size_t(envInt("SZ_SLICE_BYTES", 4 << 20));
-  c.pipelineDepth = o.depth ? o.depth : envInt("SZ_PIPELINE_DEPTH", 4);
-  c.crc = o.crc >= 0 ? o.crc : envInt("SZ_CRC", 0) != 0;
-  c.timeoutMs = o.timeoutMs ? o.timeoutMs : envInt("SZ_TIMEOUT_MS", 60000);
+  // The library's own parameters (src/param.h): the same defaults and K/M/G suffixes.
+  c.sliceBytes = o.sliceBytes ? o.sliceBytes : size_t(szParamSliceBytes());
+  c.pipelineDepth = o.depth ? o.depth : int(szParamPipelineDepth());
+  c.crc = o.crc >= 0 ? o.crc : szParamCrc() != 0;
+  c.timeoutMs = o.timeoutMs ? o.timeoutMs : int(szParamTimeoutMs());
 }
 
 // Finds how this process was started and which of the communicator's ranks it holds.
