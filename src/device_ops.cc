@@ -26,7 +26,9 @@ namespace sz {
 namespace {
 constexpr int kResultSlots = 4096;
 constexpr int kFlags = 4096;
-constexpr int kEvents = 512;  // made at init: ready events and slice tasks in flight (event_pool.h)
+// Free events kept at init and at every szSend/szRecv (on the caller's thread): ready events and
+// slice tasks in flight (event_pool.h).
+constexpr int kEvents = 512;
 enum TaskKind { kEncode = 1, kDecode = 2, kCopy = 3 };
 using StreamValueFn = CUresult (*)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
 }  // namespace
@@ -47,6 +49,7 @@ struct DeviceContext {
   StreamValueFn writeValue = nullptr;
   EventPool events;
   SmCopyPiece* pieces = nullptr;  // pinned: deviceCopyPieces' table
+  cudaEvent_t piecesRead = nullptr;  // recorded after each launch that reads the table
 };
 
 szResult_t deviceCreateStream(cudaStream_t* stream) {
@@ -67,6 +70,7 @@ szResult_t deviceContextCreate(size_t maxSliceBytes, DeviceContext** out) {
   SZCHECK(loadCopyKernels());
   SZCHECK(c->events.fill(kEvents));
   CUDACHECK(cudaHostAlloc(&c->pieces, kDeviceCopyPieces * sizeof(SmCopyPiece), cudaHostAllocMapped));
+  CUDACHECK(cudaEventCreateWithFlags(&c->piecesRead, cudaEventDisableTiming));
   size_t temp = 0, t;
   for (szDataType_t type : {szBfloat16, szFloat32, szFloat8e5m2}) {
     SZCHECK(szEncodeTempSize(maxSliceBytes / szTypeSize(type) + 1, type, &t));
@@ -109,6 +113,7 @@ void deviceContextDestroy(DeviceContext* c) {
   cudaFreeHost(c->results);
   cudaFree(c->flags);
   cudaFreeHost(c->pieces);
+  if (c->piecesRead) cudaEventDestroy(c->piecesRead);
   delete c;
 }
 
@@ -128,6 +133,7 @@ szResult_t deviceOpRecordReady(DeviceContext* c, cudaStream_t user, DeviceOpSync
   CUDACHECK(cudaStreamIsCapturing(user, &capture));
   if (capture != cudaStreamCaptureStatusNone)
     return szSetError(szInvalidUsage, "szSend/szRecv cannot be captured in a CUDA graph");
+  SZCHECK(c->events.keep(kEvents));  // the progress thread's tasks take from this reserve
   cudaEvent_t ev;
   SZCHECK(c->events.take(&ev));
   s->ready = ev;  // given back by deviceOpComplete, also if the record fails
@@ -242,9 +248,17 @@ szResult_t deviceCopy(DeviceContext* c, void* dst, const void* src, size_t bytes
 szResult_t deviceCopyPieces(DeviceContext* c, uint8_t* const* dsts, const uint8_t* const* srcs,
                             const uint64_t* bytes, size_t n, DeviceTask* t) {
   if (n > kDeviceCopyPieces) return szSetError(szInternalError, "deviceCopyPieces: %zu pieces", n);
+  // A launch still reading the table (its wait timed out) must not see it rewritten.
+  cudaError_t q = cudaEventQuery(c->piecesRead);
+  if (q == cudaErrorNotReady)
+    return szSetError(szTimeout, "deviceCopyPieces: an earlier gather or scatter on the codec stream has not finished");
+  if (q != cudaSuccess) return szSetError(szUnhandledCudaError, "deviceCopyPieces: %s", cudaGetErrorString(q));
   for (size_t i = 0; i < n; ++i) c->pieces[i] = SmCopyPiece{dsts[i], srcs[i], bytes[i]};
   SZCHECK(startTask(c, kCopy, t));
-  return recordTask(c, t, smCopyPiecesAsync(c->pieces, n, c->stream));
+  szResult_t res = smCopyPiecesAsync(c->pieces, n, c->stream);
+  if (res == szSuccess && cudaEventRecord(c->piecesRead, c->stream) != cudaSuccess)
+    res = szSetError(szUnhandledCudaError, "deviceCopyPieces: cudaEventRecord failed");
+  return recordTask(c, t, res);
 }
 
 bool deviceTaskPoll(DeviceContext* c, DeviceTask* t, szResult_t* res, uint64_t* bytes) {

@@ -194,6 +194,7 @@ class OpRunner {
   Clock::time_point startTime_;
   Clock::time_point lastMoved_ = Clock::now();
   bool userReady_ = false;  // the user's earlier work on the stream is done (host operations: always)
+  bool copyStuck_ = false;  // a gather or scatter did not finish within the timeout
 };
 
 // True once the user's earlier work on a device operation's stream is done (then remembered);
@@ -240,8 +241,8 @@ void OpRunner::forPieces(uint64_t offset, uint64_t bytes, F&& fn) const {
 
 // Copies a slice's bytes [off, off + bytes) of the user's segments into `buf` (gather) or back
 // from it (scatter): memcpy for host operations; for device ones, the pieces (a request's KV
-// blocks: often hundreds per slice) in one launch on the codec stream per kDeviceCopyPieces,
-// each waited for before the piece table is reused.
+// blocks: often hundreds per slice; pieces over 64 KiB cut, one block copying each) in one
+// launch on the codec stream per kDeviceCopyPieces, each waited for before the table is reused.
 szResult_t OpRunner::copySlice(uint64_t off, uint64_t bytes, uint8_t* buf, bool gather) {
   std::vector<uint8_t*> dsts;
   std::vector<const uint8_t*> srcs;
@@ -250,8 +251,9 @@ szResult_t OpRunner::copySlice(uint64_t off, uint64_t bytes, uint8_t* buf, bool 
   auto flush = [&] {
     DeviceTask t;
     if (res == szSuccess && !dsts.empty() &&
-        (res = deviceCopyPieces(pipe_->device(), dsts.data(), srcs.data(), sizes.data(), dsts.size(), &t)) == szSuccess)
-      res = waitTask(&t);
+        (res = deviceCopyPieces(pipe_->device(), dsts.data(), srcs.data(), sizes.data(), dsts.size(), &t)) == szSuccess &&
+        (res = waitTask(&t)) == szTimeout)
+      copyStuck_ = true;  // the copy may still write the slot's buffers: finish() keeps them
     dsts.clear();
     srcs.clear();
     sizes.clear();
@@ -263,10 +265,13 @@ szResult_t OpRunner::copySlice(uint64_t off, uint64_t bytes, uint8_t* buf, bool 
       memcpy(dst, src, n);
       return;
     }
-    dsts.push_back(dst);
-    srcs.push_back(src);
-    sizes.push_back(n);
-    if (dsts.size() == kDeviceCopyPieces) flush();
+    constexpr uint64_t kChunk = 64 << 10;  // one block copies a piece: large pieces are cut
+    for (uint64_t at = 0; at < n; at += kChunk) {
+      dsts.push_back(dst + at);
+      srcs.push_back(src + at);
+      sizes.push_back(std::min(kChunk, n - at));
+      if (dsts.size() == kDeviceCopyPieces) flush();
+    }
   });
   flush();
   return res;
@@ -307,7 +312,7 @@ void OpRunner::finish(szResult_t res) {
         op_->send ? "send to" : "recv from", op_->peer, seq_, (int)res, (unsigned long long)completed_,
         (unsigned long long)numSlices_);
   allPosted_ = true;
-  bool stuck = false;  // a device task that never finished still uses the operation's buffers
+  bool stuck = copyStuck_;  // a device task that never finished still uses the operation's buffers
   for (Slot& s : slots_) {  // codec work must not outlive the buffers it uses
     if (s.hostRunning) s.hostTask.wait();
     if (s.devRunning && (stuck || waitTask(&s.devTask) == szTimeout)) stuck = true;  // one wait, not depth

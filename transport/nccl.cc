@@ -7,7 +7,10 @@
 // next size on one communicator would be matched in order, the next size only after the
 // payload). Traffic towards higher ranks and towards lower ranks uses separate communicators
 // split from one, each on its own stream, so a payload send waiting for its receiver never
-// blocks the receives the receiver is waiting for (no cycle across ranks).
+// blocks the receives the receiver is waiting for (no cycle between two ranks). With three or
+// more ranks, messages to and from different peers share a direction's stream in posting
+// order, and orders that differ across ranks can wait on each other until the timeout
+// (docs/PIPELINE.md, differences from NCCL).
 #include <cuda_runtime.h>
 #include <nccl.h>
 
@@ -100,7 +103,7 @@ szResult_t initLane(NcclWire* w, Lane* l) {
   CUDACHECK(cudaHostAlloc(&l->sizeHost, kSizeSlots * sizeof(uint64_t), cudaHostAllocMapped));
   CUDACHECK(cudaMalloc(&l->sizeDev, kSizeSlots * sizeof(uint64_t)));
   for (int i = kSizeSlots - 1; i >= 0; --i) l->freeSlots.push_back(i);
-  return l->events.fill(256);
+  return l->events.fill(2 * kSizeSlots);  // two events per request, kSizeSlots requests at most
 }
 
 void freeLane(Lane* l, bool abort) {
@@ -142,7 +145,10 @@ szResult_t progressLane(NcclWire* w, Lane& l) {
   bool blocked = false;  // an earlier receive still waits for its size: later payloads wait (matched in order)
   for (szWireRequest* r : l.queue) {
     if (r->state == State::Done || r->state == State::Failed) continue;
-    if (r->state == State::Queued) {  // its size message, ahead of any payload
+    // A receive's size message goes out at once; a send (size and payload) waits while an earlier
+    // receive has not posted its payload, so the data stream keeps the lane's order (with three
+    // or more ranks a send overtaking a receive could close a cycle of streams across ranks).
+    if (r->state == State::Queued && !(r->send && blocked)) {
       if (l.freeSlots.empty()) break;
       r->slot = l.freeSlots.back();
       l.freeSlots.pop_back();
@@ -198,11 +204,13 @@ szResult_t progressLane(NcclWire* w, Lane& l) {
       return r->error;
     }
   }
-  ncclResult_t async = ncclSuccess;
-  NCCLCHECK(ncclCommGetAsyncError(l.comm, &async));
-  if (async != ncclSuccess) {
-    w->broken = true;
-    return szSetError(szRemoteError, "nccl wire: rank %d: NCCL reports '%s'", w->rank, ncclGetErrorString(async));
+  for (ncclComm_t c : {l.comm, l.sizeComm}) {
+    ncclResult_t async = ncclSuccess;
+    NCCLCHECK(ncclCommGetAsyncError(c, &async));
+    if (async != ncclSuccess) {
+      w->broken = true;
+      return szSetError(szRemoteError, "nccl wire: rank %d: NCCL reports '%s'", w->rank, ncclGetErrorString(async));
+    }
   }
   return szSuccess;
 }

@@ -136,7 +136,8 @@ void copyBehindHeldReceive(const char* wire, szResult_t res[2], double sum[2]) {
   };
   for (int r = 0; r < 2; ++r) {
     ranks.emplace_back([&, r] {
-      cudaSetDevice(r % deviceCount());
+      // The tcp case puts both ranks on GPU 0, where copy engines are shared: the stall needs that.
+      cudaSetDevice(std::string(wire) == "tcp" ? 0 : r % deviceCount());
       szConfig_t cfg = SZ_CONFIG_INITIALIZER;
       cfg.wire = wire;
       szComm_t comm = nullptr;
