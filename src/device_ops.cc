@@ -26,9 +26,10 @@ namespace sz {
 namespace {
 constexpr int kResultSlots = 4096;
 constexpr int kFlags = 4096;
-// Free events kept at init and at every szSend/szRecv (on the caller's thread): ready events and
-// slice tasks in flight (event_pool.h).
-constexpr int kEvents = 512;
+// Events made at init (event_pool.h): one per completion flag (a device operation's ready event)
+// and one per result slot (a slice task), the most that can be in flight, so neither the
+// caller's thread nor the progress thread ever creates one later.
+constexpr int kEvents = kFlags + kResultSlots;
 enum TaskKind { kEncode = 1, kDecode = 2, kCopy = 3 };
 using StreamValueFn = CUresult (*)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
 }  // namespace
@@ -133,7 +134,6 @@ szResult_t deviceOpRecordReady(DeviceContext* c, cudaStream_t user, DeviceOpSync
   CUDACHECK(cudaStreamIsCapturing(user, &capture));
   if (capture != cudaStreamCaptureStatusNone)
     return szSetError(szInvalidUsage, "szSend/szRecv cannot be captured in a CUDA graph");
-  SZCHECK(c->events.keep(kEvents));  // the progress thread's tasks take from this reserve
   cudaEvent_t ev;
   SZCHECK(c->events.take(&ev));
   s->ready = ev;  // given back by deviceOpComplete, also if the record fails

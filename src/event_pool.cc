@@ -26,15 +26,6 @@ szResult_t EventPool::fill(size_t n) {
   return szSuccess;
 }
 
-szResult_t EventPool::keep(size_t n) {
-  size_t have;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    have = free_.size();
-  }
-  return have < n ? fill(n - have) : szSuccess;
-}
-
 szResult_t EventPool::take(cudaEvent_t* event) {
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -24,10 +24,7 @@ class EventPool {
 
   // Creates `n` more events (timing disabled) on the current device: call it at init.
   szResult_t fill(size_t n);
-  // Tops the pool up to `n` free events: call it on a user's thread, never the progress thread.
-  szResult_t keep(size_t n);
-  // An event from the pool; creates one only if the pool ran dry (keep() on the user's thread
-  // prevents that).
+  // An event from the pool; creates one only if the pool ran dry (fill it to the most in flight).
   szResult_t take(cudaEvent_t* event);
   void give(cudaEvent_t event);
 

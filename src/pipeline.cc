@@ -194,7 +194,7 @@ class OpRunner {
   Clock::time_point startTime_;
   Clock::time_point lastMoved_ = Clock::now();
   bool userReady_ = false;  // the user's earlier work on the stream is done (host operations: always)
-  bool copyStuck_ = false;  // a gather or scatter did not finish within the timeout
+  bool copyStuck_ = false;  // a gather or scatter failed or did not finish within the timeout
 };
 
 // True once the user's earlier work on a device operation's stream is done (then remembered);
@@ -251,9 +251,10 @@ szResult_t OpRunner::copySlice(uint64_t off, uint64_t bytes, uint8_t* buf, bool 
   auto flush = [&] {
     DeviceTask t;
     if (res == szSuccess && !dsts.empty() &&
-        (res = deviceCopyPieces(pipe_->device(), dsts.data(), srcs.data(), sizes.data(), dsts.size(), &t)) == szSuccess &&
-        (res = waitTask(&t)) == szTimeout)
-      copyStuck_ = true;  // the copy may still write the slot's buffers: finish() keeps them
+        ((res = deviceCopyPieces(pipe_->device(), dsts.data(), srcs.data(), sizes.data(), dsts.size(), &t)) !=
+             szSuccess ||
+         (res = waitTask(&t)) != szSuccess))
+      copyStuck_ = true;  // a launched copy may still write the slot's buffers: finish() keeps them
     dsts.clear();
     srcs.clear();
     sizes.clear();

@@ -103,7 +103,9 @@ szResult_t initLane(NcclWire* w, Lane* l) {
   CUDACHECK(cudaHostAlloc(&l->sizeHost, kSizeSlots * sizeof(uint64_t), cudaHostAllocMapped));
   CUDACHECK(cudaMalloc(&l->sizeDev, kSizeSlots * sizeof(uint64_t)));
   for (int i = kSizeSlots - 1; i >= 0; --i) l->freeSlots.push_back(i);
-  return l->events.fill(2 * kSizeSlots);  // two events per request, kSizeSlots requests at most
+  // Two events per request: kSizeSlots requests hold slots, and finished ones keep theirs until
+  // ncclTest reaps them (headroom).
+  return l->events.fill(2 * kSizeSlots + 512);
 }
 
 void freeLane(Lane* l, bool abort) {
@@ -143,12 +145,15 @@ szResult_t progressLane(NcclWire* w, Lane& l) {
     return szSuccess;
   }
   bool blocked = false;  // an earlier receive still waits for its size: later payloads wait (matched in order)
+  bool held = false;     // a send was held back: later requests wait too, so both streams keep the order
   for (szWireRequest* r : l.queue) {
     if (r->state == State::Done || r->state == State::Failed) continue;
     // A receive's size message goes out at once; a send (size and payload) waits while an earlier
-    // receive has not posted its payload, so the data stream keeps the lane's order (with three
-    // or more ranks a send overtaking a receive could close a cycle of streams across ranks).
-    if (r->state == State::Queued && !(r->send && blocked)) {
+    // receive has not posted its payload, and what follows a held send waits with it, so both
+    // streams keep the lane's order (with three or more ranks a message overtaking another
+    // could close a cycle of streams across ranks).
+    if (r->state == State::Queued && r->send && blocked) held = true;
+    if (r->state == State::Queued && !held) {
       if (l.freeSlots.empty()) break;
       r->slot = l.freeSlots.back();
       l.freeSlots.pop_back();
