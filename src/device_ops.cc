@@ -203,8 +203,8 @@ szResult_t startTask(DeviceContext* c, int kind, DeviceTask* t) {
   return szSuccess;
 }
 
-// Gives a task's result slot and event back when its work could not be queued: `res`.
-szResult_t dropTask(DeviceContext* c, DeviceTask* t, szResult_t res) {
+// Gives a task's result slot and event back (finished, or its work could not be queued); returns `res`.
+szResult_t releaseTask(DeviceContext* c, DeviceTask* t, szResult_t res) {
   c->events.give(reinterpret_cast<cudaEvent_t>(t->done));
   t->done = nullptr;
   std::lock_guard<std::mutex> lock(c->mu);
@@ -219,7 +219,7 @@ szResult_t recordTask(DeviceContext* c, DeviceTask* t, szResult_t res) {
     cudaError_t e = cudaEventRecord(reinterpret_cast<cudaEvent_t>(t->done), c->stream);
     if (e != cudaSuccess) res = szSetError(szUnhandledCudaError, "cudaEventRecord: %s", cudaGetErrorString(e));
   }
-  return res == szSuccess ? res : dropTask(c, t, res);
+  return res == szSuccess ? res : releaseTask(c, t, res);
 }
 
 }  // namespace
@@ -274,11 +274,7 @@ bool deviceTaskPoll(DeviceContext* c, DeviceTask* t, szResult_t* res, uint64_t* 
     if (status != szSuccess) *res = szSetError(szResult_t(status), "device decode of a slice failed (%s)",
                                                szGetErrorString(szResult_t(status)));
   }
-  c->events.give(reinterpret_cast<cudaEvent_t>(t->done));
-  t->done = nullptr;
-  std::lock_guard<std::mutex> lock(c->mu);
-  c->freeResults.push_back(t->slot);
-  t->slot = -1;
+  releaseTask(c, t, szSuccess);
   return true;
 }
 
