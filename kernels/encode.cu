@@ -14,25 +14,10 @@
 #include "device_props.h"
 #include "kernel_loading.h"
 #include "sm_copy.h"
-#include "thread_elems.cuh"
+#include "encode_tiles.cuh"
 
 namespace sz {
 namespace {
-
-constexpr uint32_t kThreads = 512;
-constexpr uint32_t kWarps = kThreads / 32;
-// Resident blocks of 512 threads per multiprocessor. For BF16, 4 (32 registers each) measured
-// fastest: the more blocks, the better one block's barriers and look-back overlap the others'
-// streaming (perf/results/codec_notes.md). FP32 and E5M2 need more registers: 2.
-template <int kType>
-__host__ __device__ constexpr uint32_t blocksPerSm() { return kType == szBfloat16 ? 4 : 2; }
-// Registers of input a thread loads ahead of use: what the register budget above leaves.
-template <int kType>
-__host__ __device__ constexpr uint32_t aheadWords() { return kType == szBfloat16 ? 8 : 16; }
-constexpr uint32_t kStepElems = kThreads * kThreadElems;     // 8192 = 8 chunks
-constexpr uint32_t kSteps = kGroupElems / kStepElems;        // 4 steps per tile
-static_assert(kSteps * kStepElems == kGroupElems, "a tile is one escape group");
-static_assert(kSteps * 8 == kChunksPerGroup, "warp 0's lanes cover the tile's chunks");
 
 // Temporary memory: [tile counter | total escapes | histogram | codebook | tile status...].
 constexpr size_t kTempCounter = 0, kTempTotal = 8, kTempHist = 16;
@@ -54,10 +39,6 @@ struct EncodeParams {
   bool calibrated;  // the codebook is in temp (online calibration), not in the params
   uint64_t* outBytes;
 };
-
-__device__ __forceinline__ const uint8_t* codebookOf(const EncodeParams& p) {
-  return p.calibrated ? p.temp + kTempCodebook : p.codebook;
-}
 
 __device__ __forceinline__ unsigned long long loadVolatile(const unsigned long long* p) {
   return *reinterpret_cast<const volatile unsigned long long*>(p);
@@ -95,155 +76,27 @@ __device__ uint64_t lookBack(unsigned long long* status, uint64_t tile, uint64_t
   return prefix;
 }
 
-// Loads steps [s0, s0 + kAhead) of a tile: the thread's 16 elements of each.
-template <int kType, bool kAligned, uint32_t kAhead>
-__device__ __forceinline__ void loadSteps(const EncodeParams& p, uint64_t tile, uint32_t s0,
-                                          ThreadElems<kType> (&e)[kAhead], uint32_t (&n)[kAhead]) {
-  constexpr uint32_t eb = ThreadElems<kType>::T.elemBytes;
-#pragma unroll
-  for (uint32_t a = 0; a < kAhead; ++a) {
-    uint64_t first = tile * kGroupElems + (s0 + a) * kStepElems + threadIdx.x * kThreadElems;
-    n[a] = first >= p.l.count ? 0 : uint32_t(p.l.count - first < kThreadElems ? p.l.count - first : kThreadElems);
-    if (n[a] == kThreadElems) e[a].template load<kAligned>(p.in + first * eb, n[a]);
-    else if (n[a] > 0) e[a].template load<false>(p.in + first * eb, n[a]);
+// Many blocks on one frame: tiles from an atomic counter, placed by decoupled look-back.
+struct GridTiles {
+  uint8_t* temp;
+  __device__ uint64_t ticket() { return atomicAdd(reinterpret_cast<uint32_t*>(temp + kTempCounter), 1u); }
+  __device__ uint64_t prefix(uint64_t tile, uint64_t escapes, uint32_t lane) {
+    return lookBack(reinterpret_cast<unsigned long long*>(temp + kTempStatus), tile, escapes, lane);
   }
-}
+  __device__ void last(uint64_t total) { *reinterpret_cast<unsigned long long*>(temp + kTempTotal) = total; }
+};
 
 template <int kType, bool kAligned>
-__global__ void __launch_bounds__(kThreads, blocksPerSm<kType>()) encodeKernel(EncodeParams p) {
-  using E = ThreadElems<kType>;
-  constexpr TypeTraits T = E::T;
-  // Steps loaded ahead of use, as many as fit aheadWords() registers (at least one). The next
-  // tile's first loads are issued before this tile's scan and look-back, so memory stays
-  // busy while the block waits on other blocks.
-  constexpr uint32_t kAheadSteps = aheadWords<kType>() / E::kInWords;
-  constexpr uint32_t kAhead = kAheadSteps >= kSteps ? kSteps : kAheadSteps < 1 ? 1 : kAheadSteps;
-  __shared__ uint8_t sCode[256];
-  __shared__ unsigned long long sWarp[kWarps], sWarpExcl[kWarps];
-  __shared__ uint64_t sPrefix, sStepBase[kSteps];
-  __shared__ uint64_t sTile;
-  const uint32_t tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const FrameLayout& l = p.l;
-  uint32_t* counter = reinterpret_cast<uint32_t*>(p.temp + kTempCounter);
-  unsigned long long* status = reinterpret_cast<unsigned long long*>(p.temp + kTempStatus);
-  for (uint32_t i = tid; i < 256; i += kThreads) sCode[i] = kDeviceEscape;
-  if (tid == 0) sTile = atomicAdd(counter, 1u);
-  __syncthreads();
-  if (tid < kCodebookSize) sCode[codebookOf(p)[tid]] = uint8_t(tid);
-  uint64_t tile = sTile;
-  E e[kAhead];
-  uint32_t n[kAhead];
-  if (tile < p.numTiles) loadSteps<kType, kAligned, kAhead>(p, tile, 0, e, n);
-  __syncthreads();
-
-  while (tile < p.numTiles) {
-    uint32_t nextTicket = 0;
-    if (tid == 0) nextTicket = atomicAdd(counter, 1u);  // its latency hides behind this tile
-    const uint64_t tileBase = tile * kGroupElems;
-    uint32_t mask[kSteps];
-    unsigned long long packed = 0;  // escapes of each step in a 16-bit field
-#pragma unroll
-    for (uint32_t s0 = 0; s0 < kSteps; s0 += kAhead) {
-      if (s0 > 0) loadSteps<kType, kAligned, kAhead>(p, tile, s0, e, n);
-#pragma unroll
-      for (uint32_t a = 0; a < kAhead; ++a) {
-        const uint32_t s = s0 + a;
-        mask[s] = 0;
-        if (n[a] == 0) continue;
-        uint64_t first = tileBase + s * kStepElems + tid * kThreadElems;
-        SmPack<kType> sm;
-        uint64_t codes;
-        if (encodeSixteen<kType>(e[a], n[a], sCode, sm, codes) & kDeviceEscape)
-          mask[s] = escapeMask<kType>(e[a], n[a], sCode);
-        uint8_t* smDst = p.out + l.smOff + first * T.smBits / 8;
-        uint8_t* codeDst = p.out + l.codeOff + first / 2;
-        if (n[a] == kThreadElems) {
-          sm.template store<kAligned>(smDst, n[a]);
-          storeCodes<kAligned>(codeDst, codes, n[a]);
-        } else {
-          sm.template store<false>(smDst, n[a]);
-          storeCodes<false>(codeDst, codes, n[a]);
-        }
-        packed |= (unsigned long long)__popc(mask[s]) << (16 * s);
-      }
-    }
-
-    // Block-wide exclusive scan of the packed counts, in element order (step, thread).
-    unsigned long long incl = packed;
-#pragma unroll
-    for (int off = 1; off < 32; off *= 2) {
-      unsigned long long t = __shfl_up_sync(0xFFFFFFFFu, incl, off);
-      if (int(lane) >= off) incl += t;
-    }
-    if (lane == 31) sWarp[warp] = incl;
-    if (tid == 0) sTile = nextTicket;
-    __syncthreads();
-    const uint64_t nextTile = sTile;
-    if (nextTile < p.numTiles) loadSteps<kType, kAligned, kAhead>(p, nextTile, 0, e, n);
-    if (warp == 0) {
-      unsigned long long v = lane < kWarps ? sWarp[lane] : 0, wIncl = v;
-#pragma unroll
-      for (int off = 1; off < 32; off *= 2) {
-        unsigned long long t = __shfl_up_sync(0xFFFFFFFFu, wIncl, off);
-        if (int(lane) >= off) wIncl += t;
-      }
-      if (lane < kWarps) sWarpExcl[lane] = wIncl - v;
-      unsigned long long total = __shfl_sync(0xFFFFFFFFu, wIncl, kWarps - 1);
-      // Chunk (s, j) of the tile is warps 2j and 2j+1 of step s; lane = 8s + j.
-      uint32_t s = lane / 8, j = lane % 8;
-      uint64_t chunk = tile * kChunksPerGroup + lane;
-      if (chunk < l.numChunks) {
-        uint32_t c = uint32_t((sWarp[2 * j] >> (16 * s)) & 0xFFFF) + uint32_t((sWarp[2 * j + 1] >> (16 * s)) & 0xFFFF);
-        storeLe16(p.out + l.countsOff + 2 * chunk, uint16_t(c));
-      }
-      uint64_t tileTotal = 0;
-#pragma unroll
-      for (uint32_t t = 0; t < kSteps; ++t) {
-        if (lane == 0) sStepBase[t] = tileTotal;
-        tileTotal += (total >> (16 * t)) & 0xFFFF;
-      }
-      uint64_t prefix = lookBack(status, tile, tileTotal, lane);
-      if (lane == 0) {
-        sPrefix = prefix;
-        storeLe64(p.out + l.indexOff + 8 * tile, prefix);
-        if (tile == p.numTiles - 1)
-          *reinterpret_cast<unsigned long long*>(p.temp + kTempTotal) = prefix + tileTotal;
-      }
-    }
-    __syncthreads();
-
-    unsigned long long excl = sWarpExcl[warp] + incl - packed;
-#pragma unroll
-    for (uint32_t s = 0; s < kSteps; ++s) {
-      if (mask[s] == 0) continue;
-      uint64_t idx = sPrefix + sStepBase[s] + ((excl >> (16 * s)) & 0xFFFF);
-      const uint32_t posBase = (tid % (kChunkElems / kThreadElems)) * kThreadElems;
-      const uint8_t* src = p.in + (tileBase + s * kStepElems + tid * kThreadElems) * T.elemBytes;
-      for (uint32_t m = mask[s]; m != 0 && idx < p.budget; m &= m - 1, ++idx) {
-        // Past the budget the frame goes raw: escapes there are never written.
-        uint32_t k = __ffs(m) - 1, w = 0;
-        for (uint32_t b = 0; b < T.elemBytes; ++b) w |= uint32_t(src[k * T.elemBytes + b]) << (8 * b);
-        uint8_t* rec = p.out + l.escOff + idx * kEscapeBytes;
-        rec[0] = uint8_t(posBase + k);
-        rec[1] = uint8_t((posBase + k) >> 8);
-        rec[2] = uint8_t(T.exponent(w));
-      }
-    }
-    __syncthreads();  // the scan arrays and sTile are reused by the next tile
-    tile = nextTile;
-  }
+__global__ void __launch_bounds__(kEncodeThreads, blocksPerSm<kType>()) encodeKernel(EncodeParams p) {
+  TileParams tp{p.in, p.out, p.l, p.budget, p.calibrated ? p.temp + kTempCodebook : p.codebook};
+  GridTiles sched{p.temp};
+  encodeTiles<kType, kAligned>(tp, p.numTiles, sched);
 }
 
 struct FinalizeParams {
-  const uint8_t* in;
-  uint8_t* out;
-  FrameLayout l;
-  int type;
-  uint64_t budget;
-  bool forceRaw;  // the frame is raw whatever the escapes (type, size)
+  FrameFinish f;
   const uint8_t* temp;
   uint8_t codebook[kCodebookSize];
-  int used;
   bool calibrated;
   uint64_t* outBytes;
 };
@@ -251,46 +104,13 @@ struct FinalizeParams {
 // Writes the header; for a raw frame, also copies the input behind it (whole grid).
 template <bool kAligned>
 __global__ void finalizeKernel(FinalizeParams p) {
-  const FrameLayout& l = p.l;
-  uint64_t escapes = p.forceRaw ? 0 : *reinterpret_cast<const unsigned long long*>(p.temp + kTempTotal);
-  bool raw = p.forceRaw || escapes > p.budget;
-  FrameHeader h{};
-  h.version = kFrameVersion;
-  h.chunkElems = kChunkElems;
-  h.type = uint8_t(p.type);
-  h.count = l.count;
+  uint64_t escapes = p.f.forceRaw ? 0 : *reinterpret_cast<const unsigned long long*>(p.temp + kTempTotal);
+  FrameFinish f = p.f;
+  f.codebook = p.calibrated ? p.temp + kTempCodebook : p.codebook;
+  if (p.calibrated) f.used = p.temp[kTempCodebook + kCodebookSize];
   const uint64_t gtid = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (!raw) {
-    if (gtid != 0) return;
-    const uint8_t* cb = p.calibrated ? p.temp + kTempCodebook : p.codebook;
-    h.codebookUsed = uint8_t(p.calibrated ? p.temp[kTempCodebook + kCodebookSize] : p.used);
-    for (uint32_t i = 0; i < kCodebookSize; ++i) h.codebook[i] = cb[i];
-    h.escapeCount = escapes;
-    h.smBytes = l.smBytes;
-    h.codeBytes = l.codeBytes;
-    h.indexBytes = l.indexBytes;
-    h.escapeBytes = escapes * kEscapeBytes;
-    writeHeader(h, p.out);
-    for (uint64_t b = l.smOff + l.smBytes; b < l.codeOff; ++b) p.out[b] = 0;
-    for (uint64_t b = l.codeOff + l.codeBytes; b < l.indexOff; ++b) p.out[b] = 0;
-    for (uint64_t b = l.indexOff + l.indexBytes; b < l.escOff; ++b) p.out[b] = 0;
-    *p.outBytes = l.escOff + h.escapeBytes;
-    return;
-  }
-  const uint64_t stride = uint64_t(gridDim.x) * blockDim.x;
-  uint8_t* dst = p.out + kHeaderBytes;
-  if (kAligned) {
-    for (uint64_t i = gtid; i < l.rawBytes / 16; i += stride)
-      __stcs(reinterpret_cast<uint4*>(dst) + i, __ldcs(reinterpret_cast<const uint4*>(p.in) + i));
-    for (uint64_t b = l.rawBytes / 16 * 16 + gtid; b < l.rawBytes; b += stride) dst[b] = p.in[b];
-  } else {
-    for (uint64_t b = gtid; b < l.rawBytes; b += stride) dst[b] = p.in[b];
-  }
-  if (gtid == 0) {
-    h.flags = kFlagRaw;
-    writeHeader(h, p.out);
-    *p.outBytes = kHeaderBytes + l.rawBytes;
-  }
+  uint64_t bytes = finishFrame<kAligned>(f, escapes, gtid, uint64_t(gridDim.x) * blockDim.x);
+  if (gtid == 0) *p.outBytes = bytes;
 }
 
 }  // namespace
@@ -311,8 +131,8 @@ template <int kType>
 szResult_t launchEncode(const EncodeParams& p, bool aligned, int sms, cudaStream_t stream) {
   const uint64_t resident = uint64_t(sms) * blocksPerSm<kType>();
   uint64_t blocks = p.numTiles < resident ? p.numTiles : resident;
-  if (aligned) encodeKernel<kType, true><<<unsigned(blocks), kThreads, 0, stream>>>(p);
-  else encodeKernel<kType, false><<<unsigned(blocks), kThreads, 0, stream>>>(p);
+  if (aligned) encodeKernel<kType, true><<<unsigned(blocks), kEncodeThreads, 0, stream>>>(p);
+  else encodeKernel<kType, false><<<unsigned(blocks), kEncodeThreads, 0, stream>>>(p);
   CUDACHECK(cudaGetLastError());
   return szSuccess;
 }
@@ -408,15 +228,15 @@ extern "C" szResult_t szEncodeAsync(const void* d_in, size_t count, szDataType_t
     }
   }
   FinalizeParams f{};
-  f.in = static_cast<const uint8_t*>(d_in);
-  f.out = static_cast<uint8_t*>(d_out);
-  f.l = l;
-  f.type = type;
-  f.budget = budget;
-  f.forceRaw = forceRaw;
+  f.f.in = static_cast<const uint8_t*>(d_in);
+  f.f.out = static_cast<uint8_t*>(d_out);
+  f.f.l = l;
+  f.f.type = type;
+  f.f.budget = budget;
+  f.f.forceRaw = forceRaw;
+  f.f.used = cb.used;
   f.temp = temp;
   memcpy(f.codebook, cb.exponents, kCodebookSize);
-  f.used = cb.used;
   f.calibrated = calibrate;
   f.outBytes = outBytes;
   uint64_t blocks = l.rawBytes / (256 * 16) + 1;

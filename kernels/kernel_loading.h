@@ -15,5 +15,6 @@ szResult_t loadEncodeKernels();
 szResult_t loadDecodeKernels();
 szResult_t loadHistogramKernels();
 szResult_t loadCopyKernels();
+szResult_t loadSlotKernels();
 
 }  // namespace sz

@@ -8,10 +8,12 @@
 #include <cstring>
 #include <strings.h>
 
+#include "../kernels/device_props.h"
 #include "bootstrap.h"
 #include "checks.h"
 #include "param.h"
 #include "pipeline.h"
+#include "slot_path.h"
 
 #if SZ_HAVE_CUDA
 #include <cuda_runtime.h>
@@ -67,6 +69,27 @@ szResult_t commFail(szComm* comm, szResult_t res) {
   return res;
 }
 
+szResult_t commReapSlots(szComm* comm) {
+  if (!comm->slotPath) return szSuccess;
+  const bool autoMode = comm->cfg.codec == SZ_CODEC_AUTO;
+  szResult_t res = comm->slotPath->reap([comm, autoMode](const SlotCompletion& c) {
+    std::lock_guard<std::mutex> lock(comm->statsMu);
+    if (!c.send) {
+      comm->stats.decodeSeconds += c.seconds;
+      return;
+    }
+    comm->stats.rawBytes += c.bytes;
+    comm->stats.wireBytes += c.wireBytes + c.slices * kSlotHeaderBytes;
+    comm->stats.escapes += c.escapes;
+    comm->stats.slices += c.slices;
+    comm->stats.compressedSlices += c.compressedSlices;
+    comm->stats.wireSeconds += c.seconds;
+    if (autoMode && c.status == szSuccess && c.bytes >= uint64_t(szParamAutoMinBytes()))
+      comm->autoModel.record(c.peer, c.bytes, c.frames, c.seconds);
+  });
+  return res == szSuccess ? res : commFail(comm, res);
+}
+
 szResult_t resolveConfig(const szConfig_t* c, CommConfig* out) {
   if (c != nullptr && (c->magic != SZ_CONFIG_MAGIC || c->size != sizeof(szConfig_t)))
     return szSetError(szInvalidArgument, "szConfig_t not initialized with SZ_CONFIG_INITIALIZER");
@@ -109,6 +132,8 @@ szResult_t resolveConfig(const szConfig_t* c, CommConfig* out) {
 
 using namespace sz;
 
+szComm::~szComm() = default;
+
 namespace {
 
 // What every rank must agree on; exchanged at init.
@@ -123,6 +148,8 @@ struct ConfigDigest {
 void destroyComm(szComm* comm, bool abort) {
   if (comm->initThread.joinable()) comm->initThread.join();
   groupDropComm(comm);
+  comm->slotPath.reset();  // after its launches in flight have ended
+  if (comm->slotWire && comm->slotWireComm) comm->slotWire->close(comm->slotWireComm);
   if (comm->pipeline) comm->pipeline->abort();
   comm->pipeline.reset();
   if (comm->wire && comm->wireComm) (abort ? comm->wire->abort : comm->wire->close)(comm->wireComm);
@@ -132,6 +159,35 @@ void destroyComm(szComm* comm, bool abort) {
   if (comm->bootstrap) szBootstrapClose(comm->bootstrap);
   szSetCommError(comm, nullptr);
   delete comm;
+}
+
+// The slot wire and the slot path over it (SZ_SLOT_*; SZ_IPC_LINK_GBPS is read at every init,
+// so a program can give each communicator its own emulated link).
+szResult_t connectSlotWire(szComm* comm) {
+  int sms = 0;
+  SZCHECK(currentDeviceSms(&sms));
+  SlotPathConfig pc{};
+  pc.sliceBytes = uint64_t(szParamSlotSliceBytes());
+  pc.blocks = szParamSlotBlocks() > 0 ? uint32_t(szParamSlotBlocks()) : uint32_t(sms);
+  pc.nslots = szParamSlotCount() > 0 ? uint32_t(szParamSlotCount()) : 2 * pc.blocks;
+  pc.timeoutMs = comm->cfg.timeoutMs;
+  pc.codebook = comm->cfg.codebook;
+  if (pc.sliceBytes == 0 || pc.sliceBytes % kSliceAlign != 0 || pc.blocks > 65536 || pc.nslots > (1u << 20))
+    return szSetError(szInvalidArgument, "SZ_SLOT_SLICE_BYTES=%llu (a multiple of %llu), SZ_SLOT_BLOCKS=%u, SZ_SLOT_COUNT=%u",
+                      (unsigned long long)pc.sliceBytes, (unsigned long long)kSliceAlign, pc.blocks, pc.nslots);
+  szSlotWireConfig wc{pc.sliceBytes, pc.nslots, 0};
+  if (const char* e = getenv("SZ_IPC_LINK_GBPS")) {
+    char* end = nullptr;
+    wc.linkGBps = strtod(e, &end);
+    if (end == e || *end != '\0' || !(wc.linkGBps >= 0))
+      return szSetError(szInvalidArgument, "SZ_IPC_LINK_GBPS=%s: a number of GB/s (0: no emulated link)", e);
+  }
+  SZCHECK(comm->slotWire->connect(comm->bootstrap, wc, &comm->slotWireComm));
+  SZCHECK(SlotPath::create(comm->slotWire, comm->slotWireComm, comm->rank, comm->nranks, pc, &comm->slotPath));
+  INFO(SZ_INIT, "rank %d: slot protocol on wire %s: %llu-byte slices, %u slots per peer and direction, %u blocks, "
+       "emulated link %g GB/s", comm->rank, comm->slotWire->name, (unsigned long long)pc.sliceBytes, pc.nslots,
+       pc.blocks, wc.linkGBps);
+  return szSuccess;
 }
 
 szResult_t initComm(szComm* comm, int nranks, const szUniqueId& id, int rank, void* ncclComm) {
@@ -152,13 +208,16 @@ szResult_t initComm(szComm* comm, int nranks, const szUniqueId& id, int rank, vo
     if (memcmp(&all[size_t(r)], &mine, sizeof(mine)) != 0)
       return szSetError(szInvalidUsage, "rank %d and rank %d were initialized with different "
                         "configurations (wire, codec, slice size, depth, CRC or codebook)", rank, r);
-  comm->wire = szFindWire(comm->cfg.wire.c_str());
+  // The ipc wire carries device buffers through the slot protocol; host buffers take tcp.
+  comm->slotWire = szFindSlotWire(comm->cfg.wire.c_str());
+  comm->wire = szFindWire(comm->slotWire ? "tcp" : comm->cfg.wire.c_str());
   comm->desc = comm->ack = szFindWire("tcp");
   if (comm->wire == nullptr)
     return szSetError(szInvalidArgument, "unknown or unavailable wire '%s'", comm->cfg.wire.c_str());
   if (haveGpu()) SZCHECK(deviceContextCreate(comm->cfg.sliceBytes, &comm->device));
-  if (comm->wire->deviceMemory && comm->device == nullptr)
+  if ((comm->wire->deviceMemory || comm->slotWire) && comm->device == nullptr)
     return szSetError(szInvalidUsage, "wire '%s' needs a GPU", comm->cfg.wire.c_str());
+  if (comm->slotWire) SZCHECK(connectSlotWire(comm));
   szWireConfig wc{comm->cfg.timeoutMs, 0, ncclComm, 0};
   SZCHECK(comm->wire->connect(comm->bootstrap, wc, &comm->wireComm));
   wc.ncclComm = nullptr;
@@ -253,8 +312,11 @@ extern "C" szResult_t szCommFinalize(szComm_t comm) {
   if (comm == nullptr) return szSetError(szInvalidArgument, "szCommFinalize: comm is NULL");
   if (comm->asyncError.load() == szInProgress) return szInProgress;
   // Device operations may still be in flight; host operations completed in their call.
-  while (comm->pipeline && !comm->pipeline->idle() && comm->asyncError.load() == szSuccess)
+  while (((comm->pipeline && !comm->pipeline->idle()) || (comm->slotPath && !comm->slotPath->idle())) &&
+         comm->asyncError.load() == szSuccess) {
+    commReapSlots(comm);
     std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
   return szResult_t(comm->asyncError.load());
 }
 
@@ -273,6 +335,7 @@ extern "C" szResult_t szCommAbort(szComm_t comm) {
 extern "C" szResult_t szCommGetAsyncError(szComm_t comm, szResult_t* asyncError) {
   if (comm == nullptr || asyncError == nullptr)
     return szSetError(szInvalidArgument, "szCommGetAsyncError: NULL argument");
+  if (comm->asyncError.load() == szSuccess) commReapSlots(comm);
   *asyncError = szResult_t(comm->asyncError.load());
   return szSuccess;
 }
@@ -291,6 +354,7 @@ extern "C" szResult_t szCommUserRank(const szComm_t comm, int* rank) {
 
 extern "C" szResult_t szCommGetStats(const szComm_t comm, szStats_t* stats) {
   if (comm == nullptr || stats == nullptr) return szSetError(szInvalidArgument, "szCommGetStats: NULL argument");
+  if (comm->asyncError.load() == szSuccess) commReapSlots(comm);
   std::lock_guard<std::mutex> lock(comm->statsMu);
   *stats = comm->stats;
   return szSuccess;

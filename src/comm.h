@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "../transport/slot_wire.h"
 #include "../transport/transport.h"
 #include "auto_model.h"
 #include "device_ops.h"
@@ -60,6 +61,7 @@ struct CommConfig {
 };
 
 class Pipeline;
+class SlotPath;
 
 }  // namespace sz
 
@@ -75,6 +77,11 @@ struct szComm {
   void* descComm = nullptr;
   const szWire* ack = nullptr;
   void* ackComm = nullptr;
+  // Slot wire (ipc): device buffers travel through the slot protocol (src/slot_path.h); host
+  // buffers on `wire` (tcp).
+  const szSlotWire* slotWire = nullptr;
+  void* slotWireComm = nullptr;
+  std::unique_ptr<sz::SlotPath> slotPath;
   sz::DeviceContext* device = nullptr;  // null without a usable GPU
   sz::AutoModel autoModel;  // SZ_CODEC_AUTO: frames or raw, per peer and message size
   std::unique_ptr<sz::Pipeline> pipeline;
@@ -84,6 +91,7 @@ struct szComm {
   std::mutex statsMu;
   szStats_t stats{};
   bool ownsNccl = false;
+  ~szComm();
   void* ncclComm = nullptr;  // nccl wire: the NCCL communicator used
 };
 
@@ -98,5 +106,9 @@ void groupDropComm(szComm* comm);
 
 // Records the communicator's first asynchronous error and returns `res`.
 szResult_t commFail(szComm* comm, szResult_t res);
+
+// Collects the slot path's finished device operations (stats, the auto model); a failed one
+// fails the communicator. szSuccess without a slot path.
+szResult_t commReapSlots(szComm* comm);
 
 }  // namespace sz

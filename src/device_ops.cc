@@ -69,6 +69,7 @@ szResult_t deviceContextCreate(size_t maxSliceBytes, DeviceContext** out) {
   SZCHECK(loadDecodeKernels());
   SZCHECK(loadHistogramKernels());
   SZCHECK(loadCopyKernels());
+  SZCHECK(loadSlotKernels());
   SZCHECK(c->events.fill(kEvents));
   CUDACHECK(cudaHostAlloc(&c->pieces, kDeviceCopyPieces * sizeof(SmCopyPiece), cudaHostAllocMapped));
   CUDACHECK(cudaEventCreateWithFlags(&c->piecesRead, cudaEventDisableTiming));

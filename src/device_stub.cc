@@ -19,3 +19,11 @@ extern "C" szResult_t szHistogramAsync(const void*, size_t, szDataType_t, unsign
                                        cudaStream_t) {
   return noCuda(__func__);
 }
+
+// The slot path needs CUDA: a build without it never creates one (no slot wire is built), so
+// only the destructor a communicator names is needed.
+#include "../kernels/device_props.h"
+#include "slot_path.h"
+
+sz::SlotPath::~SlotPath() = default;
+szResult_t sz::currentDeviceSms(int*) { return noCuda(__func__); }

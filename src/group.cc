@@ -9,7 +9,9 @@
 
 #include "checks.h"
 #include "comm.h"
+#include "param.h"
 #include "pipeline.h"
+#include "slot_path.h"
 
 #if SZ_HAVE_CUDA
 #include <cuda_runtime.h>
@@ -125,6 +127,29 @@ szResult_t makeOp(const char* fn, bool send, void* const* bufs, const size_t* co
   return szSuccess;
 }
 
+szResult_t runPiped(std::map<szComm*, std::vector<std::shared_ptr<Op>>>& byComm);
+
+// A device operation for the slot path; sends choose frames or raw here (the codec mode, and
+// for auto the communicator's model).
+SlotRequest slotRequest(szComm* comm, const Op& op) {
+  SlotRequest r;
+  r.send = op.send;
+  r.peer = op.peer;
+  r.type = op.type;
+  r.count = op.count;
+  const uint64_t bytes = op.count * szTypeSize(op.type);
+  const int codec = comm->cfg.codec;
+  r.frames = op.send && szTypeIsCompressible(op.type) &&
+             (codec == SZ_CODEC_ON || (codec == SZ_CODEC_AUTO && bytes >= uint64_t(szParamAutoMinBytes()) &&
+                                       comm->autoModel.useFrames(op.peer, bytes)));
+  uint64_t offset = 0;
+  for (const Segment& seg : op.segments) {
+    r.segs.push_back(SlotSegment{seg.ptr, seg.bytes, offset});
+    offset += seg.bytes;
+  }
+  return r;
+}
+
 // Runs the pending operations of every communicator together.
 szResult_t runPending(std::vector<PendingOp> pending) {
   std::map<szComm*, std::vector<std::shared_ptr<Op>>> byComm;
@@ -151,6 +176,27 @@ szResult_t runPending(std::vector<PendingOp> pending) {
                           comm->cfg.wire.c_str());
     }
   }
+  // Device operations of communicators with a slot path: one launch per (communicator, stream),
+  // enqueued now; the call returns.
+  std::map<szComm*, std::vector<std::shared_ptr<Op>>> piped;  // everything else
+  std::map<std::pair<szComm*, cudaStream_t>, std::vector<SlotRequest>> launches;
+  for (auto& [comm, ops] : byComm)
+    for (const auto& op : ops) {
+      if (op->device && comm->slotPath) launches[{comm, op->stream}].push_back(slotRequest(comm, *op));
+      else piped[comm].push_back(op);
+    }
+  for (auto& [key, reqs] : launches) {
+    szComm* comm = key.first;
+    DeviceGuard onCommDevice(deviceOrdinal(comm->device));
+    SZCHECK(commReapSlots(comm));
+    szResult_t r = comm->slotPath->enqueue(reqs, key.second);
+    if (r != szSuccess) return commFail(comm, r);
+  }
+  return runPiped(piped);
+}
+
+// Operations of the slice pipeline (host buffers; device buffers on the tcp and nccl wires).
+szResult_t runPiped(std::map<szComm*, std::vector<std::shared_ptr<Op>>>& byComm) {
   // Device operations are ordered on their streams now (all ready events before any
   // completion wait: a wait enqueued between them would make a later operation of the group
   // wait for an earlier one's completion, which may need the peer's progress on that later

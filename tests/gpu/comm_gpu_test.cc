@@ -192,7 +192,7 @@ TEST_P(CommGpuWire, CopyQueuedBehindAHeldReceive) {
   EXPECT_EQ(sum[1], 7.0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Wires, CommGpuWire, ::testing::Values("nccl", "tcp"),
+INSTANTIATE_TEST_SUITE_P(Wires, CommGpuWire, ::testing::Values("nccl", "tcp", "ipc"),
                          [](const ::testing::TestParamInfo<const char*>& i) { return std::string(i.param); });
 
 class CommGpu : public ::testing::TestWithParam<Case> {};
@@ -217,7 +217,15 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"nccl", SZ_CODEC_AUTO, 32 << 20, 1, 1}, Case{"nccl", SZ_CODEC_ON, (2 << 20) + 7, 5, 1},
                       Case{"nccl", SZ_CODEC_ON, (3 << 20) + 1, 1, 6}, Case{"nccl", SZ_CODEC_OFF, (3 << 20) + 1, 2, 6},
                       Case{"tcp", SZ_CODEC_ON, (4 << 20) + 3, 1, 1}, Case{"tcp", SZ_CODEC_OFF, (1 << 20) + 1, 1, 1},
-                      Case{"tcp", SZ_CODEC_ON, (1 << 20) + 7, 3, 1}, Case{"tcp", SZ_CODEC_ON, (1 << 20) + 7, 1, 4}),
+                      Case{"tcp", SZ_CODEC_ON, (1 << 20) + 7, 3, 1}, Case{"tcp", SZ_CODEC_ON, (1 << 20) + 7, 1, 4},
+                      // ipc: the slot protocol, both ranks on one GPU where there is one.
+                      Case{"ipc", SZ_CODEC_ON, 0, 1, 1}, Case{"ipc", SZ_CODEC_ON, 1, 1, 1},
+                      Case{"ipc", SZ_CODEC_ON, 1001, 1, 1}, Case{"ipc", SZ_CODEC_ON, 2048, 1, 1},
+                      Case{"ipc", SZ_CODEC_ON, (2 << 20) - 1, 1, 1}, Case{"ipc", SZ_CODEC_ON, (2 << 20) + 1, 1, 1},
+                      Case{"ipc", SZ_CODEC_OFF, (2 << 20) + 1, 1, 1}, Case{"ipc", SZ_CODEC_AUTO, 32 << 20, 1, 3},
+                      Case{"ipc", SZ_CODEC_ON, size_t(512) << 20, 1, 1}, Case{"ipc", SZ_CODEC_OFF, size_t(512) << 20, 1, 1},
+                      Case{"ipc", SZ_CODEC_ON, (8 << 20) + 5, 4096, 1}, Case{"ipc", SZ_CODEC_OFF, (8 << 20) + 5, 4096, 1},
+                      Case{"ipc", SZ_CODEC_ON, (3 << 20) + 1, 7, 6}),
     [](const ::testing::TestParamInfo<Case>& i) {
       return std::string(i.param.wire) + "_codec" + std::to_string(i.param.codec) + "_n" +
              std::to_string(i.param.count) + "_seg" + std::to_string(i.param.segments) + "_groups" +

@@ -1,0 +1,106 @@
+// The one-sided slot protocol's in-memory format (docs/PIPELINE.md, "Slot protocol"), shared by
+// the slot kernels, the wires that provide slot memory and the host side of the protocol.
+//
+// Per (peer, direction) a channel: a ring of `nslots` slots in memory the receiver owns, and
+// `nslots` credit words in memory the sender owns. An operation takes consecutive steps of the
+// channel, one per slice; step s uses slot s % nslots. The sender may fill slot j for step s
+// once credits[j] >= s (the receiver has drained step s - nslots; credits start at j), writes
+// the payload and the slot header, then publishes with header.ready = s + 1 (a release store,
+// written last). The receiver waits for ready == s + 1, decodes, and returns the slot with
+// credits[j] = s + nslots. Everything the receiver needs travels in-band: the slot header
+// (operation count, type and slice count, payload bytes, raw or frame) and the self-describing
+// frame. Each side also owns an error word the peer may set: a count/type mismatch found by the
+// receiver, or a side that failed, stops the other side's blocks at once.
+// Pure data and arithmetic: compiled for the host and the GPU, unit-tested on the CPU.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "../codec/dtype.h"
+
+namespace sz {
+
+constexpr uint64_t kSlotHeaderBytes = 128;
+constexpr uint32_t kSlotFrame = 0x1;  // the payload is a SplitZip frame (else the raw bytes)
+
+struct SlotHeader {
+  uint64_t ready;    // step + 1 once the slot holds that step's slice (written last)
+  uint64_t bytes;    // payload bytes after the header
+  uint64_t opCount;  // the operation's element count
+  uint64_t opSlices; // the operation's slice count
+  uint32_t opType;   // szDataType_t
+  uint32_t flags;    // kSlotFrame
+  uint64_t reserved[11];
+};
+static_assert(sizeof(SlotHeader) == kSlotHeaderBytes, "one slot header");
+
+// Slices are cut at multiples of this many bytes, so every slice starts 16-byte aligned relative
+// to its buffer and holds whole elements of every type.
+constexpr uint64_t kSliceAlign = 4096;
+
+// Slot stride for slices of `sliceBytes`: the header and the largest frame of a slice (raw
+// bytes plus the frame header), rounded up to 256 bytes.
+SZ_HD constexpr uint64_t slotStride(uint64_t sliceBytes) {
+  return (kSlotHeaderBytes + SZ_FRAME_HEADER_BYTES + sliceBytes + 255) / 256 * 256;
+}
+// Slices of an operation of `bytes` bytes; a zero-byte operation still takes one (empty) step,
+// which carries its count and type to the receiver.
+SZ_HD constexpr uint64_t opSlices(uint64_t bytes, uint64_t sliceBytes) {
+  return bytes == 0 ? 1 : (bytes + sliceBytes - 1) / sliceBytes;
+}
+SZ_HD constexpr uint32_t slotOf(uint64_t step, uint32_t nslots) { return uint32_t(step % nslots); }
+SZ_HD constexpr uint64_t initialCredit(uint32_t slot) { return slot; }
+SZ_HD constexpr bool slotFree(uint64_t credit, uint64_t step) { return credit >= step; }
+SZ_HD constexpr uint64_t creditAfter(uint64_t step, uint32_t nslots) { return step + nslots; }
+SZ_HD constexpr uint64_t readyValue(uint64_t step) { return step + 1; }
+
+// The verdict of the receiver on a slot header of its operation: 0 if it matches, else the
+// error both sides report (szInvalidUsage for a count/type mismatch, szCorruptFrame otherwise).
+SZ_HD int checkSlotHeader(const SlotHeader& h, uint64_t count, int type, uint64_t slices,
+                          uint64_t sliceBytesExpected, uint64_t capacity) {
+  if (h.opCount != count || h.opType != uint32_t(type) || h.opSlices != slices) return szInvalidUsage;
+  if (h.flags & ~kSlotFrame) return szCorruptFrame;
+  if (h.flags & kSlotFrame) return h.bytes <= capacity ? 0 : szCorruptFrame;
+  return h.bytes == sliceBytesExpected ? 0 : szCorruptFrame;
+}
+
+// One side's view of a channel (device pointers: local memory, or the peer's mapped memory).
+struct SlotChannel {
+  uint8_t* ring;        // nslots slots of `stride` bytes (receiver's memory)
+  uint64_t* credits;    // nslots words (sender's memory)
+  int* localError;      // this side's error word: nonzero stops every block on the channel
+  int* peerError;       // the peer's error word for this channel
+  unsigned long long* linkClock;  // sender, emulated link: when the link is next free (ns)
+  double nsPerByte;     // emulated link: 0 when there is none (docs/PIPELINE.md)
+  uint64_t stride;
+  uint64_t sliceBytes;
+  uint32_t nslots;
+};
+
+// A piece of a szSendv/szRecvv buffer list.
+struct SlotSegment {
+  uint8_t* ptr;
+  uint64_t bytes;
+  uint64_t offset;  // where it starts in the message
+};
+
+// Per operation, written by its last block to mapped pinned memory for the host.
+struct SlotOpResult {
+  int status;                // szResult_t
+  int done;                  // 1 once written
+  uint64_t wireBytes;        // slot payload bytes published (sender)
+  uint64_t escapes;
+  uint64_t compressedSlices;
+  uint64_t startNs, endNs;   // global timer: first slice started, last slice finished
+};
+
+// Per operation, accumulated in device memory by its blocks (zero before and after use).
+struct SlotOpAccum {
+  unsigned long long wireBytes, escapes, compressedSlices, blocksDone, endNs;
+  unsigned long long startNs;  // 0: none yet (the global timer is never 0)
+  int status;
+  int pad;
+};
+
+}  // namespace sz

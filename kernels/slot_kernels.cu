@@ -1,0 +1,397 @@
+// The slot kernels (kernels/slot_kernels.h): device operations as stream-ordered kernels that
+// talk to the peer's kernels through slot and credit flags (kernels/slot_format.h). One block
+// handles one slice at a time and encodes or decodes its whole frame (kernels/encode_tiles.cuh,
+// kernels/decode_frame.cuh), so no barrier spans blocks and slices flow as soon as each is done.
+#include <cuda_runtime.h>
+
+#include "cuda_check.h"
+#include "decode_frame.cuh"
+#include "encode_tiles.cuh"
+#include "kernel_loading.h"
+#include "slot_kernels.h"
+
+namespace sz {
+namespace {
+
+static_assert(kSlotThreads == kEncodeThreads && kSlotThreads == kDecodeThreads, "one block shape");
+static_assert(sizeof(SlotOp) % 4 == 0, "copied in words");
+constexpr int kSlotRawOnly = -1, kSlotAnyType = szNumTypes;
+
+__device__ __forceinline__ uint64_t globalTimer() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+__device__ __forceinline__ uint64_t loadAcquire(const uint64_t* p) {
+  uint64_t v;
+  asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void storeRelease(uint64_t* p, uint64_t v) {
+  asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+__device__ __forceinline__ int loadError(const int* p) { return *reinterpret_cast<const volatile int*>(p); }
+
+// Stops the channel on this side and tells the peer: a mismatch verdict travels as itself, any
+// other failure as szRemoteError.
+__device__ void failChannel(const SlotChannel& ch, int code) {
+  atomicCAS(ch.localError, 0, code);
+  volatile int* peer = ch.peerError;
+  if (*peer == 0) *peer = code == szInvalidUsage ? szInvalidUsage : szRemoteError;
+  __threadfence_system();
+}
+
+// Thread 0: waits until done(*word); 0, or the error that stopped the wait (the channel's error
+// word, or szTimeout after `timeoutNs` without the word changing).
+template <class Done>
+__device__ int waitWord(const SlotChannel& ch, const uint64_t* word, Done done, uint64_t timeoutNs) {
+  uint64_t start = globalTimer();
+  for (uint32_t spin = 1;; ++spin) {
+    if (done(loadAcquire(word))) return 0;
+    int e = loadError(ch.localError);
+    if (e != 0) return e;
+    if ((spin & 255) == 0 && globalTimer() - start > timeoutNs) return szTimeout;
+  }
+}
+
+// The emulated link (SlotChannel::nsPerByte): a payload of `bytes` occupies the link after
+// whatever was reserved before it; the block waits until its bytes would have arrived.
+__device__ void paceLink(const SlotChannel& ch, uint64_t bytes) {
+  if (ch.nsPerByte <= 0) return;
+  const unsigned long long busy = (unsigned long long)(double(bytes) * ch.nsPerByte);
+  unsigned long long seen = *reinterpret_cast<volatile unsigned long long*>(ch.linkClock), end;
+  for (;;) {
+    unsigned long long now = globalTimer(), start = seen > now ? seen : now;
+    end = start + busy;
+    unsigned long long prev = atomicCAS(ch.linkClock, seen, end);
+    if (prev == seen) break;
+    seen = prev;
+  }
+  while (globalTimer() < end) {
+  }
+}
+
+__device__ __forceinline__ void blockCopy(uint8_t* dst, const uint8_t* src, uint64_t n) {
+  const uint32_t tid = threadIdx.x;
+  if (((reinterpret_cast<uintptr_t>(dst) | reinterpret_cast<uintptr_t>(src)) & 15) == 0) {
+    for (uint64_t i = tid; i < n / 16; i += kSlotThreads)
+      __stcg(reinterpret_cast<uint4*>(dst) + i, __ldcs(reinterpret_cast<const uint4*>(src) + i));
+    for (uint64_t b = n / 16 * 16 + tid; b < n; b += kSlotThreads) dst[b] = src[b];
+  } else {
+    for (uint64_t b = tid; b < n; b += kSlotThreads) dst[b] = src[b];
+  }
+}
+
+// Copies bytes [off, off + n) of the operation's buffer list to `flat` (gather) or from it.
+// The segment table is read 32 entries at a time (it may live in host memory).
+__device__ void copyPieces(const SlotOp& op, uint64_t slice, uint64_t off, uint8_t* flat, uint64_t n, bool gather) {
+  __shared__ SlotSegment sSeg[32];
+  __shared__ uint32_t sFirst;
+  const uint32_t tid = threadIdx.x;
+  if (tid == 0) sFirst = op.sliceSeg[slice];
+  __syncthreads();
+  uint64_t done = 0;
+  for (uint32_t k = sFirst; done < n && k < op.nsegs; k += 32) {
+    if (tid < 32 && k + tid < op.nsegs) sSeg[tid] = op.segs[k + tid];
+    __syncthreads();
+    for (uint32_t b = 0; b < 32 && k + b < op.nsegs && done < n; ++b) {
+      const SlotSegment s = sSeg[b];
+      uint64_t from = off + done - s.offset;
+      uint64_t len = s.bytes - from < n - done ? s.bytes - from : n - done;
+      if (gather) blockCopy(flat + done, s.ptr + from, len);
+      else blockCopy(s.ptr + from, flat + done, len);
+      done += len;
+    }
+    __syncthreads();  // sSeg is reloaded
+  }
+}
+
+// One block on one frame: tiles in order, escapes placed by a running count.
+struct BlockTiles {
+  unsigned long long* total;
+  uint64_t next = 0, run = 0;
+  __device__ uint64_t ticket() { return next++; }
+  __device__ uint64_t prefix(uint64_t, uint64_t escapes, uint32_t) {
+    uint64_t r = run;
+    run += escapes;
+    return r;
+  }
+  __device__ void last(uint64_t t) { *total = t; }
+};
+
+// Encodes `count` elements at `in` into a frame at `frame`; returns the frame size and the
+// escapes stored in it.
+template <int kType, bool kAligned>
+__device__ uint64_t encodeSlice(const SlotOp& op, const uint8_t* in, uint64_t count, uint8_t* frame,
+                                uint64_t* escapes) {
+  // The frame's layout lives in shared memory, as the grid encoder's lives in its parameters:
+  // in registers it would crowd out the tile loop's.
+  __shared__ TileParams sTile;
+  __shared__ FrameFinish sFinish;
+  __shared__ unsigned long long sTotal;
+  if (threadIdx.x == 0) {
+    FrameLayout l;
+    computeLayout(kType, count, &l);
+    const uint64_t fixed = l.escOff - kHeaderBytes;
+    const bool forceRaw = fixed >= l.rawBytes;
+    const uint64_t budget = forceRaw ? 0 : (l.rawBytes - fixed - 1) / kEscapeBytes;
+    sTile = TileParams{in, frame, l, budget, op.codebook};
+    sFinish = FrameFinish{in, frame, l, kType, budget, forceRaw, op.codebook, op.used};
+    sTotal = 0;
+  }
+  __syncthreads();
+  if (!sFinish.forceRaw) {
+    BlockTiles sched{&sTotal};
+    encodeTiles<kType, kAligned>(sTile, sTile.l.numGroups, sched);
+  }
+  __syncthreads();
+  const uint64_t esc = sTotal;
+  uint64_t bytes = finishFrame<kAligned>(sFinish, esc, threadIdx.x, kSlotThreads);
+  *escapes = sFinish.forceRaw || esc > sFinish.budget ? 0 : esc;
+  __syncthreads();  // sTile and sFinish are rewritten by the next slice
+  return bytes;
+}
+
+// A kernel specialised for one compressible type (kType) and 16-byte aligned buffers carries one
+// codec path, which keeps its registers; kSlotAnyType dispatches at run time (groups mixing
+// types), kSlotRawOnly carries none (groups of raw operations).
+template <int kType, bool kAligned>
+__device__ __forceinline__ uint64_t encodeSliceOf(const SlotOp& op, const uint8_t* in, uint64_t count, uint8_t* frame,
+                                                  uint64_t* escapes) {
+  if constexpr (kType == kSlotAnyType) {
+    const bool aligned = (reinterpret_cast<uintptr_t>(in) & 15) == 0;
+    switch (op.type) {
+      case szBfloat16:
+        return aligned ? encodeSlice<szBfloat16, true>(op, in, count, frame, escapes)
+                       : encodeSlice<szBfloat16, false>(op, in, count, frame, escapes);
+      case szFloat32:
+        return aligned ? encodeSlice<szFloat32, true>(op, in, count, frame, escapes)
+                       : encodeSlice<szFloat32, false>(op, in, count, frame, escapes);
+      default:
+        return aligned ? encodeSlice<szFloat8e5m2, true>(op, in, count, frame, escapes)
+                       : encodeSlice<szFloat8e5m2, false>(op, in, count, frame, escapes);
+    }
+  } else if constexpr (kType >= 0) {
+    return encodeSlice<kType, kAligned>(op, in, count, frame, escapes);
+  } else {
+    return 0;  // never: the host gives raw-only kernels no frames to make
+  }
+}
+
+template <int kType, bool kAligned>
+__device__ __forceinline__ int decodeSliceOf(const DecodeParams& p) {
+  if constexpr (kType == kSlotAnyType) {
+    return (reinterpret_cast<uintptr_t>(p.out) & 15) == 0 ? decodeFramePart<true>(p, 0, 1, threadIdx.x, kSlotThreads, true)
+                                                          : decodeFramePart<false>(p, 0, 1, threadIdx.x, kSlotThreads, true);
+  } else if constexpr (kType >= 0) {
+    return decodeFramePart<kAligned, kType>(p, 0, 1, threadIdx.x, kSlotThreads, true);
+  } else {
+    return szCorruptFrame;  // a frame where only raw slices may come
+  }
+}
+
+struct BlockTally {
+  uint64_t wire, escapes, compressed, start, end;
+};
+
+// A send block's slice: credit, encode or copy into the peer's slot, header, publish.
+template <int kType, bool kAligned>
+__device__ __forceinline__ int sendSlice(const SlotLaunch& L, const SlotOp& op, uint64_t i, BlockTally& t) {
+  __shared__ int sErr;
+  __shared__ uint64_t sBytes;
+  const uint32_t tid = threadIdx.x;
+  const SlotChannel& ch = op.ch;
+  const uint64_t step = op.stepBase + i;
+  const uint32_t j = slotOf(step, ch.nslots);
+  uint8_t* slot = ch.ring + uint64_t(j) * ch.stride;
+  uint8_t* payload = slot + kSlotHeaderBytes;
+  const uint64_t off = i * ch.sliceBytes;
+  const uint64_t n = op.bytes - off < ch.sliceBytes ? op.bytes - off : ch.sliceBytes;
+  if (tid == 0) sErr = waitWord(ch, &ch.credits[j], [step](uint64_t c) { return slotFree(c, step); }, L.timeoutNs);
+  __syncthreads();
+  if (sErr != 0) return sErr;
+  const TypeTraits T = typeTraits(op.type);
+  const bool frame = op.compress && T.expBits != 0;
+  uint64_t bytes = n, escapes = 0;
+  if (frame) {
+    const uint8_t* in = op.seg0.ptr + off;
+    if (op.nsegs > 1) {
+      uint8_t* scratch = L.scratch + uint64_t(blockIdx.x) * L.scratchStride;
+      copyPieces(op, i, off, scratch, n, true);
+      __syncthreads();
+      in = scratch;
+    }
+    bytes = encodeSliceOf<kType, kAligned>(op, in, n / T.elemBytes, payload, &escapes);
+  } else if (op.nsegs > 1) {
+    copyPieces(op, i, off, payload, n, true);
+  } else {
+    blockCopy(payload, op.seg0.ptr + off, n);
+  }
+  if (tid == 0) sBytes = bytes;
+  __syncthreads();  // the payload is written (and thread 0 has the frame size)
+  if (tid == 0) {
+    SlotHeader* h = reinterpret_cast<SlotHeader*>(slot);
+    h->bytes = sBytes;
+    h->opCount = op.count;
+    h->opSlices = op.slices;
+    h->opType = uint32_t(op.type);
+    h->flags = frame ? kSlotFrame : 0;
+    paceLink(ch, sBytes);
+    __threadfence_system();
+    storeRelease(&h->ready, readyValue(step));
+    t.wire += sBytes;
+    t.escapes += escapes;
+    t.compressed += frame;
+  }
+  return 0;
+}
+
+// A receive block's slice: wait for the slot, check its header, decode or copy, credit.
+template <int kType, bool kAligned>
+__device__ __forceinline__ int recvSlice(const SlotLaunch& L, const SlotOp& op, uint64_t i) {
+  __shared__ int sErr, sStatus;
+  __shared__ SlotHeader sH;
+  const uint32_t tid = threadIdx.x;
+  const SlotChannel& ch = op.ch;
+  const uint64_t step = op.stepBase + i;
+  const uint32_t j = slotOf(step, ch.nslots);
+  const uint8_t* slot = ch.ring + uint64_t(j) * ch.stride;
+  const uint8_t* payload = slot + kSlotHeaderBytes;
+  const uint64_t off = i * ch.sliceBytes;
+  const uint64_t n = op.bytes - off < ch.sliceBytes ? op.bytes - off : ch.sliceBytes;
+  if (tid == 0) {
+    SlotHeader* h = reinterpret_cast<SlotHeader*>(const_cast<uint8_t*>(slot));
+    int e = waitWord(ch, &h->ready, [step](uint64_t r) { return r == readyValue(step); }, L.timeoutNs);
+    if (e == 0) {
+      const volatile SlotHeader* v = h;
+      sH.bytes = v->bytes;
+      sH.opCount = v->opCount;
+      sH.opSlices = v->opSlices;
+      sH.opType = v->opType;
+      sH.flags = v->flags;
+      e = checkSlotHeader(sH, op.count, op.type, op.slices, n, ch.stride - kSlotHeaderBytes);
+    }
+    sErr = e;
+    sStatus = 0;
+  }
+  __syncthreads();
+  if (sErr != 0) return sErr;
+  if (sH.flags & kSlotFrame) {
+    const TypeTraits T = typeTraits(op.type);
+    uint8_t* out = op.nsegs > 1 ? L.scratch + uint64_t(blockIdx.x) * L.scratchStride : op.seg0.ptr + off;
+    __shared__ DecodeParams sP;  // shared, as the grid decoder's are parameters: not in registers
+    if (tid == 0) sP = DecodeParams{payload, sH.bytes, out, n, &sStatus, op.type, T.elemBytes ? n / T.elemBytes : 0};
+    __syncthreads();
+    int e = decodeSliceOf<kType, kAligned>(sP);
+    __syncthreads();
+    if (e == 0) e = sStatus;
+    if (e != 0) return e;
+    if (op.nsegs > 1) copyPieces(op, i, off, out, n, false);
+  } else if (op.nsegs > 1) {
+    copyPieces(op, i, off, const_cast<uint8_t*>(payload), n, false);
+  } else {
+    blockCopy(op.seg0.ptr + off, payload, n);
+  }
+  __syncthreads();  // every read of the slot is done: it may be overwritten
+  if (tid == 0) storeRelease(&ch.credits[j], creditAfter(step, ch.nslots));
+  return 0;
+}
+
+// The operation's last block to finish writes its result for the host and clears the sums.
+__device__ void finishBlock(const SlotOp& op, int status, const BlockTally& t) {
+  if (threadIdx.x != 0) return;
+  SlotOpAccum* a = op.accum;
+  atomicAdd(&a->wireBytes, (unsigned long long)t.wire);
+  atomicAdd(&a->escapes, (unsigned long long)t.escapes);
+  atomicAdd(&a->compressedSlices, (unsigned long long)t.compressed);
+  if (t.start) atomicMax(&a->startNs, ~(unsigned long long)t.start);  // the earliest start
+  atomicMax(&a->endNs, (unsigned long long)t.end);
+  if (status != 0) atomicCAS(&a->status, 0, status);
+  __threadfence();
+  if (atomicAdd(&a->blocksDone, 1ull) + 1 != op.blockEnd - op.blockBegin) return;
+  __threadfence();
+  volatile SlotOpAccum* v = a;
+  SlotOpResult* r = op.result;
+  r->status = v->status;
+  r->wireBytes = v->wireBytes;
+  r->escapes = v->escapes;
+  r->compressedSlices = v->compressedSlices;
+  r->startNs = v->startNs ? ~v->startNs : 0;
+  r->endNs = v->endNs;
+  v->wireBytes = v->escapes = v->compressedSlices = v->blocksDone = v->endNs = v->startNs = 0;
+  v->status = 0;
+  __threadfence_system();
+  *reinterpret_cast<volatile int*>(&r->done) = 1;
+}
+
+template <int kType, bool kAligned>
+__global__ void __launch_bounds__(kSlotThreads, 2) slotOpsKernel(const __grid_constant__ SlotLaunch L) {
+  // The block's operation in shared memory: fields read from there at any index stay cheap
+  // (a run-time index into the parameters would make a local copy per thread).
+  __shared__ SlotOp sOp;
+  uint32_t k = 0;
+  while (k + 1 < L.nops && blockIdx.x >= L.ops[k].blockEnd) ++k;
+  {
+    const uint32_t* src = reinterpret_cast<const uint32_t*>(&L.ops[k]);
+    uint32_t* dst = reinterpret_cast<uint32_t*>(&sOp);
+    for (uint32_t w = threadIdx.x; w < sizeof(SlotOp) / 4; w += kSlotThreads) dst[w] = src[w];
+  }
+  __syncthreads();
+  const SlotOp& op = sOp;
+  const uint64_t nblocks = op.blockEnd - op.blockBegin;
+  __shared__ BlockTally t;  // thread 0's (in registers it would crowd out the codec's)
+  if (threadIdx.x == 0) t = BlockTally{};
+  int status = 0;
+  for (uint64_t i = blockIdx.x - op.blockBegin; i < op.slices && status == 0; i += nblocks) {
+    if (threadIdx.x == 0 && t.start == 0) t.start = globalTimer();
+    status = op.send ? sendSlice<kType, kAligned>(L, op, i, t) : recvSlice<kType, kAligned>(L, op, i);
+    if (status != 0 && threadIdx.x == 0) failChannel(op.ch, status);
+  }
+  if (threadIdx.x == 0) t.end = globalTimer();
+  finishBlock(op, status, t);
+}
+
+using SlotKernel = void (*)(SlotLaunch);
+
+// [kind][aligned]: kind 0..2 one type (BF16, FP32, E5M2), 3 raw only, 4 any type.
+constexpr SlotKernel kSlotKernels[5][2] = {
+    {slotOpsKernel<szBfloat16, false>, slotOpsKernel<szBfloat16, true>},
+    {slotOpsKernel<szFloat32, false>, slotOpsKernel<szFloat32, true>},
+    {slotOpsKernel<szFloat8e5m2, false>, slotOpsKernel<szFloat8e5m2, true>},
+    {slotOpsKernel<kSlotRawOnly, false>, slotOpsKernel<kSlotRawOnly, true>},
+    {slotOpsKernel<kSlotAnyType, false>, slotOpsKernel<kSlotAnyType, true>},
+};
+
+// The kernel for a launch: the one compressible type its operations may encode or decode, and
+// whether every buffer is 16-byte aligned.
+SlotKernel pickKernel(const SlotLaunch& L) {
+  int type = -1;
+  bool mixed = false, aligned = true;
+  for (uint32_t k = 0; k < L.nops; ++k) {
+    const SlotOp& op = L.ops[k];
+    if (szTypeIsCompressible(szDataType_t(op.type)) && (op.compress || !op.send)) {
+      mixed |= type >= 0 && type != op.type;
+      type = op.type;
+    }
+    aligned &= op.nsegs > 1 || (reinterpret_cast<uintptr_t>(op.seg0.ptr) & 15) == 0;  // lists go through scratch
+  }
+  int kind = mixed ? 4 : type == szBfloat16 ? 0 : type == szFloat32 ? 1 : type == szFloat8e5m2 ? 2 : 3;
+  return kSlotKernels[kind][aligned];
+}
+
+}  // namespace
+
+szResult_t launchSlotOps(const SlotLaunch& launch, uint32_t blocks, cudaStream_t stream) {
+  pickKernel(launch)<<<blocks, kSlotThreads, 0, stream>>>(launch);
+  CUDACHECK(cudaGetLastError());
+  return szSuccess;
+}
+
+szResult_t loadSlotKernels() {
+  cudaFuncAttributes a;
+  for (const auto& byAlignment : kSlotKernels)
+    for (SlotKernel k : byAlignment) CUDACHECK(cudaFuncGetAttributes(&a, reinterpret_cast<const void*>(k)));
+  return szSuccess;
+}
+
+}  // namespace sz

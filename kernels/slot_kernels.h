@@ -1,0 +1,49 @@
+// The slot kernels (docs/PIPELINE.md, "Slot protocol"): one launch per (group, stream) runs all
+// of the group's device operations on that stream. Each block takes slices of one operation in
+// turn: a send block waits for the slot's credit, encodes (or copies) the slice straight into the
+// receiver's slot and publishes it; a receive block waits for its slot, checks the slot header,
+// decodes (or copies) into the user's buffer and returns the credit. Blocks wait on flags in
+// device memory, as NCCL's kernels do: no host thread is on the data path.
+#pragma once
+
+#include <cstdint>
+
+#include "slot_format.h"
+#include "splitzip.h"
+
+namespace sz {
+
+// One operation of a launch. The kernel reads it from its parameters; `segs` and `sliceSeg`
+// (buffer lists) from device-readable memory that lives until the launch has finished.
+struct SlotOp {
+  SlotChannel ch;
+  SlotSegment seg0;         // nsegs == 1: the buffer
+  const SlotSegment* segs;  // nsegs > 1: the buffers
+  const uint32_t* sliceSeg;  // nsegs > 1: the segment holding each slice's first byte
+  uint32_t nsegs;
+  int send;
+  int type;
+  int compress;  // send: encode compressible slices into frames (else raw bytes)
+  uint64_t count, bytes, slices, stepBase;
+  uint32_t blockBegin, blockEnd;  // the blocks of the launch that work on this operation
+  SlotOpAccum* accum;             // device memory, zero
+  SlotOpResult* result;           // mapped pinned memory
+  uint8_t codebook[SZ_CODEBOOK_SIZE];
+  int used;
+};
+
+constexpr uint32_t kMaxSlotOps = 32;
+constexpr uint32_t kSlotThreads = 512;
+
+struct SlotLaunch {
+  uint32_t nops;
+  uint64_t timeoutNs;       // a wait that sees no progress this long fails with szTimeout
+  uint8_t* scratch;         // sliceBytes per block: gathers and scatters of buffer lists
+  uint64_t scratchStride;
+  SlotOp ops[kMaxSlotOps];
+};
+
+// Launches `blocks` blocks (at least nops) on `stream`.
+szResult_t launchSlotOps(const SlotLaunch& launch, uint32_t blocks, cudaStream_t stream);
+
+}  // namespace sz

@@ -1,0 +1,95 @@
+// The host side of the slot protocol (docs/PIPELINE.md, "Slot protocol"): turns one group's
+// device operations on one stream into one slot-kernel launch (kernels/slot_kernels.h) and
+// collects what the kernels report. It assigns each operation its channel steps (operations to
+// one peer are matched in call order on both sides, as in NCCL), gives each its blocks, result
+// slot and buffer-list table, and records an event behind the launch. No thread of its own: the
+// kernels move the data; launches are reaped when the communicator is asked (szCommGetAsyncError,
+// the next group, szCommFinalize, szCommGetStats, destroy).
+#pragma once
+
+#include <deque>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "../kernels/slot_kernels.h"
+#include "../transport/slot_wire.h"
+
+struct CUevent_st;
+
+namespace sz {
+
+// One device operation as the slot path sees it.
+struct SlotRequest {
+  bool send = false;
+  int peer = -1;
+  szDataType_t type = szUint8;
+  uint64_t count = 0;
+  bool frames = false;  // send: compressible slices travel as frames
+  std::vector<SlotSegment> segs;
+};
+
+struct SlotPathConfig {
+  uint64_t sliceBytes;
+  uint32_t nslots;
+  uint32_t blocks;  // blocks per launch (split among its operations)
+  int timeoutMs;
+  szCodebook_t codebook;
+};
+
+// What a finished operation reports.
+struct SlotCompletion {
+  bool send;
+  int peer;
+  uint64_t bytes;
+  bool frames;
+  szResult_t status;
+  uint64_t wireBytes, escapes, compressedSlices, slices;
+  double seconds;  // first slice started to last slice finished, on the GPU's clock
+};
+
+class SlotPath {
+ public:
+  // Builds the channels of every peer from the connected slot wire, and the pools.
+  static szResult_t create(const szSlotWire* wire, void* wireComm, int rank, int nranks,
+                           const SlotPathConfig& config, std::unique_ptr<SlotPath>* out);
+  ~SlotPath();  // waits for the launches in flight (bounded by the kernels' timeout)
+  SlotPath(const SlotPath&) = delete;
+  SlotPath& operator=(const SlotPath&) = delete;
+
+  // One launch on `stream` running `reqs` together (at most kMaxSlotOps).
+  szResult_t enqueue(const std::vector<SlotRequest>& reqs, cudaStream_t stream);
+  // Collects finished launches, calling `done` for each of their operations; returns the first
+  // failure among them (with its message).
+  szResult_t reap(const std::function<void(const SlotCompletion&)>& done);
+  bool idle() const { return inflight_.empty(); }
+
+ private:
+  struct Launch {
+    CUevent_st* event;
+    std::vector<int> results;  // result slots, in request order
+    std::vector<SlotCompletion> ops;
+    uint64_t tableBegin, tableEnd;  // range of the pinned table arena
+    int scratch;                    // scratch arena or -1
+  };
+  SlotPath() = default;
+  szResult_t takeTable(uint64_t bytes, uint64_t* offset);
+  szResult_t finish(Launch& l, const std::function<void(const SlotCompletion&)>& done);
+  szResult_t waitOldest(const std::function<void(const SlotCompletion&)>& done);
+
+  int rank_ = 0, nranks_ = 0;
+  SlotPathConfig cfg_{};
+  std::vector<SlotChannel> send_, recv_;      // per peer
+  std::vector<uint64_t> sendStep_, recvStep_;  // next channel step per peer
+  SlotOpAccum* accums_ = nullptr;             // device memory, one per result slot
+  SlotOpResult* results_ = nullptr;           // mapped pinned memory
+  std::vector<int> freeResults_;
+  uint8_t* table_ = nullptr;  // pinned: buffer-list tables of launches in flight (a ring)
+  uint64_t tableHead_ = 0;
+  std::vector<uint8_t*> scratch_;
+  std::vector<int> freeScratch_;
+  std::vector<CUevent_st*> freeEvents_, allEvents_;
+  std::deque<Launch> inflight_;
+};
+
+}  // namespace sz

@@ -1,0 +1,182 @@
+// The ipc slot wire: ranks of one node map each other's slot memory with CUDA IPC (or share
+// pointers directly when they are threads of one process), so a sender's kernel writes frames
+// straight into the receiver's slots over NVLink, PCIe or, on one GPU, its own memory. Each rank
+// makes one device allocation per peer at connect, holding its receive ring from that peer, its
+// credit words for sends to that peer, both error words and the emulated link's clock.
+#include <cuda_runtime.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "../kernels/cuda_check.h"
+#include "../src/bootstrap.h"
+#include "slot_wire.h"
+
+using namespace sz;
+
+namespace {
+
+// A node is at most this many ranks: peer areas are exchanged all-to-all at connect.
+constexpr int kMaxIpcRanks = 256;
+
+// Where each part of a peer area starts.
+struct AreaLayout {
+  uint64_t ring, recvError, credits, sendError, linkClock, bytes;
+  AreaLayout(uint64_t stride, uint32_t nslots) {
+    ring = 0;
+    recvError = stride * nslots;
+    credits = recvError + 256;
+    sendError = credits + (uint64_t(nslots) * 8 + 255) / 256 * 256;
+    linkClock = sendError + 256;
+    bytes = linkClock + 256;
+  }
+};
+
+// What a rank tells the others about the area it made for one of them.
+struct AreaInfo {
+  int32_t pid, device;
+  uint64_t host;  // hash of the host name: ipc connects ranks of one node only
+  uint64_t ptr;
+  cudaIpcMemHandle_t handle;
+  uint64_t sliceBytes;
+  uint32_t nslots;
+  uint32_t valid;
+};
+
+struct Peer {
+  uint8_t* mine = nullptr;    // this rank's area for the peer
+  uint8_t* theirs = nullptr;  // the peer's area for this rank, mapped here
+  bool opened = false;        // theirs came from cudaIpcOpenMemHandle
+};
+
+struct IpcComm {
+  int rank = 0, nranks = 0;
+  szSlotWireConfig config{};
+  uint64_t stride = 0;
+  std::vector<Peer> peers;
+};
+
+uint64_t hostHash() {
+  char name[256] = {0};
+  gethostname(name, sizeof(name) - 1);
+  return std::hash<std::string>()(name);
+}
+
+szResult_t ipcClose(void* wireComm) {
+  IpcComm* c = static_cast<IpcComm*>(wireComm);
+  if (c == nullptr) return szSuccess;
+  for (Peer& p : c->peers) {
+    if (p.opened) cudaIpcCloseMemHandle(p.theirs);
+    if (p.mine) cudaFree(p.mine);
+  }
+  cudaGetLastError();
+  delete c;
+  return szSuccess;
+}
+
+szResult_t makeArea(IpcComm* c, Peer* p, AreaInfo* info) {
+  AreaLayout a(c->stride, c->config.nslots);
+  CUDACHECK(cudaMalloc(&p->mine, a.bytes));
+  CUDACHECK(cudaMemset(p->mine, 0, a.bytes));  // no slot ready, no error, the link idle
+  std::vector<uint64_t> credits(c->config.nslots);
+  for (uint32_t j = 0; j < c->config.nslots; ++j) credits[j] = initialCredit(j);
+  CUDACHECK(cudaMemcpy(p->mine + a.credits, credits.data(), credits.size() * 8, cudaMemcpyHostToDevice));
+  CUDACHECK(cudaIpcGetMemHandle(&info->handle, p->mine));
+  CUDACHECK(cudaGetDevice(&info->device));
+  info->pid = int32_t(getpid());
+  info->host = hostHash();
+  info->ptr = reinterpret_cast<uint64_t>(p->mine);
+  info->sliceBytes = c->config.sliceBytes;
+  info->nslots = c->config.nslots;
+  info->valid = 1;
+  return szSuccess;
+}
+
+szResult_t mapArea(IpcComm* c, int peer, const AreaInfo& info, Peer* p) {
+  const AreaInfo self{int32_t(getpid()), 0, hostHash(), 0, {}, 0, 0, 0};
+  if (!info.valid || info.host != self.host)
+    return szSetError(szInvalidUsage, "ipc wire: rank %d is on another node; the ipc wire connects the ranks of one node "
+                      "(use the nccl or tcp wire)", peer);
+  if (info.sliceBytes != c->config.sliceBytes || info.nslots != c->config.nslots)
+    return szSetError(szInvalidUsage, "ipc wire: rank %d uses %llu-byte slices and %u slots, rank %d %llu and %u "
+                      "(SZ_SLOT_SLICE_BYTES, SZ_SLOT_COUNT)", peer, (unsigned long long)info.sliceBytes, info.nslots,
+                      c->rank, (unsigned long long)c->config.sliceBytes, c->config.nslots);
+  if (info.pid == self.pid) {  // threads of one process: the pointer itself
+    int device;
+    CUDACHECK(cudaGetDevice(&device));
+    if (info.device != device) {
+      cudaError_t e = cudaDeviceEnablePeerAccess(info.device, 0);
+      if (e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled) CUDACHECK(e);
+      cudaGetLastError();
+    }
+    p->theirs = reinterpret_cast<uint8_t*>(info.ptr);
+    return szSuccess;
+  }
+  void* ptr = nullptr;
+  CUDACHECK(cudaIpcOpenMemHandle(&ptr, info.handle, cudaIpcMemLazyEnablePeerAccess));
+  p->theirs = static_cast<uint8_t*>(ptr);
+  p->opened = true;
+  return szSuccess;
+}
+
+szResult_t ipcConnect(szBootstrap* b, const szSlotWireConfig& config, void** wireComm) {
+  const int nranks = szBootstrapNranks(b), rank = szBootstrapRank(b);
+  if (nranks > kMaxIpcRanks)
+    return szSetError(szInvalidUsage, "ipc wire: %d ranks; it connects the ranks of one node (at most %d)", nranks,
+                      kMaxIpcRanks);
+  if (config.sliceBytes == 0 || config.sliceBytes % kSliceAlign != 0 || config.nslots == 0)
+    return szSetError(szInvalidArgument, "ipc wire: slice bytes %llu (a multiple of %llu) and %u slots",
+                      (unsigned long long)config.sliceBytes, (unsigned long long)kSliceAlign, config.nslots);
+  IpcComm* c = new IpcComm();
+  c->rank = rank;
+  c->nranks = nranks;
+  c->config = config;
+  c->stride = slotStride(config.sliceBytes);
+  c->peers.resize(size_t(nranks));
+  // all[r * nranks + p]: rank r's area for rank p.
+  std::vector<AreaInfo> all(size_t(nranks) * size_t(nranks));
+  szResult_t res = szSuccess;
+  for (int p = 0; p < nranks && res == szSuccess; ++p)
+    if (p != rank) res = makeArea(c, &c->peers[size_t(p)], &all[size_t(rank) * nranks + p]);
+  if (res == szSuccess) res = szBootstrapAllGather(b, all.data() + size_t(rank) * nranks, sizeof(AreaInfo) * nranks);
+  for (int p = 0; p < nranks && res == szSuccess; ++p)
+    if (p != rank) res = mapArea(c, p, all[size_t(p) * nranks + rank], &c->peers[size_t(p)]);
+  // Every rank has mapped its peers' areas before any kernel may write into them.
+  if (res == szSuccess) res = szBootstrapBarrier(b);
+  if (res != szSuccess) {
+    ipcClose(c);
+    return res;
+  }
+  *wireComm = c;
+  return szSuccess;
+}
+
+szResult_t ipcChannel(void* wireComm, int peer, int send, SlotChannel* ch) {
+  IpcComm* c = static_cast<IpcComm*>(wireComm);
+  if (peer < 0 || peer >= c->nranks || peer == c->rank)
+    return szSetError(szInvalidArgument, "ipc wire: no channel with rank %d", peer);
+  const Peer& p = c->peers[size_t(peer)];
+  AreaLayout a(c->stride, c->config.nslots);
+  // Sends: the peer's ring and receive error word, this rank's credits, send error and clock.
+  // Receives: this rank's ring and receive error word, the peer's credits and send error.
+  uint8_t* ringSide = send ? p.theirs : p.mine;
+  uint8_t* creditSide = send ? p.mine : p.theirs;
+  *ch = SlotChannel{};
+  ch->ring = ringSide + a.ring;
+  ch->credits = reinterpret_cast<uint64_t*>(creditSide + a.credits);
+  ch->localError = reinterpret_cast<int*>(send ? p.mine + a.sendError : p.mine + a.recvError);
+  ch->peerError = reinterpret_cast<int*>(send ? p.theirs + a.recvError : p.theirs + a.sendError);
+  ch->linkClock = reinterpret_cast<unsigned long long*>(p.mine + a.linkClock);
+  ch->nsPerByte = c->config.linkGBps > 0 ? 1.0 / c->config.linkGBps : 0;  // 1 GB/s = 1 byte per ns
+  ch->stride = c->stride;
+  ch->sliceBytes = c->config.sliceBytes;
+  ch->nslots = c->config.nslots;
+  return szSuccess;
+}
+
+}  // namespace
+
+const szSlotWire szSlotWireIpc = {"ipc", ipcConnect, ipcChannel, ipcClose};
