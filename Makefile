@@ -46,7 +46,7 @@ PERF_SRCS := $(wildcard perf/*.cc) $(if $(filter 1,$(CUDA)),$(wildcard perf/*.cu
 PERF_COMMON := $(wildcard perf/common/*.cc)
 EXAMPLE_SRCS := $(wildcard examples/*.cc)
 # The readers of tensor files the CLI uses, shared with the examples and the perf tests.
-TENSOR_IO := $(BUILD)/obj/tools/tensor_file.o $(BUILD)/obj/tools/cli_common.o
+TENSOR_IO := $(BUILD)/obj/tools/tensor_file.o $(BUILD)/obj/tools/safetensors_header.o $(BUILD)/obj/tools/cli_common.o
 MPI_TEST_SRCS := $(wildcard tests/mpi/*.cc)
 # Open MPI, when mpicxx is there: perf tests launch with mpirun (else only SZ_COMM_ID), and the
 # multi-process tests are built.
