@@ -21,7 +21,7 @@ override CXXFLAGS += -std=c++17 -fPIC -pthread $(WARN)
 NVCC_GENCODE ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
 NVCCFLAGS ?= -O3 -g -lineinfo
 override NVCCFLAGS += -std=c++17 $(NVCC_GENCODE) -Xcompiler -fPIC,-Wall,-Wextra,-Werror -Werror all-warnings
-override LDLIBS += -lisal -lfmt -pthread
+override LDLIBS += -lisal -lfmt -lcrypto -pthread
 # DEPS=DIR: a folder where Debian packages were unpacked (dpkg -x), for machines without them.
 ifneq ($(DEPS),)
   override CPPFLAGS += -I$(DEPS)/usr/include
