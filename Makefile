@@ -21,7 +21,7 @@ override CXXFLAGS += -std=c++17 -fPIC -pthread $(WARN)
 NVCC_GENCODE ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
 NVCCFLAGS ?= -O3 -g -lineinfo
 override NVCCFLAGS += -std=c++17 $(NVCC_GENCODE) -Xcompiler -fPIC,-Wall,-Wextra,-Werror -Werror all-warnings
-override LDLIBS += -lisal -lfmt -pthread
+override LDLIBS += -lisal -lfmt -lcrypto -pthread
 # DEPS=DIR: a folder where Debian packages were unpacked (dpkg -x), for machines without them.
 ifneq ($(DEPS),)
   override CPPFLAGS += -I$(DEPS)/usr/include
@@ -46,7 +46,7 @@ PERF_SRCS := $(wildcard perf/*.cc) $(if $(filter 1,$(CUDA)),$(wildcard perf/*.cu
 PERF_COMMON := $(wildcard perf/common/*.cc)
 EXAMPLE_SRCS := $(wildcard examples/*.cc)
 # The readers of tensor files the CLI uses, shared with the examples and the perf tests.
-TENSOR_IO := $(BUILD)/obj/tools/tensor_file.o $(BUILD)/obj/tools/cli_common.o
+TENSOR_IO := $(BUILD)/obj/tools/tensor_file.o $(BUILD)/obj/tools/safetensors_header.o $(BUILD)/obj/tools/cli_common.o
 MPI_TEST_SRCS := $(wildcard tests/mpi/*.cc)
 # Open MPI, when mpicxx is there: perf tests launch with mpirun (else only SZ_COMM_ID), and the
 # multi-process tests are built.

@@ -1,14 +1,14 @@
 // Calibration (paper §3.3): exponent histograms, top-16 codebooks, the built-in default
 // codebooks, and the codebook file of docs/FORMAT.md §Codebook file.
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <set>
 #include <sstream>
 #include <string>
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "calibrate.h"
 #include "chunk_codec.h"
@@ -18,7 +18,57 @@ using namespace sz;
 
 namespace {
 
-constexpr int kMaxCodebookLines = 1024;  // a codebook file is a handful of lines and comments
+// A codebook file is a handful of short lines and comments: these bound what a hostile file
+// (a sparse file of gigabytes, one endless line) can make the loader read or allocate.
+constexpr int kMaxCodebookLines = 1024;
+constexpr size_t kMaxCodebookLineBytes = 1024;
+constexpr off_t kMaxCodebookFileBytes = 64 << 10;
+
+// Opens `path` without blocking (O_NONBLOCK: a FIFO would wait for its other end) and checks
+// it is a regular file; -1 with the error recorded otherwise.
+int openRegular(const char* path, int flags, szResult_t* res) {
+  int fd = open(path, flags | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, 0666);
+  struct stat st;
+  if (fd < 0) {
+    bool special = errno == ENXIO && stat(path, &st) == 0;  // a FIFO that nobody reads
+    *res = special ? szSetError(szInvalidArgument, "codebook %s is not a regular file", path)
+                   : szSetError(szSystemError, "cannot open codebook %s: %s", path, strerror(errno));
+    return -1;
+  }
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    *res = szSetError(szInvalidArgument, "codebook %s is not a regular file", path);
+    return -1;
+  }
+  *res = szSuccess;
+  return fd;
+}
+
+// The whole file, at most kMaxCodebookFileBytes.
+szResult_t readSmallFile(const char* path, std::string* text) {
+  szResult_t res;
+  int fd = openRegular(path, O_RDONLY, &res);
+  if (fd < 0) return res;
+  struct stat st;
+  if (fstat(fd, &st) != 0 || st.st_size > kMaxCodebookFileBytes) {
+    close(fd);
+    return szSetError(szInvalidArgument, "%s: %lld bytes, more than a codebook file's %lld", path,
+                      (long long)st.st_size, (long long)kMaxCodebookFileBytes);
+  }
+  text->assign(size_t(st.st_size), '\0');
+  size_t done = 0;
+  while (done < text->size()) {
+    ssize_t n = read(fd, &(*text)[done], text->size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += size_t(n);
+  }
+  int err = errno;
+  close(fd);
+  if (done != text->size())
+    return szSetError(szSystemError, "cannot read codebook %s: %s", path, done < text->size() ? strerror(err) : "");
+  return szSuccess;
+}
 
 // The type field of a caller's struct, read as the integer it holds: loading an enum from
 // garbage (an uninitialized struct) is undefined behaviour, so the value is checked first.
@@ -118,22 +168,21 @@ extern "C" szResult_t szCodebookSave(const szCodebook_t* cb, const char* path) {
   s << "splitzip-codebook 1\ntype " << name << "\nused " << cb->used << "\nexponents";
   for (uint32_t i = 0; i < kCodebookSize; ++i) s << ' ' << int(cb->exponents[i]);
   s << '\n';
-  FILE* f = fopen(path, "w");
-  if (f == nullptr) return szSetError(szSystemError, "cannot write %s: %s", path, strerror(errno));
+  szResult_t res;
+  int fd = openRegular(path, O_WRONLY | O_CREAT, &res);
+  if (fd < 0) return res;
   std::string text = s.str();
-  bool ok = fwrite(text.data(), 1, text.size(), f) == text.size();
-  ok = (fclose(f) == 0) && ok;
+  bool ok = ftruncate(fd, 0) == 0 && write(fd, text.data(), text.size()) == ssize_t(text.size());
+  ok = close(fd) == 0 && ok;
   if (!ok) return szSetError(szSystemError, "cannot write %s: %s", path, strerror(errno));
   return szSuccess;
 }
 
 extern "C" szResult_t szCodebookLoad(const char* path, szCodebook_t* cb) {
   if (path == nullptr || cb == nullptr) return szSetError(szInvalidArgument, "szCodebookLoad: NULL argument");
-  struct stat st;
-  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
-    return szSetError(szInvalidArgument, "codebook %s is not a regular file", path);
-  std::ifstream f(path);
-  if (!f) return szSetError(szSystemError, "cannot read codebook %s: %s", path, strerror(errno));
+  std::string text;
+  SZCHECK(readSmallFile(path, &text));
+  std::istringstream f(text);
   szCodebook_t r{};
   r.type = szNumTypes;
   bool magic = false, haveUsed = false, haveExp = false;
@@ -142,6 +191,9 @@ extern "C" szResult_t szCodebookLoad(const char* path, szCodebook_t* cb) {
   for (int lineNo = 1; std::getline(f, line); ++lineNo) {
     if (lineNo > kMaxCodebookLines)
       return szSetError(szInvalidArgument, "%s: more than %d lines: not a codebook file", path, kMaxCodebookLines);
+    if (line.size() > kMaxCodebookLineBytes)
+      return szSetError(szInvalidArgument, "%s:%d: a line of %zu bytes (the limit is %zu): not a codebook file",
+                        path, lineNo, line.size(), kMaxCodebookLineBytes);
     line = line.substr(0, line.find('#'));
     std::istringstream ls(line);
     std::string key;

@@ -221,9 +221,12 @@ typedef struct {
 } szUniqueId;
 
 /* Creates a unique id: starts the rendezvous (root) listener in this process, like
- * ncclGetUniqueId. With SZ_COMM_ID=host:port set, the id names that address instead, and the
- * rank-0 process listens there (so processes started separately find each other); the secret
- * is then derived from SZ_COMM_ID and SZ_COMM_SECRET.
+ * ncclGetUniqueId, and holds a random key that admits ranks to it. With SZ_COMM_ID=host:port
+ * set, the id names that address instead, and the rank-0 process listens there (so processes
+ * started separately find each other); the key is then HMAC-SHA256(SZ_COMM_SECRET, SZ_COMM_ID):
+ * without SZ_COMM_SECRET anyone who can reach the address can join (a WARN says so). Either
+ * way the rendezvous gives the communicator a fresh random session key that every later
+ * connection between its ranks must prove (docs/PIPELINE.md, "What the wire protects").
  * Errors: szInvalidArgument (NULL), szSystemError (no address / cannot listen). */
 szResult_t szGetUniqueId(szUniqueId* uniqueId);
 

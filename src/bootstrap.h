@@ -1,8 +1,9 @@
 // Bootstrap (NCCL bootstrap.cc style): turns a unique id into a connected set of ranks over
 // TCP, for exchanging the small messages that set up a communicator (wire addresses,
-// configuration checks). The unique id carries the root's address and a random secret; a
-// connection that does not present the secret is dropped. Sizes read from the network are
-// bounded before anything is allocated.
+// configuration checks). The rendezvous (rendezvous.h) authenticates every rank with the id's
+// key and hands out a random session key; every later connection between ranks proves that
+// key (auth.h) before a byte of it is trusted, and a second connection claiming a place that
+// is taken is refused. Sizes read from the network are bounded before anything is allocated.
 #pragma once
 
 #include <cstddef>
@@ -12,15 +13,14 @@
 
 struct szBootstrap;
 
-// Fills `id` (szGetUniqueId): with SZ_COMM_ID=host:port set, that address and a secret derived
-// from it (and SZ_COMM_SECRET); otherwise a fresh listening socket of this process, whose root
-// thread serves the rendezvous, and a random secret.
+// Fills `id` (szGetUniqueId): see szRendezvousNewId.
 szResult_t szBootstrapGetUniqueId(szUniqueId* id);
 
 // Joins rank `rank` of `nranks` to the communicator named by `id`. The root's address serves
 // the rendezvous: the process of rank 0 listens there when the id came from SZ_COMM_ID (or
-// from szBootstrapGetUniqueId in this process); every rank connects, proves the secret, and
-// learns every other rank's bootstrap address. Fails with szTimeout after `timeoutMs`.
+// from szBootstrapGetUniqueId in this process); every rank connects, proves the id's key, and
+// learns every other rank's bootstrap address and the session key. At most kSzMaxRanks
+// (65536) ranks. Fails with szTimeout after `timeoutMs`.
 szResult_t szBootstrapInit(const szUniqueId& id, int rank, int nranks, int timeoutMs,
                            szBootstrap** bootstrap);
 
@@ -34,8 +34,9 @@ szResult_t szBootstrapRecv(szBootstrap* b, int peer, int tag, void* data, size_t
 
 szResult_t szBootstrapBarrier(szBootstrap* b);
 
-// The secret of the communicator's id (16 bytes), for wires that authenticate connections.
-const uint8_t* szBootstrapSecret(const szBootstrap* b);
+// The communicator's session key (kSzKeyBytes, random, made at the rendezvous), for wires
+// that authenticate their connections (szAuthConnect / szAuthCheckHello).
+const uint8_t* szBootstrapSessionKey(const szBootstrap* b);
 int szBootstrapRank(const szBootstrap* b);
 int szBootstrapNranks(const szBootstrap* b);
 int szBootstrapTimeoutMs(const szBootstrap* b);

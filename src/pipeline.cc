@@ -158,6 +158,17 @@ class OpRunner {
     finish(res);
     return true;
   }
+  // The same for a send's data wire, whose failure may be the receiver's doing: a receiver that
+  // refused the operation (szInvalidUsage) resets the data connections when it closes, maybe
+  // before this thread has read its acknowledgement. While that is outstanding the failure is
+  // kept, and the acknowledgement (or its channel closing) decides the result.
+  bool failedData(szResult_t res) {
+    if (res == szSuccess) return false;
+    if (!op_->send || (ackReq_.req == nullptr && !ackReq_.done)) return failed(res);
+    dataError_ = res;
+    dataWhy_ = szGetLastError(nullptr);
+    return true;
+  }
   bool userReady();
   szResult_t waitTask(DeviceTask* t);
   bool hostWire() const { return !comm_->wire->deviceMemory; }
@@ -186,6 +197,8 @@ class OpRunner {
   bool frames_ = false;
   bool started_ = false, descDone_ = false, allPosted_ = false, finished_ = false, ackPosted_ = false;
   szResult_t status_ = szSuccess;  // receive side: what the acknowledgement reports
+  szResult_t dataError_ = szSuccess;  // send side: the data wire failed (failedData)
+  std::string dataWhy_;
   OpDesc desc_{};
   OpAck ack_{};
   Pending descReq_, ackReq_;
@@ -350,7 +363,8 @@ bool OpRunner::step(bool mayPost) {
   auto now = Clock::now();
   bool waitingForUser = op_->device && !finished_ && !userReady();
   if (finished_) return true;
-  bool onWire = std::any_of(slots_.begin(), slots_.end(), [](const Slot& x) { return x.hdrReq.req || x.payReq.req; });
+  bool onWire = dataError_ == szSuccess &&
+                std::any_of(slots_.begin(), slots_.end(), [](const Slot& x) { return x.hdrReq.req || x.payReq.req; });
   if (moved || onWire || waitingForUser) {
     lastMoved_ = now;
   } else if (now - lastMoved_ > std::chrono::milliseconds(comm_->cfg.timeoutMs)) {
@@ -480,10 +494,12 @@ bool OpRunner::stepSend() {
     moved = true;
   }
   if (failed(descReq_.poll(comm_->desc, &moved)) || failed(ackReq_.poll(comm_->ack, &moved))) return true;
+  if (dataError_ != szSuccess && !ackReq_.done) return moved;  // only the acknowledgement can still come
   bool ready = userReady();
   if (finished_) return true;
   for (Slot& s : slots_) {
-    if (failed(s.hdrReq.poll(comm_->wire, &moved)) || failed(s.payReq.poll(comm_->wire, &moved))) return true;
+    if (dataError_ != szSuccess) break;
+    if (failedData(s.hdrReq.poll(comm_->wire, &moved)) || failedData(s.payReq.poll(comm_->wire, &moved))) break;
     bool taskDone = false;
     if (failed(pollTask(s, &taskDone))) return true;
     if (taskDone) {
@@ -504,16 +520,17 @@ bool OpRunner::stepSend() {
     }
   }
   // Slices are posted in order: the data channel's messages follow the slice order.
-  while (nextPost_ < numSlices_) {
+  while (nextPost_ < numSlices_ && dataError_ == szSuccess) {
     Slot* next = nullptr;
     for (Slot& s : slots_)
       if (s.slice == int64_t(nextPost_) && s.ready) next = &s;
     if (next == nullptr) break;
-    if (failed(postSend(*next))) return true;
+    if (failedData(postSend(*next))) break;
     next->ready = false;
     ++nextPost_;
     moved = true;
   }
+  if (finished_) return true;
   if (nextPost_ == numSlices_) allPosted_ = true;
   if (ackReq_.done) {
     if (ackReq_.bytes != sizeof(ack_) || ack_.magic != kAckMagic || ack_.seq != seq_) {
@@ -525,6 +542,8 @@ bool OpRunner::stepSend() {
                         comm_->rank, (unsigned long long)op_->count, (int)op_->type, op_->peer,
                         ack_.status == szInvalidUsage ? "does not match" : "failed",
                         (unsigned long long)ack_.count, ack_.type));
+    } else if (dataError_ != szSuccess) {
+      finish(szSetError(dataError_, "%s", dataWhy_.c_str()));
     } else if (completed_ == numSlices_ && descReq_.done) {
       uint64_t total = op_->count * elemBytes_;
       if (comm_->cfg.codec == SZ_CODEC_AUTO && total >= uint64_t(szParamAutoMinBytes()))

@@ -230,68 +230,21 @@ szResult_t szSocketConnect(const szSocketAddress& addr, szDeadline deadline, int
   return szSuccess;
 }
 
-szResult_t szSocketAcceptHellos(int listenFd, size_t helloBytes, szDeadline deadline,
-                                const std::function<szHelloVerdict(int, const void*)>& onHello) {
-  struct Pending {
-    int fd;
-    std::vector<uint8_t> hello;
-    size_t got;
-  };
-  std::vector<Pending> pending;
-  auto dropAll = [&] {
-    for (Pending& p : pending) szSocketClose(&p.fd);
-  };
+szResult_t szSocketAccept(int listenFd, int* fd, int* exhausted) {
+  *exhausted = 0;
   for (;;) {
-    std::vector<pollfd> fds(1 + pending.size());
-    fds[0] = {listenFd, POLLIN, 0};
-    for (size_t i = 0; i < pending.size(); i++) fds[i + 1] = {pending[i].fd, POLLIN, 0};
-    int n = poll(fds.data(), fds.size(), szPollTimeoutMs(deadline));
-    if (n < 0 && errno != EINTR) {
-      int err = errno;
-      dropAll();
-      return szSetError(szSystemError, "poll (accept): %s", strerror(err));
-    }
-    if (n <= 0) {
-      if (szClock::now() < deadline) continue;
-      dropAll();
-      return szSetError(szTimeout, "accept: timed out waiting for connections");
-    }
-    // Greetings first: fds[] lines up with `pending` only before new connections are added.
-    bool done = false;
-    for (size_t i = 0; i < pending.size() && !done; i++) {
-      Pending& p = pending[i];
-      if (fds[i + 1].revents == 0) continue;
-      if (szSocketRecvSome(p.fd, p.hello.data(), helloBytes, &p.got) != szSuccess) {
-        INFO(SZ_NET, "dropped a connection that closed before its greeting");
-        szSocketClose(&p.fd);
-        continue;
-      }
-      if (p.got < helloBytes) continue;
-      szHelloVerdict verdict = onHello(p.fd, p.hello.data());
-      if (verdict == szHelloVerdict::kDrop) szSocketClose(&p.fd);
-      else p.fd = -1;  // now owned by onHello
-      done = verdict == szHelloVerdict::kDone;
-    }
-    pending.erase(std::remove_if(pending.begin(), pending.end(), [](const Pending& p) { return p.fd < 0; }),
-                  pending.end());
-    if (done) {
-      dropAll();
+    *fd = accept4(listenFd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (*fd >= 0) {
+      tune(*fd);
       return szSuccess;
     }
-    if (fds[0].revents != 0) {
-      for (;;) {
-        int fd = accept4(listenFd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0) {
-          if (errno == EINTR || errno == ECONNABORTED) continue;
-          if (errno == EAGAIN || errno == EWOULDBLOCK) break;
-          int err = errno;
-          dropAll();
-          return szSetError(szSystemError, "accept: %s", strerror(err));
-        }
-        tune(fd);
-        pending.push_back({fd, std::vector<uint8_t>(helloBytes), 0});
-      }
+    if (errno == EINTR || errno == ECONNABORTED) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return szSuccess;
+    if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+      *exhausted = errno;
+      return szSuccess;
     }
+    return szSetError(szSystemError, "accept: %s", strerror(errno));
   }
 }
 

@@ -14,7 +14,6 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <string>
 
 #include "splitzip.h"
@@ -48,18 +47,11 @@ szResult_t szSocketListen(szSocketAddress* addr, int* fd);
 // not listen yet). The socket comes back tuned (TCP_NODELAY, SZ_SOCKET_BUF_BYTES).
 szResult_t szSocketConnect(const szSocketAddress& addr, szDeadline deadline, int* fd);
 
-// What a server does with a connection whose greeting it has read.
-enum class szHelloVerdict {
-  kDrop,  // not one of ours (bad secret, nonsense fields): close it and keep waiting
-  kKeep,  // the callback now owns the fd; keep waiting for more connections
-  kDone,  // the callback owns the fd (if it kept it) and needs no more connections
-};
-// Accepts connections on `listenFd` and reads exactly `helloBytes` from each, many at a time, so
-// that a silent or slow stranger delays no one; `onHello` judges each complete greeting.
-// Connections that close early are dropped. Returns szSuccess once onHello says kDone,
-// szTimeout at the deadline. Accepted sockets are tuned as in szSocketConnect.
-szResult_t szSocketAcceptHellos(int listenFd, size_t helloBytes, szDeadline deadline,
-                                const std::function<szHelloVerdict(int fd, const void* hello)>& onHello);
+// One accept without waiting; the socket comes back tuned as in szSocketConnect. *fd is -1
+// when no connection is waiting, or when the process or system is out of descriptors or
+// memory: then *exhausted holds the errno (EMFILE, ...), which the caller survives (see
+// pending.h). Errors: szSystemError (any other failure).
+szResult_t szSocketAccept(int listenFd, int* fd, int* exhausted);
 
 // Moves bytes [*offset, bytes) without waiting and advances *offset; returns once the socket
 // would block or took less than asked (a full buffer), so *offset < bytes is not an error.

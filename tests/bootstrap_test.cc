@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -18,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "src/auth.h"
 #include "src/bootstrap.h"
 #include "src/socket.h"
 
@@ -111,17 +113,31 @@ TEST(Bootstrap, UnknownSocketInterfaceIsAnError) {
   else unsetenv("SZ_SOCKET_IFNAME");
 }
 
-TEST(Bootstrap, SecretIsSharedAndIdsDiffer) {
+// Every rank gets the same session key; it is not in the id, and two rendezvous of one id
+// (SZ_COMM_ID) give two different keys.
+TEST(Bootstrap, SessionKeyIsSharedFreshAndNotInTheId) {
   szUniqueId a = newId(), c = newId();
   EXPECT_NE(memcmp(&a, &c, sizeof(a)), 0);
-  std::vector<std::vector<uint8_t>> secrets(2);
-  runRanks(2, [&](int rank) {
-    szBootstrap* b = init(a, rank, 2);
-    ASSERT_NE(b, nullptr);
-    secrets[rank].assign(szBootstrapSecret(b), szBootstrapSecret(b) + 16);
-    szBootstrapClose(b);
-  });
-  EXPECT_EQ(secrets[0], secrets[1]);
+  auto keysOf = [](const szUniqueId& id) {
+    std::vector<std::vector<uint8_t>> keys(2);
+    runRanks(2, [&](int rank) {
+      szBootstrap* b = init(id, rank, 2);
+      ASSERT_NE(b, nullptr);
+      keys[rank].assign(szBootstrapSessionKey(b), szBootstrapSessionKey(b) + kSzKeyBytes);
+      szBootstrapClose(b);
+    });
+    return keys;
+  };
+  auto keys = keysOf(a);
+  EXPECT_EQ(keys[0], keys[1]);
+  EXPECT_EQ(std::search(a.internal, a.internal + sizeof(a.internal), keys[0].begin(), keys[0].begin() + 8),
+            a.internal + sizeof(a.internal));
+  CommIdEnv env;
+  szUniqueId fromEnv = newId();
+  auto first = keysOf(fromEnv), second = keysOf(fromEnv);
+  EXPECT_EQ(first[0], first[1]);
+  EXPECT_EQ(second[0], second[1]);
+  EXPECT_NE(first[0], second[0]);
 }
 
 TEST(Bootstrap, TaggedMessagesOutOfOrder) {

@@ -17,87 +17,13 @@
 #include <string>
 #include <vector>
 
+#include "cli_fixture.h"
 #include "splitzip.h"
 
-namespace fs = std::filesystem;
 using nlohmann::json;
+using namespace clitest;
 
 namespace {
-
-std::string cliPath() {
-  if (const char* env = getenv("SPLITZIP_CLI")) return env;
-  return (fs::read_symlink("/proc/self/exe").parent_path().parent_path() / "bin" / "splitzip").string();
-}
-
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-std::vector<uint8_t> readBytes(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  return std::vector<uint8_t>((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-}
-
-void writeBytes(const std::string& path, const void* data, size_t n) {
-  std::ofstream(path, std::ios::binary).write(static_cast<const char*>(data), std::streamsize(n));
-}
-void writeBytes(const std::string& path, const std::vector<uint8_t>& v) { writeBytes(path, v.data(), v.size()); }
-
-struct CliRun {
-  int status;  // exit status, or 128 + signal
-  std::string out, err;
-};
-
-class Cli : public ::testing::Test {
- protected:
-  void SetUp() override {
-    cli_ = cliPath();
-    ASSERT_EQ(access(cli_.c_str(), X_OK), 0) << cli_ << " not built (make builds it; or set SPLITZIP_CLI)";
-    char tmpl[] = "/tmp/sz_cli_test_XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string path(const std::string& name) const { return dir_ + "/" + name; }
-
-  CliRun run(const std::string& args) const {
-    const std::string out = path("stdout"), err = path("stderr");
-    int rc = std::system((quote(cli_) + " " + args + " >" + quote(out) + " 2>" + quote(err)).c_str());
-    CliRun r;
-    r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + (WIFSIGNALED(rc) ? WTERMSIG(rc) : 0);
-    std::vector<uint8_t> o = readBytes(out), e = readBytes(err);
-    r.out.assign(o.begin(), o.end());
-    r.err.assign(e.begin(), e.end());
-    return r;
-  }
-
-  // A failure: exit status 1 (not a crash) and exactly one "splitzip: error: ..." line.
-  void expectError(const std::string& args, const std::string& mention = "") const {
-    CliRun r = run(args);
-    EXPECT_EQ(r.status, 1) << args << "\n" << r.err;
-    EXPECT_EQ(r.err.rfind("splitzip: error: ", 0), 0u) << args << ": " << r.err;
-    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << ": " << r.err;
-    EXPECT_NE(r.err.find(mention), std::string::npos) << args << ": " << r.err;
-  }
-
-  void expectOk(const CliRun& r, const std::string& what) const {
-    EXPECT_EQ(r.status, 0) << what << ": " << r.err;
-    EXPECT_EQ(r.err, "") << what;
-  }
-
-  // compress IN, decompress, and compare with `expected` (the raw elements IN holds).
-  void expectRoundTrip(const std::string& in, const std::string& dtype,
-                       const std::vector<uint8_t>& expected, const std::string& extra = "") const {
-    expectOk(run("compress --dtype " + dtype + " " + extra + " " + quote(in) + " " + quote(path("f.sz"))), in);
-    expectOk(run("decompress " + quote(path("f.sz")) + " " + quote(path("f.raw"))), in);
-    EXPECT_EQ(readBytes(path("f.raw")), expected) << in << " " << dtype << " " << extra;
-  }
-
-  std::string cli_, dir_;
-};
 
 // Elements of `dtype` with exponents from the default codebook and `escapes` rare ones.
 std::vector<uint8_t> kvLike(szDataType_t type, size_t count, size_t escapes, uint32_t seed) {

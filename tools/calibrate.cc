@@ -29,6 +29,7 @@ void runCalibrate(const CalibrateOptions& o) {
   if (count == 0) throw CliError("no elements to calibrate from: the input files are empty");
   szCodebook_t cb;
   check(szCodebookFromHistogram(&hist, &cb), "calibration");
+  checkOutputPath(o.output);  // a FIFO or device is refused here, not waited on
   check(szCodebookSave(&cb, o.output.c_str()), "saving the codebook");
   uint64_t covered = 0;
   for (int i = 0; i < cb.used; ++i) covered += hist.counts[cb.exponents[i]];

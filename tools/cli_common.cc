@@ -2,12 +2,13 @@
 #include "cli_common.h"
 
 #include <fmt/format.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
-#include <memory>
 
 namespace sztool {
 
@@ -42,31 +43,86 @@ std::string joinInts(const std::vector<int>& v) {
 }
 
 namespace {
-struct FileCloser {
-  void operator()(FILE* f) const { fclose(f); }
-};
+
+// Reads and writes go in pieces of at most this much: one system call never asks for more.
+constexpr uint64_t kIoPieceBytes = uint64_t(64) << 20;
+
+// What a non-regular file is, for the error line.
+std::string notRegular(const struct stat& st) {
+  if (S_ISFIFO(st.st_mode)) return "is a FIFO, not a regular file";
+  if (S_ISDIR(st.st_mode)) return "is a directory, not a regular file";
+  if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) return "is a device, not a regular file";
+  if (S_ISSOCK(st.st_mode)) return "is a socket, not a regular file";
+  return "is not a regular file";
+}
+
+// Opens `path` for writing without blocking or truncating, and checks it is a regular file;
+// the caller truncates. O_NONBLOCK makes a FIFO without a reader fail (ENXIO) instead of
+// waiting for one, and one with a reader is refused by the check.
+int openOutput(const std::string& path) {
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, 0666);
+  if (fd < 0) {
+    struct stat st;
+    if (errno == ENXIO && stat(path.c_str(), &st) == 0)
+      throw CliError(fmt::format("{} {}", path, notRegular(st)));
+    throw CliError(fmt::format("cannot create {}: {}", path, strerror(errno)));
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    std::string why = fmt::format("{} {}", path, notRegular(st));
+    close(fd);
+    throw CliError(why);
+  }
+  return fd;
+}
+
 }  // namespace
 
-std::vector<uint8_t> readFileBytes(const std::string& path) {
-  std::unique_ptr<FILE, FileCloser> f(fopen(path.c_str(), "rb"));
-  if (!f) throw CliError(fmt::format("cannot open {}: {}", path, strerror(errno)));
-  struct stat st;  // a directory, a pipe or a device has no size to read up to (/dev/zero)
-  if (fstat(fileno(f.get()), &st) != 0 || !S_ISREG(st.st_mode))
-    throw CliError(fmt::format("{}: not a regular file", path));
-  if (st.st_size == 0) throw CliError(fmt::format("{}: empty file", path));
-  std::vector<uint8_t> data(size_t(st.st_size));
-  if (fread(data.data(), 1, data.size(), f.get()) != data.size())
-    throw CliError(fmt::format("cannot read {}: {}", path, ferror(f.get()) ? strerror(errno) : "file shrank"));
-  return data;
+InputFile::InputFile(const std::string& path) : path_(path) {
+  fd_ = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd_ < 0) throw CliError(fmt::format("cannot open {}: {}", path, strerror(errno)));
+  struct stat st;
+  if (fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
+    std::string why = fmt::format("{} {}", path, notRegular(st));
+    close(fd_);
+    throw CliError(why);
+  }
+  size_ = uint64_t(st.st_size);
+}
+
+InputFile::~InputFile() { close(fd_); }
+
+void InputFile::fail(const std::string& what) const { throw CliError(fmt::format("{}: {}", path_, what)); }
+
+void InputFile::read(uint64_t offset, void* dst, uint64_t bytes) const {
+  if (offset > size_ || bytes > size_ - offset)
+    fail(fmt::format("truncated: needs bytes [{}, {}), file has {}", offset, offset + bytes, size_));
+  auto* p = static_cast<uint8_t*>(dst);
+  for (uint64_t done = 0; done < bytes;) {
+    ssize_t n = pread(fd_, p + done, size_t(std::min(bytes - done, kIoPieceBytes)), off_t(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) fail(fmt::format("read error: {}", strerror(errno)));
+    if (n == 0) fail("file shrank while it was read");
+    done += uint64_t(n);
+  }
 }
 
 void writeFileBytes(const std::string& path, const void* data, size_t bytes) {
-  std::unique_ptr<FILE, FileCloser> f(fopen(path.c_str(), "wb"));
-  if (!f) throw CliError(fmt::format("cannot create {}: {}", path, strerror(errno)));
-  bool ok = bytes == 0 || fwrite(data, 1, bytes, f.get()) == bytes;  // data may be NULL when empty
-  ok = fclose(f.release()) == 0 && ok;  // a full disk may only show at close
-  if (!ok) throw CliError(fmt::format("cannot write {}: {}", path, strerror(errno)));
+  int fd = openOutput(path);
+  bool ok = ftruncate(fd, 0) == 0;
+  const auto* p = static_cast<const uint8_t*>(data);
+  for (size_t done = 0; ok && done < bytes;) {
+    ssize_t n = write(fd, p + done, size_t(std::min<uint64_t>(bytes - done, kIoPieceBytes)));
+    if (n < 0 && errno == EINTR) continue;
+    ok = n > 0;
+    if (ok) done += size_t(n);
+  }
+  int err = errno;
+  ok = close(fd) == 0 && ok;  // a full disk may only show at close
+  if (!ok) throw CliError(fmt::format("cannot write {}: {}", path, strerror(err != 0 ? err : errno)));
 }
+
+void checkOutputPath(const std::string& path) { close(openOutput(path)); }
 
 szCodebook_t codebookFor(szDataType_t type, const std::string& path) {
   szCodebook_t cb;

@@ -3,6 +3,7 @@
 // I/O and codebook loading.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <stdexcept>
@@ -35,9 +36,33 @@ inline double compressionRatio(uint64_t raw, uint64_t frame) {
   return frame ? double(raw) / double(frame) : 0.0;
 }
 
-// A whole regular, non-empty file (CliError otherwise: directories, pipes, devices).
-std::vector<uint8_t> readFileBytes(const std::string& path);
+// An input file read at offsets. Only regular files: it is opened without blocking
+// (O_NONBLOCK: opening a FIFO would otherwise wait for a writer) and a FIFO, device or
+// directory is a CliError before anything is read. Reads go in bounded pieces and must lie
+// inside the file.
+class InputFile {
+ public:
+  explicit InputFile(const std::string& path);
+  ~InputFile();
+  InputFile(const InputFile&) = delete;
+  InputFile& operator=(const InputFile&) = delete;
+
+  uint64_t size() const { return size_; }
+  const std::string& path() const { return path_; }
+  [[noreturn]] void fail(const std::string& what) const;  // CliError "<path>: <what>"
+  void read(uint64_t offset, void* dst, uint64_t bytes) const;
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  uint64_t size_ = 0;
+};
+
+// Creates or replaces a regular file; an existing FIFO, device or directory is a CliError
+// (opened without blocking, checked before it is truncated).
 void writeFileBytes(const std::string& path, const void* data, size_t bytes);
+// The same checks without writing: for outputs a library call writes (szCodebookSave).
+void checkOutputPath(const std::string& path);
 
 // The codebook for `type`: loaded from `path`, or the built-in default when `path` is empty.
 szCodebook_t codebookFor(szDataType_t type, const std::string& path);

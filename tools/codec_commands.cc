@@ -2,8 +2,10 @@
 // (docs/FORMAT.md) and back to raw little-endian elements.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <memory>
 
+#include "codec/frame.h"
 #include "cli_common.h"
 #include "commands.h"
 #include "tensor_file.h"
@@ -42,18 +44,32 @@ void runCompress(const CompressOptions& o) {
 }
 
 void runDecompress(const DecompressOptions& o) {
-  std::vector<uint8_t> frame = readFileBytes(o.input);
+  // The header says how big the frame is: a file that is not a frame, or not exactly one, is
+  // refused before its body is read.
+  InputFile f(o.input);
+  if (f.size() == 0) f.fail("empty file");
+  uint8_t header[SZ_FRAME_HEADER_BYTES] = {};
+  f.read(0, header, std::min<uint64_t>(f.size(), sizeof(header)));
+  sz::FrameHeader h;
+  sz::FrameLayout layout;
+  uint64_t frameBytes = 0;
+  if (f.size() < sizeof(header)) f.fail(fmt::format("not a SplitZip frame: {} bytes", f.size()));
+  sz::readHeader(header, &h);
+  sz::HeaderError e = sz::checkHeader(h, f.size(), &layout, &frameBytes);
+  if (e != sz::kHeaderOk) f.fail(sz::headerErrorString(e));
+  if (frameBytes != f.size())
+    f.fail(fmt::format("{} bytes after the end of the frame ({} bytes)", f.size() - frameBytes, frameBytes));
+  std::vector<uint8_t> frame(f.size());
+  f.read(0, frame.data(), frame.size());
   szFrameInfo_t info;
   check(szFrameGetInfo(frame.data(), frame.size(), &info), o.input);
-  if (info.frameBytes != frame.size())
-    throw CliError(fmt::format("{}: {} bytes after the end of the frame ({} bytes)", o.input,
-                               frame.size() - info.frameBytes, info.frameBytes));
   // A valid header bounds count * size by the frame size, so this allocation is bounded too.
   std::vector<uint8_t> out(info.count * szTypeSize(info.type));
   check(szDecode(frame.data(), frame.size(), out.data(), out.size(), nullptr, nullptr), o.input);
+  frame = std::vector<uint8_t>();
   writeFileBytes(o.output, out.data(), out.size());
   fmt::print("{} -> {}: {} {} elements, {} -> {} bytes\n", o.input, o.output, info.count,
-             dtypeName(info.type), frame.size(), out.size());
+             dtypeName(info.type), f.size(), out.size());
 }
 
 }  // namespace

@@ -3,25 +3,24 @@
 #include "tensor_file.h"
 
 #include <fmt/format.h>
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <map>
-#include <nlohmann/json.hpp>
 
 #include "cli_common.h"
+#include "safetensors_header.h"
 
 namespace sztool {
 namespace {
 
-// A safetensors header is a few KB per thousand tensors; this bounds what a hostile length
-// field can make us allocate.
+// A safetensors header is a few KB per thousand tensors; 100 MB is the format's own limit
+// (the reference implementation refuses larger ones), and what a hostile length field can make
+// us allocate.
 constexpr uint64_t kMaxSafetensorsHeader = uint64_t(100) << 20;
-constexpr uint64_t kMaxNpyHeader = uint64_t(1) << 20;
+// NumPy itself refuses headers over 10000 bytes unless told otherwise (np.load max_header_size).
+constexpr uint64_t kMaxNpyHeader = uint64_t(64) << 10;
 
 bool endsWith(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -42,42 +41,6 @@ bool shapeBytes(const std::vector<uint64_t>& dims, uint64_t elemBytes, uint64_t*
   *count = n;
   return !__builtin_mul_overflow(n, elemBytes, bytes);
 }
-
-// A regular file read at offsets; every read must lie inside the file.
-class InputFile {
- public:
-  explicit InputFile(const std::string& path) : path_(path), f_(fopen(path.c_str(), "rb")) {
-    if (f_ == nullptr) throw CliError(fmt::format("cannot open {}: {}", path, strerror(errno)));
-    struct stat st;
-    if (fstat(fileno(f_), &st) != 0 || !S_ISREG(st.st_mode)) {
-      fclose(f_);
-      throw CliError(fmt::format("{}: not a regular file", path));
-    }
-    size_ = uint64_t(st.st_size);
-  }
-  ~InputFile() { fclose(f_); }
-  InputFile(const InputFile&) = delete;
-  InputFile& operator=(const InputFile&) = delete;
-
-  uint64_t size() const { return size_; }
-
-  [[noreturn]] void fail(const std::string& what) const {
-    throw CliError(fmt::format("{}: {}", path_, what));
-  }
-
-  void read(uint64_t offset, void* dst, uint64_t bytes) const {
-    if (offset > size_ || bytes > size_ - offset)
-      fail(fmt::format("truncated: needs bytes [{}, {}), file has {}", offset, offset + bytes, size_));
-    if (bytes == 0) return;
-    if (fseeko(f_, off_t(offset), SEEK_SET) != 0 || fread(dst, 1, bytes, f_) != bytes)
-      fail(fmt::format("read error: {}", strerror(errno)));
-  }
-
- private:
-  std::string path_;
-  FILE* f_;
-  uint64_t size_ = 0;
-};
 
 TensorData readRaw(const InputFile& f, szDataType_t type) {
   uint64_t elem = szTypeSize(type);
@@ -236,20 +199,6 @@ const char* safetensorsDtype(szDataType_t type) {
   }
 }
 
-std::vector<uint64_t> unsignedArray(const InputFile& f, const std::string& tensor,
-                                    const nlohmann::json& t, const char* field) {
-  auto it = t.find(field);
-  if (it == t.end() || !it->is_array())
-    f.fail(fmt::format("tensor '{}': '{}' is missing or not an array", tensor, field));
-  std::vector<uint64_t> v;
-  for (const auto& x : *it) {
-    if (!x.is_number_unsigned())
-      f.fail(fmt::format("tensor '{}': '{}' holds a non-integer or negative value", tensor, field));
-    v.push_back(x.get<uint64_t>());
-  }
-  return v;
-}
-
 TensorData readSafetensors(const InputFile& f, szDataType_t type) {
   uint8_t lenField[8];
   if (f.size() < sizeof(lenField)) f.fail("truncated: no safetensors header length");
@@ -262,32 +211,12 @@ TensorData readSafetensors(const InputFile& f, szDataType_t type) {
     f.fail(fmt::format("safetensors header length {} exceeds the file ({} bytes)", headerLen, f.size()));
   std::string text(headerLen, '\0');
   f.read(8, text.data(), headerLen);
-  nlohmann::json header = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (header.is_discarded() || !header.is_object()) f.fail("safetensors header is not a JSON object");
-
-  struct Piece {
-    uint64_t begin, end;
-  };
-  std::vector<Piece> pieces;
   const uint64_t dataOff = 8 + headerLen, dataBytes = f.size() - dataOff;
   const std::string want = safetensorsDtype(type);
-  for (const auto& [name, t] : header.items()) {
-    if (name == "__metadata__") continue;
-    if (!t.is_object()) f.fail(fmt::format("tensor '{}' is not a JSON object", name));
-    auto dt = t.find("dtype");
-    if (dt == t.end() || !dt->is_string()) f.fail(fmt::format("tensor '{}' has no dtype", name));
-    std::vector<uint64_t> off = unsignedArray(f, name, t, "data_offsets");
-    if (off.size() != 2 || off[0] > off[1] || off[1] > dataBytes)
-      f.fail(fmt::format("tensor '{}': data_offsets outside the {} data bytes", name, dataBytes));
-    if (dt->get<std::string>() != want) continue;
-    uint64_t count, bytes;
-    if (!shapeBytes(unsignedArray(f, name, t, "shape"), szTypeSize(type), &count, &bytes) ||
-        bytes != off[1] - off[0])
-      f.fail(fmt::format("tensor '{}': shape disagrees with its {} data bytes", name, off[1] - off[0]));
-    pieces.push_back({off[0], off[1]});
-  }
+  std::vector<SafetensorsPiece> pieces = parseSafetensorsHeader(f, text, want, szTypeSize(type), dataBytes);
+  text = std::string();  // the header's memory is not needed next to the data
   if (pieces.empty()) f.fail(fmt::format("no {} tensors in this safetensors file", want));
-  std::sort(pieces.begin(), pieces.end(), [](const Piece& a, const Piece& b) { return a.begin < b.begin; });
+  std::sort(pieces.begin(), pieces.end(), [](const SafetensorsPiece& a, const SafetensorsPiece& b) { return a.begin < b.begin; });
   uint64_t total = 0;
   for (size_t i = 0; i < pieces.size(); ++i) {
     // Non-overlapping tensors keep the total within the file, whatever the header claims.
@@ -298,7 +227,7 @@ TensorData readSafetensors(const InputFile& f, szDataType_t type) {
   out.count = total / szTypeSize(type);
   out.bytes.resize(total);
   uint8_t* dst = out.bytes.data();
-  for (const Piece& p : pieces) {
+  for (const SafetensorsPiece& p : pieces) {
     f.read(dataOff + p.begin, dst, p.end - p.begin);
     dst += p.end - p.begin;
   }

@@ -30,27 +30,20 @@
 #include <unordered_set>
 #include <vector>
 
+#include "src/auth.h"
 #include "src/bootstrap.h"
 #include "src/checks.h"
 #include "src/param.h"
+#include "src/pending.h"
 #include "src/socket.h"
 
 namespace {
 
-constexpr uint32_t kHelloMagic = 0x535A5443;  // "SZTC"
-constexpr int kSecretBytes = 16;
+constexpr char kPurpose[] = "tcp";  // names this wire in every handshake MAC
 constexpr int kMaxSockets = 64;
 // A piece smaller than this is not worth a connection of its own: it would cost more system
 // calls than the parallel copy saves.
 constexpr uint64_t kMinPieceBytes = 64 << 10;
-
-// Connector -> acceptor, once per connection.
-struct Hello {
-  uint32_t magic;
-  int32_t rank;
-  int32_t index;  // which of the pair's connections this is
-  uint8_t secret[kSecretBytes];
-};
 
 // What each rank publishes through the bootstrap.
 struct Endpoint {
@@ -309,7 +302,7 @@ szResult_t tcpConnect(szBootstrap* b, const szWireConfig& config, void** wireCom
   c->idleRequests = config.idleRequests != 0;
   c->peers.resize(c->nranks);
   for (Peer& peer : c->peers) peer.fds.assign(nsocks, -1);
-  const uint8_t* secret = szBootstrapSecret(b);
+  const uint8_t* key = szBootstrapSessionKey(b);
   szDeadline deadline = szDeadlineAfterMs(c->timeoutMs);
   int listenFd = -1;
   int waiting = c->rank * nsocks;
@@ -332,29 +325,31 @@ szResult_t tcpConnect(szBootstrap* b, const szWireConfig& config, void** wireCom
   // one, cannot deadlock.
   for (int p = c->rank + 1; p < c->nranks; p++) {
     for (int i = 0; i < nsocks; i++) {
-      Hello hello;
-      memset(&hello, 0, sizeof(hello));
-      hello.magic = kHelloMagic;
-      hello.rank = c->rank;
-      hello.index = i;
-      memcpy(hello.secret, secret, kSecretBytes);
       int& fd = c->peers[p].fds[i];
       SZCHECKGOTO(szSocketConnect(eps[p].addr, deadline, &fd), res, fail);
-      SZCHECKGOTO(szSocketSendAll(fd, &hello, sizeof(hello), deadline), res, fail);
+      SZCHECKGOTO(szAuthConnect(fd, key, kPurpose, c->rank, p, i, deadline), res, fail);
     }
   }
   if (waiting > 0) {
-    SZCHECKGOTO(szSocketAcceptHellos(listenFd, sizeof(Hello), deadline, [&](int fd, const void* h) {
-      Hello hello;
+    SZCHECKGOTO(szAcceptHellos(listenFd, sizeof(szAuthHello), deadline,
+                               [&](int fd, const szAuthChallenge& challenge, const void* h) {
+      szAuthHello hello;
       memcpy(&hello, h, sizeof(hello));
-      bool ok = hello.magic == kHelloMagic && memcmp(hello.secret, secret, kSecretBytes) == 0 &&
-                hello.rank >= 0 && hello.rank < c->rank && hello.index >= 0 && hello.index < nsocks &&
-                c->peers[hello.rank].fds[hello.index] < 0;
-      if (!ok) {
-        INFO(SZ_NET, "tcp: rank %d dropped a connection with a bad greeting or secret", c->rank);
+      if (!szAuthCheckHello(key, kPurpose, c->rank, challenge, hello) || hello.rank < 0 || hello.rank >= c->rank ||
+          hello.index < 0 || hello.index >= nsocks) {
+        INFO(SZ_NET, "tcp: rank %d dropped a connection with a bad greeting or proof", c->rank);
         return szHelloVerdict::kDrop;
       }
-      c->peers[hello.rank].fds[hello.index] = fd;
+      // The first authenticated connection keeps its place: a second one is refused, never
+      // swapped in.
+      int& slot = c->peers[hello.rank].fds[hello.index];
+      if (slot >= 0)
+        WARN("tcp: rank %d: a second connection claims to be connection %d from rank %d; refused", c->rank,
+             hello.index, hello.rank);
+      if (szAuthSendVerdict(fd, key, kPurpose, challenge, hello, slot >= 0 ? szInvalidUsage : szSuccess) !=
+              szSuccess || slot >= 0)
+        return szHelloVerdict::kDrop;
+      slot = fd;
       return --waiting == 0 ? szHelloVerdict::kDone : szHelloVerdict::kKeep;
     }), res, fail);
   }

@@ -1,0 +1,305 @@
+// The unique id and the rendezvous (see rendezvous.h). Every structure travels in native byte
+// order (hosts of one cluster) and is zeroed before it is filled, so padding never leaks memory
+// contents.
+#include "rendezvous.h"
+
+#include <unistd.h>
+
+#include <array>
+#include <cstddef>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "checks.h"
+#include "param.h"
+#include "pending.h"
+
+namespace {
+
+using Key = std::array<uint8_t, kSzKeyBytes>;
+constexpr uint32_t kIdMagic = 0x535A4944;    // "SZID"
+constexpr uint32_t kRootMagic = 0x535A5254;  // "SZRT"
+constexpr uint16_t kIdVersion = 2;
+// The id came from SZ_COMM_ID: no root runs yet; rank 0's szBootstrapInit starts it.
+constexpr uint16_t kIdFlagCommId = 0x1;
+
+// szUniqueId.internal (128 bytes), zero after the fields:
+//   uint32 magic "SZID" | uint16 version | uint16 flags (kIdFlagCommId) |
+//   uint8 idKey[32]     | szSocketAddress root (28 bytes: sockaddr_in or sockaddr_in6)
+struct IdLayout {
+  uint32_t magic;
+  uint16_t version;
+  uint16_t flags;
+  uint8_t idKey[kSzKeyBytes];
+  szSocketAddress root;
+};
+static_assert(sizeof(IdLayout) <= SZ_UNIQUE_ID_BYTES, "unique id layout too large");
+
+// Rank -> root, after the root's challenge. `mac` covers the challenge and every field before it.
+struct RootHello {
+  uint32_t magic;
+  uint32_t version;
+  int32_t rank;
+  int32_t nranks;
+  szSocketAddress listen;  // where this rank accepts bootstrap messages
+  uint8_t nonce[kSzNonceBytes];
+  uint8_t mac[kSzMacBytes];
+};
+// Root -> rank; when status is szSuccess, nranks szSocketAddress follow (the address table).
+struct RootReply {
+  uint32_t magic;
+  int32_t status;
+  int32_t nranks;
+  uint8_t wrappedKey[kSzKeyBytes];  // the session key XOR an HMAC of both nonces
+  uint8_t mac[kSzMacBytes];
+};
+
+void helloMac(const Key& idKey, const szAuthChallenge& c, const RootHello& h, uint8_t mac[kSzMacBytes]) {
+  static const char kLabel[] = "splitzip rendezvous hello";
+  szAuthMac(idKey.data(), kSzKeyBytes, {{kLabel, sizeof(kLabel)}, {c.nonce, kSzNonceBytes}, {&h, offsetof(RootHello, mac)}},
+            mac);
+}
+
+void replyMac(const Key& idKey, const szAuthChallenge& c, const uint8_t* helloNonce, const RootReply& r,
+              uint8_t mac[kSzMacBytes]) {
+  static const char kLabel[] = "splitzip rendezvous reply";
+  szAuthMac(idKey.data(), kSzKeyBytes,
+            {{kLabel, sizeof(kLabel)}, {helloNonce, kSzNonceBytes}, {c.nonce, kSzNonceBytes},
+             {&r, offsetof(RootReply, mac)}},
+            mac);
+}
+
+// The mask of the session key for one rank: only a holder of the id key that saw both nonces
+// can compute it.
+void keyMask(const Key& idKey, const szAuthChallenge& c, const uint8_t* helloNonce, uint8_t mask[kSzKeyBytes]) {
+  static const char kLabel[] = "splitzip session key";
+  static_assert(kSzKeyBytes == kSzMacBytes, "the mask is one HMAC");
+  szAuthMac(idKey.data(), kSzKeyBytes, {{kLabel, sizeof(kLabel)}, {c.nonce, kSzNonceBytes}, {helloNonce, kSzNonceBytes}},
+            mask);
+}
+
+// The id key of an SZ_COMM_ID id: HMAC-SHA256(SZ_COMM_SECRET, SZ_COMM_ID).
+void deriveIdKey(const char* commId, uint8_t* idKey) {
+  static const char kLabel[] = "splitzip SZ_COMM_ID";
+  const char* secret = getenv("SZ_COMM_SECRET");
+  if (secret == nullptr || *secret == '\0') {
+    static std::once_flag once;
+    std::call_once(once, [commId] {
+      WARN("SZ_COMM_ID=%s without SZ_COMM_SECRET: any process that can reach that address can join the "
+           "communicator (as with NCCL_COMM_ID); set SZ_COMM_SECRET to one secret value on every rank to keep "
+           "others out", commId);
+    });
+    secret = "";
+  }
+  szAuthMac(reinterpret_cast<const uint8_t*>(secret), strlen(secret),
+            {{kLabel, sizeof(kLabel)}, {commId, strlen(commId)}}, idKey);
+}
+
+Key keyOf(const IdLayout& layout) {
+  Key k;
+  memcpy(k.data(), layout.idKey, kSzKeyBytes);
+  return k;
+}
+
+// One rank's connection to the root until the reply: what its reply is computed from.
+struct Arrival {
+  int fd = -1;
+  szAuthChallenge challenge;
+  uint8_t nonce[kSzNonceBytes];
+};
+
+// The rendezvous, served by a thread of its own: collects one greeting per rank, then sends
+// every rank the table of listen addresses and the session key. `nranks` is 0 when the
+// greetings decide it (a detached root), else the root's own rank count. Inconsistent
+// greetings (ranks disagreeing on nranks, a rank twice) fail every rank that has arrived with
+// szInvalidUsage; at `deadline` those that arrived learn of the timeout.
+void rootServe(int listenFd, Key idKey, Key sessionKey, int nranks, szDeadline deadline) {
+  int arrived = 0;
+  std::vector<Arrival> ranks(nranks), extra;  // extra: told of a failure with the others
+  std::vector<szSocketAddress> table(nranks);
+  int32_t status = szSuccess;
+  szResult_t res = szAcceptHellos(listenFd, sizeof(RootHello), deadline,
+                                  [&](int fd, const szAuthChallenge& c, const void* p) {
+    RootHello h;
+    memcpy(&h, p, sizeof(h));
+    uint8_t expect[kSzMacBytes];
+    helloMac(idKey, c, h, expect);
+    if (h.magic != kRootMagic || h.version != kIdVersion || !szAuthEqual(expect, h.mac, kSzMacBytes)) {
+      INFO(SZ_INIT | SZ_NET, "bootstrap root: dropped a connection with a bad greeting or proof");
+      return szHelloVerdict::kDrop;
+    }
+    // Authenticated; still a holder of the id key is not trusted to size the root's tables.
+    if (h.nranks < 1 || h.nranks > kSzMaxRanks || h.rank < 0 || h.rank >= h.nranks) {
+      WARN("bootstrap root: dropped a greeting for rank %d of %d ranks (1 to %d ranks)", h.rank, h.nranks,
+           kSzMaxRanks);
+      return szHelloVerdict::kDrop;
+    }
+    if (nranks == 0) {
+      nranks = h.nranks;
+      ranks.resize(nranks);
+      table.resize(nranks);
+    }
+    Arrival a;
+    a.fd = fd;
+    a.challenge = c;
+    memcpy(a.nonce, h.nonce, kSzNonceBytes);
+    if (h.nranks != nranks || ranks[h.rank].fd >= 0) {
+      WARN("bootstrap root: rank %d says nranks=%d, but %s", h.rank, h.nranks,
+           h.nranks != nranks ? "the communicator has another size" : "that rank already joined");
+      status = szInvalidUsage;
+      extra.push_back(a);
+      return szHelloVerdict::kDone;
+    }
+    ranks[h.rank] = a;
+    table[h.rank] = h.listen;
+    return ++arrived == nranks ? szHelloVerdict::kDone : szHelloVerdict::kKeep;
+  });
+  if (res != szSuccess) {
+    INFO(SZ_INIT | SZ_NET, "bootstrap root: %d of %d ranks arrived: %s", arrived, nranks, szGetLastError(nullptr));
+    status = res;
+  }
+  ranks.insert(ranks.end(), extra.begin(), extra.end());
+  for (Arrival& a : ranks) {
+    if (a.fd < 0) continue;
+    RootReply reply;
+    memset(&reply, 0, sizeof(reply));
+    reply.magic = kRootMagic;
+    reply.status = status;
+    reply.nranks = nranks;
+    keyMask(idKey, a.challenge, a.nonce, reply.wrappedKey);
+    for (size_t i = 0; i < kSzKeyBytes; i++) reply.wrappedKey[i] ^= sessionKey[i];
+    replyMac(idKey, a.challenge, a.nonce, reply, reply.mac);
+    // A rank that gave up meanwhile costs only its own reply. Past the deadline the small reply
+    // still goes out: it fits in the socket buffer, and sending it does not wait.
+    if (szSocketSendAll(a.fd, &reply, sizeof(reply), deadline) != szSuccess ||
+        (status == szSuccess &&
+         szSocketSendAll(a.fd, table.data(), table.size() * sizeof(table[0]), deadline) != szSuccess))
+      INFO(SZ_INIT | SZ_NET, "bootstrap root: could not reply to a rank: %s", szGetLastError(nullptr));
+    szSocketClose(&a.fd);
+  }
+  close(listenFd);
+}
+
+// Starts the root thread on `listenFd` with a fresh session key.
+szResult_t startRoot(int listenFd, const IdLayout& id, int nranks, szDeadline deadline, std::thread* root) {
+  Key sessionKey;
+  szResult_t res = szAuthRandom(sessionKey.data(), kSzKeyBytes);
+  if (res != szSuccess) {
+    close(listenFd);
+    return res;
+  }
+  *root = std::thread(rootServe, listenFd, keyOf(id), sessionKey, nranks, deadline);
+  return szSuccess;
+}
+
+// Rank side of the rendezvous: prove the id key, learn every rank's listen address and the key.
+szResult_t meetRoot(const IdLayout& id, int rank, int nranks, const szSocketAddress& myListen, szDeadline deadline,
+                    std::vector<szSocketAddress>* peers, uint8_t sessionKey[kSzKeyBytes]) {
+  Key idKey = keyOf(id);
+  int fd = -1;
+  SZCHECK(szSocketConnect(id.root, deadline, &fd));
+  szAuthChallenge c;
+  RootHello hello;
+  memset(&hello, 0, sizeof(hello));
+  hello.magic = kRootMagic;
+  hello.version = kIdVersion;
+  hello.rank = rank;
+  hello.nranks = nranks;
+  hello.listen = myListen;
+  RootReply reply;
+  uint8_t expect[kSzMacBytes];
+  szResult_t res;
+  SZCHECKGOTO(szAuthRecvChallenge(fd, deadline, szAuthPollWait, &c), res, out);
+  SZCHECKGOTO(szAuthRandom(hello.nonce, kSzNonceBytes), res, out);
+  helloMac(idKey, c, hello, hello.mac);
+  SZCHECKGOTO(szSocketSendAll(fd, &hello, sizeof(hello), deadline), res, out);
+  res = szSocketRecvAll(fd, &reply, sizeof(reply), deadline);
+  if (res == szRemoteError) {
+    res = szSetError(szRemoteError, "the root closed the connection: it did not accept this rank's key "
+                     "(SZ_COMM_SECRET differs?) or greeting");
+    goto out;
+  }
+  if (res != szSuccess) goto out;
+  replyMac(idKey, c, hello.nonce, reply, expect);
+  if (reply.magic != kRootMagic || !szAuthEqual(expect, reply.mac, kSzMacBytes)) {
+    res = szSetError(szRemoteError, "%s is not this communicator's root", szSocketAddressString(id.root).c_str());
+    goto out;
+  }
+  if (reply.status == szInvalidUsage) {
+    res = szSetError(szInvalidUsage, "bootstrap: rank %d: the ranks disagree on nranks (this rank says %d) or "
+                     "two ranks claim one rank number", rank, nranks);
+    goto out;
+  }
+  if (reply.status != szSuccess) {
+    bool late = reply.status == szTimeout;
+    res = szSetError(late ? szTimeout : szRemoteError, "the root gave up: %s",
+                     late ? "not all ranks arrived in time" : "it failed to accept connections");
+    goto out;
+  }
+  keyMask(idKey, c, hello.nonce, sessionKey);
+  for (size_t i = 0; i < kSzKeyBytes; i++) sessionKey[i] ^= reply.wrappedKey[i];
+  peers->resize(nranks);
+  SZCHECKGOTO(szSocketRecvAll(fd, peers->data(), nranks * sizeof((*peers)[0]), deadline), res, out);
+out:
+  szSocketClose(&fd);
+  return res;
+}
+
+}  // namespace
+
+szResult_t szRendezvousNewId(szUniqueId* id) {
+  if (id == nullptr) return szSetError(szInvalidArgument, "szGetUniqueId: NULL id");
+  IdLayout layout;
+  memset(&layout, 0, sizeof(layout));
+  layout.magic = kIdMagic;
+  layout.version = kIdVersion;
+  const char* commId = getenv("SZ_COMM_ID");
+  if (commId != nullptr && *commId != '\0') {
+    SZCHECK(szSocketParseAddress(commId, &layout.root));
+    layout.flags = kIdFlagCommId;
+    deriveIdKey(commId, layout.idKey);
+    INFO(SZ_INIT, "unique id from SZ_COMM_ID=%s", commId);
+  } else {
+    SZCHECK(szAuthRandom(layout.idKey, kSzKeyBytes));
+    int fd = -1;
+    SZCHECK(szSocketLocalAddress(&layout.root));
+    SZCHECK(szSocketListen(&layout.root, &fd));
+    // Detached like NCCL's: whoever called szGetUniqueId may never be a rank. It serves one
+    // rendezvous and exits, at the latest after SZ_TIMEOUT_MS.
+    std::thread root;
+    SZCHECK(startRoot(fd, layout, 0, szDeadlineAfterMs(szParamTimeoutMs()), &root));
+    root.detach();
+    INFO(SZ_INIT, "unique id: root listening on %s", szSocketAddressString(layout.root).c_str());
+  }
+  memset(id, 0, sizeof(*id));
+  memcpy(id->internal, &layout, sizeof(layout));
+  return szSuccess;
+}
+
+szResult_t szRendezvousJoin(const szUniqueId& id, int rank, int nranks, const szSocketAddress& myListen,
+                            szDeadline deadline, std::vector<szSocketAddress>* peers,
+                            uint8_t sessionKey[kSzKeyBytes]) {
+  IdLayout layout;
+  memcpy(&layout, id.internal, sizeof(layout));
+  if (layout.magic != kIdMagic || layout.version != kIdVersion)
+    return szSetError(szInvalidArgument, "bootstrap: not a SplitZip unique id (or another version)");
+  if (nranks < 1 || nranks > kSzMaxRanks)
+    return szSetError(szInvalidArgument, "bootstrap: %d ranks (1 to %d)", nranks, kSzMaxRanks);
+  std::thread root;
+  if ((layout.flags & kIdFlagCommId) && rank == 0) {
+    // Processes started separately: rank 0 serves the rendezvous at SZ_COMM_ID, knowing the
+    // communicator's size. Listening here (not in the thread) reports a taken port to the
+    // caller. The root shares this call's deadline, so joining it below never waits longer
+    // than the call itself may.
+    szSocketAddress rootAddr = layout.root;
+    int rootFd = -1;
+    SZCHECK(szSocketListen(&rootAddr, &rootFd));
+    SZCHECK(startRoot(rootFd, layout, nranks, deadline, &root));
+  }
+  szResult_t res = meetRoot(layout, rank, nranks, myListen, deadline, peers, sessionKey);
+  if (root.joinable()) root.join();
+  return res;
+}

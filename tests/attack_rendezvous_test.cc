@@ -1,0 +1,233 @@
+// Issue 11, items 2 and 3, as attacks on the rendezvous: an intruder holding the id key (the
+// derivable one of SZ_COMM_ID without SZ_COMM_SECRET) greets the root with hostile rank counts
+// (1e8, 2^31-1, 0, negative, rank out of range): every such greeting is dropped unanswered,
+// the process's peak RSS grows by less than 64 MiB, and the real ranks still meet; a greeting
+// that disagrees with the ranks' nranks fails the rendezvous with szInvalidUsage. Then 1100
+// idle connections at the rendezvous port of a rank-0 process limited to 1024 descriptors
+// (a forked child, so this binary keeps its own limit): both ranks still initialize and
+// transfer, within a bound of time.
+#include <poll.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+
+#include <atomic>
+#include <chrono>
+#include <climits>
+#include <csignal>
+
+#include "intruder.h"
+#include "splitzip.h"
+#include "src/bootstrap.h"
+
+using namespace intruder;
+
+namespace {
+
+constexpr int kTimeoutMs = 10000;
+
+// The rank's greeting to the root (src/rendezvous.cc), rebuilt by the intruder: it has read the
+// source and holds the id key.
+struct RootHello {
+  uint32_t magic;
+  uint32_t version;
+  int32_t rank;
+  int32_t nranks;
+  szSocketAddress listen;
+  uint8_t nonce[kSzNonceBytes];
+  uint8_t mac[kSzMacBytes];
+};
+
+// Greets the root at `root` as rank `rank` of `nranks` with a valid proof under `key`; returns
+// the connection (-1 if the root never challenged).
+int greet(const szSocketAddress& root, const std::vector<uint8_t>& key, int32_t rank, int32_t nranks) {
+  szDeadline deadline = szDeadlineAfterMs(3000);
+  int fd = -1;
+  if (szSocketConnect(root, deadline, &fd) != szSuccess) return -1;
+  szAuthChallenge c;
+  if (szAuthRecvChallenge(fd, deadline, szAuthPollWait, &c) != szSuccess) {
+    close(fd);
+    return -1;
+  }
+  RootHello h;
+  memset(&h, 0, sizeof(h));
+  h.magic = 0x535A5254;
+  h.version = 2;
+  h.rank = rank;
+  h.nranks = nranks;
+  h.listen = loopback(1);
+  static const char kLabel[] = "splitzip rendezvous hello";
+  szAuthMac(key.data(), key.size(), {{kLabel, sizeof(kLabel)}, {c.nonce, kSzNonceBytes}, {&h, offsetof(RootHello, mac)}},
+            h.mac);
+  EXPECT_EQ(szSocketSendAll(fd, &h, sizeof(h), deadline), szSuccess);
+  return fd;
+}
+
+// What the root sends back within `ms`: the bytes until it closes (0 bytes: dropped unanswered).
+size_t answerBytes(int fd, int ms) {
+  szDeadline deadline = szDeadlineAfterMs(ms);
+  uint8_t buf[4096];
+  size_t total = 0;
+  for (;;) {
+    pollfd p = {fd, POLLIN, 0};
+    if (poll(&p, 1, szPollTimeoutMs(deadline)) <= 0) return total;
+    ssize_t n = recv(fd, buf, sizeof(buf), 0);
+    if (n <= 0) return total;
+    total += size_t(n);
+  }
+}
+
+long maxRssKb() {
+  rusage ru = {};
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_maxrss;
+}
+
+TEST(RendezvousAttack, HostileRankCountsAreDroppedAndCostNoMemory) {
+  // A root that knows nranks (rank 0 of an SZ_COMM_ID communicator) and a detached one (from
+  // szGetUniqueId) that learns it from the first authenticated greeting.
+  for (bool commId : {true, false}) {
+    SCOPED_TRACE(commId ? "SZ_COMM_ID root" : "detached root");
+    CommIdEnv env;
+    if (!commId) unsetenv("SZ_COMM_ID");
+    szUniqueId id;
+    ASSERT_EQ(szBootstrapGetUniqueId(&id), szSuccess) << szGetLastError(nullptr);
+    std::vector<uint8_t> key = idKeyOf(id);
+    szSocketAddress root;
+    memcpy(&root, id.internal + 8 + kSzKeyBytes, sizeof(root));
+    long before = maxRssKb();
+    std::atomic<bool> attacked{false};
+    const int32_t hostile[][2] = {{0, 100000000}, {1, INT_MAX}, {0, 65537}, {0, 0}, {0, -5}, {-1, 2}, {5, 2}};
+    runRanks(2, [&](int rank) {
+      if (rank == 1) {
+        if (commId) std::this_thread::sleep_for(std::chrono::milliseconds(20));  // rank 0 starts the root
+        for (const auto& h : hostile) {
+          int fd = greet(root, key, h[0], h[1]);
+          EXPECT_GE(fd, 0) << "rank " << h[0] << " of " << h[1] << ": the root did not challenge";
+          if (fd < 0) continue;
+          EXPECT_EQ(answerBytes(fd, 3000), 0u) << "rank " << h[0] << " of " << h[1] << " was answered";
+          close(fd);
+        }
+        attacked = true;
+      }
+      auto giveUp = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+      while (rank == 0 && !commId && !attacked && std::chrono::steady_clock::now() < giveUp)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      szBootstrap* b = nullptr;
+      ASSERT_EQ(szBootstrapInit(id, rank, 2, kTimeoutMs, &b), szSuccess) << szGetLastError(nullptr);
+      EXPECT_EQ(szBootstrapBarrier(b), szSuccess);
+      szBootstrapClose(b);
+    });
+    long grownKb = maxRssKb() - before;
+    EXPECT_LT(grownKb, 64 * 1024) << "peak RSS grew by " << grownKb / 1024 << " MiB";
+  }
+}
+
+TEST(RendezvousAttack, DisagreeingGreetingFailsTheRendezvous) {
+  CommIdEnv env;
+  szUniqueId id;
+  ASSERT_EQ(szBootstrapGetUniqueId(&id), szSuccess);
+  szSocketAddress root;
+  memcpy(&root, id.internal + 8 + kSzKeyBytes, sizeof(root));
+  szResult_t rank0 = szSuccess;
+  size_t answered = 0;
+  runRanks(2, [&](int rank) {
+    if (rank == 0) {
+      szBootstrap* b = nullptr;
+      rank0 = szBootstrapInit(id, 0, 2, kTimeoutMs, &b);
+      szBootstrapClose(b);
+      return;
+    }
+    int fd = greet(root, idKeyOf(id), 1, 3);  // the communicator has 2 ranks
+    ASSERT_GE(fd, 0);
+    answered = answerBytes(fd, 5000);
+    close(fd);
+  });
+  EXPECT_EQ(rank0, szInvalidUsage) << szGetLastError(nullptr);
+  EXPECT_GT(answered, 0u) << "the disagreeing rank was not told";
+}
+
+// In the child: rank 0 (root) and rank 1 as threads under a 1024-descriptor limit; rank 1 starts
+// once the parent's idle connections are in. Exit status 0: both initialized and transferred.
+[[noreturn]] void childRanks(int go) {
+  rlimit nofile = {1024, 1024};
+  if (setrlimit(RLIMIT_NOFILE, &nofile) != 0) _exit(10);
+  std::atomic<int> failures{0};
+  std::vector<std::thread> ranks;
+  for (int rank = 0; rank < 2; rank++)
+    ranks.emplace_back([&, rank] {
+      if (rank == 1) {
+        char c;
+        if (read(go, &c, 1) != 1) failures++;
+      }
+      szUniqueId id;
+      szConfig_t cfg = SZ_CONFIG_INITIALIZER;
+      cfg.wire = "tcp";
+      cfg.timeoutMs = kTimeoutMs;
+      szComm_t comm = nullptr;
+      if (szGetUniqueId(&id) != szSuccess || szCommInitRankConfig(&comm, 2, id, rank, &cfg) != szSuccess) {
+        fprintf(stderr, "rank %d: init: %s\n", rank, szGetLastError(nullptr));
+        failures++;
+        return;
+      }
+      std::vector<uint16_t> buf(1 << 16, uint16_t(rank == 0 ? 0x3F80 : 0));
+      szResult_t res = rank == 0 ? szSend(buf.data(), buf.size(), szBfloat16, 1, comm, nullptr)
+                                 : szRecv(buf.data(), buf.size(), szBfloat16, 0, comm, nullptr);
+      if (res != szSuccess || buf[buf.size() - 1] != 0x3F80) failures++;
+      szCommDestroy(comm);
+    });
+  for (std::thread& t : ranks) t.join();
+  _exit(failures == 0 ? 0 : 1);
+}
+
+TEST(RendezvousAttack, IdleConnectionsDoNotStarveRanksAt1024Descriptors) {
+  constexpr int kIdle = 1100;
+  CommIdEnv env;
+  rlimit mine = {};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &mine), 0);
+  if (mine.rlim_cur < kIdle + 64) {  // the intruder needs its own descriptors: raise the soft limit
+    mine.rlim_cur = std::min<rlim_t>(mine.rlim_max, kIdle + 256);
+    ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &mine), 0);
+  }
+  ASSERT_GE(mine.rlim_cur, rlim_t(kIdle + 64));
+  int pipeFds[2];
+  ASSERT_EQ(pipe(pipeFds), 0);
+  fflush(stdout);
+  fflush(stderr);
+  auto t0 = std::chrono::steady_clock::now();
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    close(pipeFds[1]);
+    childRanks(pipeFds[0]);
+  }
+  close(pipeFds[0]);
+  szSocketAddress root;
+  ASSERT_EQ(szSocketParseAddress(env.address.c_str(), &root), szSuccess);
+  std::vector<int> idle;
+  szDeadline deadline = szDeadlineAfterMs(10000);
+  for (int i = 0; i < kIdle; i++) {
+    int fd = -1;
+    if (szSocketConnect(root, deadline, &fd) != szSuccess) break;
+    idle.push_back(fd);
+  }
+  EXPECT_EQ(idle.size(), size_t(kIdle)) << szGetLastError(nullptr);
+  ASSERT_EQ(write(pipeFds[1], "g", 1), 1);
+  close(pipeFds[1]);
+  int status = -1;
+  auto giveUp = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (waitpid(pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > giveUp) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  for (int fd : idle) close(fd);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child status " << status;
+  EXPECT_LT(seconds, 15.0);
+  std::cout << "[          ] " << idle.size() << " idle connections: both ranks done in " << seconds << " s\n";
+}
+
+}  // namespace
