@@ -347,6 +347,16 @@ __global__ void __launch_bounds__(kSlotThreads, 2) slotOpsKernel(const __grid_co
     status = op.send ? sendSlice<kType, kAligned>(L, op, i, t) : recvSlice<kType, kAligned>(L, op, i);
     if (status != 0 && threadIdx.x == 0) failChannel(op.ch, status);
   }
+  // A send completes once the receiver has drained its slices (docs/PIPELINE.md): then the
+  // receiver's verdict (a count or type mismatch) reaches this side too.
+  if (op.send && status == 0 && threadIdx.x == 0) {
+    for (uint64_t i = blockIdx.x - op.blockBegin; i < op.slices && status == 0; i += nblocks) {
+      const uint64_t step = op.stepBase + i;
+      status = waitWord(op.ch, &op.ch.credits[slotOf(step, op.ch.nslots)],
+                        [step, &op](uint64_t c) { return c >= creditAfter(step, op.ch.nslots); }, L.timeoutNs);
+    }
+    if (status != 0) failChannel(op.ch, status);
+  }
   if (threadIdx.x == 0) t.end = globalTimer();
   finishBlock(op, status, t);
 }

@@ -141,7 +141,7 @@ szResult_t ipcConnect(szBootstrap* b, const szSlotWireConfig& config, void** wir
   szResult_t res = szSuccess;
   for (int p = 0; p < nranks && res == szSuccess; ++p)
     if (p != rank) res = makeArea(c, &c->peers[size_t(p)], &all[size_t(rank) * nranks + p]);
-  if (res == szSuccess) res = szBootstrapAllGather(b, all.data() + size_t(rank) * nranks, sizeof(AreaInfo) * nranks);
+  if (res == szSuccess) res = szBootstrapAllGather(b, all.data(), sizeof(AreaInfo) * nranks);
   for (int p = 0; p < nranks && res == szSuccess; ++p)
     if (p != rank) res = mapArea(c, p, all[size_t(p) * nranks + rank], &c->peers[size_t(p)]);
   // Every rank has mapped its peers' areas before any kernel may write into them.

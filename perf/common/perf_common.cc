@@ -183,7 +183,7 @@ bool parseOptions(int argc, char** argv, const PerfTest& test, Options* o, int* 
       ->capture_default_str()
       ->check(CLI::Range(1, INT_MAX));
   app.add_option("-J,--output_json", o->json, "write the result rows to this JSON file");
-  app.add_option("--wire", o->wire, "tcp or nccl (default: SZ_WIRE, else nccl with a GPU, else tcp)")
+  app.add_option("--wire", o->wire, "tcp, nccl or ipc (default: SZ_WIRE, else nccl with a GPU, else tcp)")
       ->check(CLI::IsMember({"tcp", "nccl"}));
   app.add_option("--codec", o->codec, "on, off or auto (default: SZ_CODEC, else auto)")
       ->check(CLI::IsMember({"on", "off", "auto"}));

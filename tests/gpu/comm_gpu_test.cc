@@ -62,6 +62,7 @@ void exchange(const Case& c, size_t* wrong, szResult_t* err) {
       cfg.sliceBytes = 1 << 20;
       szComm_t comm = nullptr;
       if ((res[r] = szCommInitRankConfig(&comm, 2, id, r, &cfg)) != szSuccess) {
+        fprintf(stderr, "rank %d: init: %s\n", r, szGetLastError(nullptr));
         synced.fetch_add(1);  // the other rank must not wait at the barrier below
         return;
       }
@@ -103,6 +104,7 @@ void exchange(const Case& c, size_t* wrong, szResult_t* err) {
       szResult_t async = szSuccess;
       szCommGetAsyncError(comm, &async);
       if (res[r] == szSuccess) res[r] = async;
+      if (res[r] != szSuccess) fprintf(stderr, "rank %d: %s\n", r, szGetLastError(comm));
       std::vector<uint16_t> got(c.count + 1);
       cudaMemcpy(got.data(), recv, bytes + 1, cudaMemcpyDeviceToHost);
       for (size_t i = 0; i < c.count; ++i) bad[r] += got[i] != data[i];

@@ -57,8 +57,9 @@ if compgen -G ".deps/*.deb" >/dev/null; then
   for f in .deps/*.deb; do dpkg -x "$f" "$DEPS"; done
 fi
 export NCCL_NVLS_ENABLE=0
-# Enough hardware queues that the library's streams never share one with a held user stream
-# (docs/PIPELINE.md); with CUDA_DEVICE_MAX_CONNECTIONS=1 the communicator tests hang (seen on H200).
+# The tcp and nccl wires' device path holds user streams on flags: it needs enough hardware queues
+# that the library's streams never share one with a held stream (docs/PIPELINE.md). The ipc
+# wire's slot protocol needs nothing of the kind: its steps run with the variable unset and at 1.
 export CUDA_DEVICE_MAX_CONNECTIONS=${CUDA_DEVICE_MAX_CONNECTIONS:-32}
 # Both ranks of every test run on this machine: rendezvous and control traffic on loopback.
 export SZ_SOCKET_IFNAME=${SZ_SOCKET_IFNAME:-lo} SZ_TIMEOUT_MS=${SZ_TIMEOUT_MS:-20000}
@@ -97,6 +98,24 @@ if [ "$NGPUS" = 1 ] && [ $COMM_HUNG = 0 ] && [ "$QUICK" != "--quick" ]; then
   STEP_TIMEOUT=90 step sr_tcp $MPI ./build/perf/sendrecv_perf --wire tcp ${KV_BF16:+--data $KV_BF16} -n 10 -w 3 --codec on -b 1K -e 256M -f 16
   STEP_TIMEOUT=90 step sr_tcp_auto $MPI ./build/perf/sendrecv_perf --wire tcp ${KV_BF16:+--data $KV_BF16} -n 10 -w 3 --codec auto -b 4 -e 256M -f 16
 fi
+if [ $COMM_HUNG = 0 ] && [ "$QUICK" != "--quick" ]; then
+  # The slot protocol on the ipc wire (two ranks as threads of one process): its tests twice more
+  # (the GPU suite above was the first run), once with CUDA_DEVICE_MAX_CONNECTIONS=1;
+  # compute-sanitizer on its kernels; sendrecv_perf with no cap and over emulated links.
+  IPC_FILTER='SlotIpc*:*ipc*'
+  STEP_TIMEOUT=150 step ipc_tests_2 env -u CUDA_DEVICE_MAX_CONNECTIONS ./build/tests/splitzip_gpu_tests --gtest_filter="$IPC_FILTER"
+  STEP_TIMEOUT=150 step ipc_tests_conn1 env CUDA_DEVICE_MAX_CONNECTIONS=1 ./build/tests/splitzip_gpu_tests --gtest_filter="$IPC_FILTER"
+  IPC_SAN='SlotIpc.ManyMessagesMatchInOrder:SlotIpc.CountMismatchFailsBothSides:*ipc_codec1_n2097153*:*ipc_codec1_n3145729_seg7*'
+  STEP_TIMEOUT=200 step ipc_memcheck compute-sanitizer --tool memcheck --error-exitcode 1 ./build/tests/splitzip_gpu_tests --gtest_filter="$IPC_SAN"
+  STEP_TIMEOUT=200 step ipc_racecheck compute-sanitizer --tool racecheck --error-exitcode 1 ./build/tests/splitzip_gpu_tests --gtest_filter='*ipc_codec1_n2097153*'
+  SRI="env -u CUDA_DEVICE_MAX_CONNECTIONS ./build/perf/sendrecv_perf -t 2 --wire ipc --codec on ${KV_BF16:+--data $KV_BF16}"
+  STEP_TIMEOUT=120 step sr_ipc $SRI -n 20 -w 3 -b 4K -e 1G -f 4 -J "$LOGS/sr_ipc.json"
+  LINKS=()
+  for B in 12.5 25 50 100 200 400; do
+    SZ_IPC_LINK_GBPS=$B STEP_TIMEOUT=120 step "sr_link_$B" $SRI -n 5 -w 2 -b 64M -e 1G -f 4 -J "$LOGS/sr_link_$B.json" &&
+      LINKS+=(--link "$B=$LOGS/sr_link_$B.json")
+  done
+fi
 if [ -z "$QUICK" ]; then
   SAN_FILTER='GpuCodec.KvLikeBf16Sizes:GpuCodec.EveryFp8E5m2Pattern:GpuCodec.MisalignedPointers:GpuCodec.CorruptFramesReportErrorsLikeTheCpuDecoder:GpuCodec.HistogramMatchesCpu'
   SZ_TEST_SMALL=1 step memcheck compute-sanitizer --tool memcheck --error-exitcode 1 ./build/tests/splitzip_gpu_tests --gtest_filter="$SAN_FILTER"
@@ -109,6 +128,11 @@ if [ -z "$QUICK" ]; then
       [ -n "$KV_E5M2" ] && step nvcomp_e5m2 ./build/perf/nvcomp_perf --type fp8e5m2 --data "$KV_E5M2" --json "$OUT/nvcomp_e5m2.json"
     }
   fi
+fi
+if [ -f "$LOGS/sr_ipc.json" ] && [ -f "$OUT/codec_bf16.json" ]; then
+  step link_table python3 perf/link_table.py --nocap "$LOGS/sr_ipc.json" --codec "$OUT/codec_bf16.json" "${LINKS[@]}" \
+    --json "$OUT/comm_h200.json" --png "$OUT/link_speedup.png" --commit "$(git rev-parse --short HEAD 2>/dev/null)" \
+    --date "$(date -u +%F)" --machine "$(tr -d '\n' <"$LOGS/gpu.txt")"
 fi
 if [ "$QUICK" != "--quick" ]; then
   if [ "$NGPUS" -ge 2 ] && [ $COMM_HUNG = 0 ]; then  # the communicator over NCCL between two GPUs, three wire speeds
@@ -132,8 +156,9 @@ fi
 {
   echo "================ SplitZip GPU run: $(git rev-parse --short HEAD 2>/dev/null) $(date -u +%F) $(cat "$LOGS/gpu.txt") ================"
   grep -h -E "^\[  (PASSED|FAILED|SKIPPED) \]|tests? ran" "$LOGS"/cpu_tests.log "$LOGS"/gpu_tests.log 2>/dev/null | head -20
-  grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" "$LOGS"/memcheck.log "$LOGS"/racecheck.log 2>/dev/null
-  for f in perf_bf16 perf_e5m2 nvcomp_bf16 nvcomp_e5m2 demo demo_tcp sr_tcp sr_tcp_auto sr_nvlink sr_nvlink_auto sr_1channel sr_sockets \
+  grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" "$LOGS"/memcheck.log "$LOGS"/racecheck.log "$LOGS"/ipc_memcheck.log "$LOGS"/ipc_racecheck.log 2>/dev/null
+  grep -h -E "^\[  (PASSED|FAILED) \]" "$LOGS"/ipc_tests_2.log "$LOGS"/ipc_tests_conn1.log 2>/dev/null
+  for f in perf_bf16 perf_e5m2 nvcomp_bf16 nvcomp_e5m2 link_table sr_ipc demo demo_tcp sr_tcp sr_tcp_auto sr_nvlink sr_nvlink_auto sr_1channel sr_sockets \
            nccl_nvlink nccl_1channel nccl_sockets; do [ -f "$LOGS/$f.log" ] && { echo "--- $f"; cat "$LOGS/$f.log"; }; done
   printf '%s\n' "${SUMMARY[@]}"
 } | tee "$OUT/summary.txt"

@@ -3,6 +3,7 @@
 // never posts its receive ends the sender in szTimeout (no hang), and both sides' streams
 // complete either way. Run on the GPU machines; skipped elsewhere.
 #include <atomic>
+#include <cstdio>
 #include <chrono>
 #include <functional>
 #include <thread>
@@ -34,6 +35,7 @@ void twoRanks(int timeoutMs, const std::function<void(int, szComm_t, cudaStream_
       cfg.timeoutMs = timeoutMs;
       szComm_t comm = nullptr;
       async[r] = szCommInitRankConfig(&comm, 2, id, r, &cfg);
+      EXPECT_EQ(async[r], szSuccess) << "init of rank " << r << ": " << szGetLastError(nullptr);
       cudaStream_t s;
       cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
       if (async[r] == szSuccess) body(r, comm, s);
@@ -42,6 +44,7 @@ void twoRanks(int timeoutMs, const std::function<void(int, szComm_t, cudaStream_
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
       drained[r] = cudaStreamQuery(s) == cudaSuccess;
       if (comm && async[r] == szSuccess) szCommGetAsyncError(comm, &async[r]);
+      if (comm && async[r] != szSuccess) printf("rank %d: %s\n", r, szGetLastError(comm));
       arrived.fetch_add(1);  // with one GPU, freeing waits for the other rank's kernels
       while (arrived.load() < 2) std::this_thread::sleep_for(std::chrono::milliseconds(1));
       cudaStreamDestroy(s);
