@@ -329,6 +329,8 @@ __global__ void __launch_bounds__(kSlotThreads, 2) slotOpsKernel(const __grid_co
   // The block's operation in shared memory: fields read from there at any index stay cheap
   // (a run-time index into the parameters would make a local copy per thread).
   __shared__ SlotOp sOp;
+  __shared__ BlockTally t;  // thread 0's (in registers it would crowd out the codec's)
+  if (threadIdx.x == 0) t = BlockTally{};
   uint32_t k = 0;
   while (k + 1 < L.nops && blockIdx.x >= L.ops[k].blockEnd) ++k;
   {
@@ -339,8 +341,6 @@ __global__ void __launch_bounds__(kSlotThreads, 2) slotOpsKernel(const __grid_co
   __syncthreads();
   const SlotOp& op = sOp;
   const uint64_t nblocks = op.blockEnd - op.blockBegin;
-  __shared__ BlockTally t;  // thread 0's (in registers it would crowd out the codec's)
-  if (threadIdx.x == 0) t = BlockTally{};
   int status = 0;
   for (uint64_t i = blockIdx.x - op.blockBegin; i < op.slices && status == 0; i += nblocks) {
     if (threadIdx.x == 0 && t.start == 0) t.start = globalTimer();
