@@ -35,7 +35,7 @@ ifeq ($(CUDA),1)
   CU_SRCS := $(wildcard kernels/*.cu)
   override LDLIBS += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lnccl -lcudart
 else
-  LIB_SRCS := $(filter-out transport/nccl.cc transport/ipc.cc src/slot_path.cc,$(LIB_SRCS))  # wires that need CUDA
+  LIB_SRCS := $(filter-out transport/nccl.cc transport/ipc.cc src/slot_path.cc src/slot_proxy.cc,$(LIB_SRCS))  # wires that need CUDA
   CU_SRCS :=
 endif
 LIB_OBJS := $(LIB_SRCS:%.cc=$(BUILD)/obj/%.o) $(CU_SRCS:%.cu=$(BUILD)/obj/%.o)

@@ -6,7 +6,7 @@
 // them into its own pool at other block ids with szRecvv and checks every bit. The same transfer
 // runs over the raw wire (codec off) in the same run for comparison.
 //
-//   mpirun -np 2 build/examples/disagg_kv_transfer [--data KV.safetensors] [--wire tcp|nccl]
+//   mpirun -np 2 build/examples/disagg_kv_transfer [--data KV.safetensors] [--wire tcp|nccl|ipc]
 //          [--iters N]
 // Without mpirun the two ranks run as threads of one process. Device pools (cudaMalloc) are
 // used when the build has CUDA and a GPU is present (one GPU per rank where there are two).

@@ -34,8 +34,11 @@ __device__ __forceinline__ int loadError(const int* p) { return *reinterpret_cas
 
 // Stops the channel on this side and tells the peer: a mismatch verdict travels as itself, any
 // other failure as szRemoteError.
+// Plain stores: the words may be pinned host memory (proxied wires), where the GPU's atomics are
+// not promised; two failures racing leave one of their codes, either of which is right.
 __device__ void failChannel(const SlotChannel& ch, int code) {
-  atomicCAS(ch.localError, 0, code);
+  volatile int* local = ch.localError;
+  if (*local == 0) *local = code;
   volatile int* peer = ch.peerError;
   if (*peer == 0) *peer = code == szInvalidUsage ? szInvalidUsage : szRemoteError;
   __threadfence_system();
@@ -71,12 +74,26 @@ __device__ void paceLink(const SlotChannel& ch, uint64_t bytes) {
   }
 }
 
+// Four 16-byte loads in flight per thread: one block alone must keep enough bytes moving to
+// approach its share of the memory bandwidth (a slice is one block's work).
+constexpr uint32_t kCopyUnroll = 4;
+
 __device__ __forceinline__ void blockCopy(uint8_t* dst, const uint8_t* src, uint64_t n) {
   const uint32_t tid = threadIdx.x;
   if (((reinterpret_cast<uintptr_t>(dst) | reinterpret_cast<uintptr_t>(src)) & 15) == 0) {
-    for (uint64_t i = tid; i < n / 16; i += kSlotThreads)
-      __stcg(reinterpret_cast<uint4*>(dst) + i, __ldcs(reinterpret_cast<const uint4*>(src) + i));
-    for (uint64_t b = n / 16 * 16 + tid; b < n; b += kSlotThreads) dst[b] = src[b];
+    const uint64_t nvec = n / 16;
+    const uint4* s = reinterpret_cast<const uint4*>(src);
+    uint4* d = reinterpret_cast<uint4*>(dst);
+    for (uint64_t base = tid; base < nvec; base += kCopyUnroll * kSlotThreads) {
+      uint4 v[kCopyUnroll];
+#pragma unroll
+      for (uint32_t u = 0; u < kCopyUnroll; ++u)
+        if (base + u * kSlotThreads < nvec) v[u] = __ldcs(s + base + u * kSlotThreads);
+#pragma unroll
+      for (uint32_t u = 0; u < kCopyUnroll; ++u)
+        if (base + u * kSlotThreads < nvec) __stcg(d + base + u * kSlotThreads, v[u]);
+    }
+    for (uint64_t b = nvec * 16 + tid; b < n; b += kSlotThreads) dst[b] = src[b];
   } else {
     for (uint64_t b = tid; b < n; b += kSlotThreads) dst[b] = src[b];
   }
@@ -330,7 +347,10 @@ __global__ void __launch_bounds__(kSlotThreads, 2) slotOpsKernel(const __grid_co
   // (a run-time index into the parameters would make a local copy per thread).
   __shared__ SlotOp sOp;
   __shared__ BlockTally t;  // thread 0's (in registers it would crowd out the codec's)
-  if (threadIdx.x == 0) t = BlockTally{};
+  if (threadIdx.x == 0) {
+    t = BlockTally{};
+    t.start = globalTimer();
+  }
   uint32_t k = 0;
   while (k + 1 < L.nops && blockIdx.x >= L.ops[k].blockEnd) ++k;
   {
@@ -343,7 +363,6 @@ __global__ void __launch_bounds__(kSlotThreads, 2) slotOpsKernel(const __grid_co
   const uint64_t nblocks = op.blockEnd - op.blockBegin;
   int status = 0;
   for (uint64_t i = blockIdx.x - op.blockBegin; i < op.slices && status == 0; i += nblocks) {
-    if (threadIdx.x == 0 && t.start == 0) t.start = globalTimer();
     status = op.send ? sendSlice<kType, kAligned>(L, op, i, t) : recvSlice<kType, kAligned>(L, op, i);
     if (status != 0 && threadIdx.x == 0) failChannel(op.ch, status);
   }

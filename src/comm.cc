@@ -14,6 +14,9 @@
 #include "param.h"
 #include "pipeline.h"
 #include "slot_path.h"
+#if SZ_HAVE_CUDA
+#include "slot_proxy.h"
+#endif
 
 #if SZ_HAVE_CUDA
 #include <cuda_runtime.h>
@@ -176,7 +179,8 @@ szResult_t connectSlotWire(szComm* comm) {
     return szSetError(szInvalidArgument, "SZ_SLOT_SLICE_BYTES=%llu (a multiple of %llu), SZ_SLOT_BLOCKS=%u, SZ_SLOT_COUNT=%u",
                       (unsigned long long)pc.sliceBytes, (unsigned long long)kSliceAlign, pc.blocks, pc.nslots);
   szSlotWireConfig wc{pc.sliceBytes, pc.nslots, 0};
-  if (const char* e = getenv("SZ_IPC_LINK_GBPS")) {
+  const char* e = comm->cfg.wire == "ipc" ? getenv("SZ_IPC_LINK_GBPS") : nullptr;
+  if (e != nullptr) {
     char* end = nullptr;
     wc.linkGBps = strtod(e, &end);
     if (end == e || *end != '\0' || !(wc.linkGBps >= 0))
@@ -217,6 +221,11 @@ szResult_t initComm(szComm* comm, int nranks, const szUniqueId& id, int rank, vo
   if (haveGpu()) SZCHECK(deviceContextCreate(comm->cfg.sliceBytes, &comm->device));
   if ((comm->wire->deviceMemory || comm->slotWire) && comm->device == nullptr)
     return szSetError(szInvalidUsage, "wire '%s' needs a GPU", comm->cfg.wire.c_str());
+#if SZ_HAVE_CUDA
+  // With a GPU, the tcp wire's device buffers take the slot protocol through a proxy thread.
+  if (comm->slotWire == nullptr && comm->device != nullptr && comm->cfg.wire == "tcp")
+    comm->slotWire = &kSlotWireTcpProxy;
+#endif
   if (comm->slotWire) SZCHECK(connectSlotWire(comm));
   szWireConfig wc{comm->cfg.timeoutMs, 0, ncclComm, 0};
   SZCHECK(comm->wire->connect(comm->bootstrap, wc, &comm->wireComm));
@@ -227,7 +236,7 @@ szResult_t initComm(szComm* comm, int nranks, const szUniqueId& id, int rank, vo
   size_t slotBytes = 0;  // the largest frame of a slice of the smallest element type
   SZCHECK(szEncodeMaxSize(comm->cfg.sliceBytes, szUint8, &slotBytes));
   comm->pipeline.reset(new Pipeline(comm, comm->device, slotBytes));
-  if (comm->device) SZCHECK(comm->pipeline->preallocate());
+  if (comm->device && comm->slotWire == nullptr) SZCHECK(comm->pipeline->preallocate());  // device ops on the pipeline
   INFO(SZ_INIT, "rank %d/%d: wire %s, codec %s, slice %zu bytes, depth %d, timeout %d ms, crc %d",
        rank, nranks, comm->cfg.wire.c_str(),
        comm->cfg.codec == SZ_CODEC_ON ? "on" : comm->cfg.codec == SZ_CODEC_OFF ? "off" : "auto",

@@ -99,11 +99,13 @@ SZ_TEST_KV_BF16=$KV_BF16 STEP_TIMEOUT=120 step gpu_tests ./build/tests/splitzip_
 [ "$NGPUS" -ge 2 ] && [ $COMM_HUNG = 0 ] && STEP_TIMEOUT=90 step demo make DEPS="$DEPS" demo
 MPI="mpirun --bind-to none --allow-run-as-root --oversubscribe -np 2 -x SZ_SOCKET_IFNAME -x SZ_TIMEOUT_MS -x NCCL_NVLS_ENABLE -x CUDA_DEVICE_MAX_CONNECTIONS"
 if [ "$NGPUS" = 1 ] && [ $COMM_HUNG = 0 ] && [ "$QUICK" != "--quick" ]; then
-  # One GPU (NCCL refuses two ranks on one GPU): both ranks share it over the tcp wire with
-  # device buffers staged through pinned memory; the main job and sendrecv_perf on that path.
-  STEP_TIMEOUT=90 step demo_tcp $MPI ./build/examples/disagg_kv_transfer --data tests/data/tinystories_kv_eval_bf16.safetensors --wire tcp
-  STEP_TIMEOUT=90 step sr_tcp $MPI ./build/perf/sendrecv_perf --wire tcp ${KV_BF16:+--data $KV_BF16} -n 10 -w 3 --codec on -b 1K -e 256M -f 16
-  STEP_TIMEOUT=90 step sr_tcp_auto $MPI ./build/perf/sendrecv_perf --wire tcp ${KV_BF16:+--data $KV_BF16} -n 10 -w 3 --codec auto -b 4 -e 256M -f 16
+  # One GPU (NCCL refuses two ranks on one GPU): both ranks share it as two threads of one
+  # process (kernels of two processes on one GPU time-slice, and the slot protocol's kernels wait
+  # on each other), over the tcp wire (slots in pinned memory, a proxy thread) and the ipc wire.
+  STEP_TIMEOUT=90 step demo_tcp ./build/examples/disagg_kv_transfer --data tests/data/tinystories_kv_eval_bf16.safetensors --wire tcp
+  STEP_TIMEOUT=90 step demo_ipc ./build/examples/disagg_kv_transfer --data tests/data/tinystories_kv_eval_bf16.safetensors --wire ipc
+  STEP_TIMEOUT=90 step sr_tcp ./build/perf/sendrecv_perf -t 2 --wire tcp ${KV_BF16:+--data $KV_BF16} -n 10 -w 3 --codec on -b 1K -e 256M -f 16
+  STEP_TIMEOUT=90 step sr_tcp_auto ./build/perf/sendrecv_perf -t 2 --wire tcp ${KV_BF16:+--data $KV_BF16} -n 10 -w 3 --codec auto -b 4 -e 256M -f 16
 fi
 if [ $COMM_HUNG = 0 ] && [ "$QUICK" != "--quick" ]; then
   # The slot protocol on the ipc wire (two ranks as threads of one process): its tests twice more
@@ -167,7 +169,7 @@ fi
   grep -h -E "^\[  (PASSED|FAILED|SKIPPED) \]|tests? ran" "$LOGS"/cpu_tests.log "$LOGS"/gpu_tests.log 2>/dev/null | head -20
   grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" "$LOGS"/memcheck.log "$LOGS"/racecheck.log "$LOGS"/ipc_memcheck.log "$LOGS"/ipc_racecheck.log 2>/dev/null
   grep -h -E "^\[  (PASSED|FAILED) \]" "$LOGS"/ipc_tests_2.log "$LOGS"/ipc_tests_conn1.log 2>/dev/null
-  for f in perf_bf16 perf_e5m2 nvcomp_bf16 nvcomp_e5m2 link_table sr_ipc demo demo_tcp sr_tcp sr_tcp_auto sr_nvlink sr_nvlink_auto sr_1channel sr_sockets \
+  for f in perf_bf16 perf_e5m2 nvcomp_bf16 nvcomp_e5m2 link_table sr_ipc demo demo_tcp demo_ipc sr_tcp sr_tcp_auto sr_nvlink sr_nvlink_auto sr_1channel sr_sockets \
            nccl_nvlink nccl_1channel nccl_sockets; do [ -f "$LOGS/$f.log" ] && { echo "--- $f"; cat "$LOGS/$f.log"; }; done
   printf '%s\n' "${SUMMARY[@]}"
 } | tee "$OUT/summary.txt"
