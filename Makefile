@@ -28,14 +28,14 @@ ifneq ($(DEPS),)
   override LDFLAGS += -L$(DEPS)/usr/lib/x86_64-linux-gnu -Wl,-rpath,$(DEPS)/usr/lib/x86_64-linux-gnu
 endif
 
-LIB_SRCS := $(wildcard src/*.cc codec/*.cc transport/*.cc)
+LIB_SRCS := $(wildcard src/*.cc src/base/*.cc src/proto/*.cc codec/*.cc transport/*.cc)
 ifeq ($(CUDA),1)
   override CPPFLAGS += -I$(CUDA_HOME)/include -DSZ_HAVE_CUDA=1
-  LIB_SRCS := $(filter-out src/device_stub.cc,$(LIB_SRCS))
+  LIB_SRCS := $(filter-out src/proto/device_stub.cc,$(LIB_SRCS))
   CU_SRCS := $(wildcard kernels/*.cu)
   override LDLIBS += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lnccl -lcudart
 else
-  LIB_SRCS := $(filter-out transport/nccl.cc transport/ipc.cc src/slot_path.cc src/slot_proxy.cc,$(LIB_SRCS))  # wires that need CUDA
+  LIB_SRCS := $(filter-out transport/nccl.cc transport/ipc.cc src/init_nccl.cc src/proto/slot_path.cc src/proto/slot_proxy.cc,$(LIB_SRCS))  # wires that need CUDA
   CU_SRCS :=
 endif
 LIB_OBJS := $(LIB_SRCS:%.cc=$(BUILD)/obj/%.o) $(CU_SRCS:%.cu=$(BUILD)/obj/%.o)
@@ -145,7 +145,7 @@ FUZZ_TIME ?= 60
 FUZZ_FLAGS := -std=c++17 -O1 -g $(WARN) -Iinclude -I. $(if $(DEPS),-I$(DEPS)/usr/include) \
 	-fsanitize=address,undefined -fno-sanitize-recover=undefined
 # The codec and the error, parameter and logging helpers it uses; not the communicator.
-FUZZ_OBJS := $(patsubst %.cc,$(BUILD)/fuzz/obj/%.o,$(wildcard codec/*.cc) src/result.cc src/param.cc src/debug.cc)
+FUZZ_OBJS := $(patsubst %.cc,$(BUILD)/fuzz/obj/%.o,$(wildcard codec/*.cc) src/base/result.cc src/base/param.cc src/base/debug.cc)
 FUZZER := $(BUILD)/fuzz/decode_fuzzer
 FUZZ_SEEDS := $(BUILD)/fuzz/make_seeds
 

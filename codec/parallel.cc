@@ -6,7 +6,7 @@
 #include <thread>
 #include <vector>
 
-#include "../src/param.h"
+#include "src/base/param.h"
 
 namespace sz {
 

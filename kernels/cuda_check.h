@@ -4,7 +4,7 @@
 
 #include <cuda_runtime.h>
 
-#include "../src/checks.h"
+#include "src/base/checks.h"
 
 #define CUDACHECK(call)                                                                  \
   do {                                                                                   \

@@ -10,7 +10,7 @@
 
 #include <cstdint>
 
-#include "../codec/frame.h"
+#include "codec/frame.h"
 #include "thread_elems.cuh"
 
 namespace sz {

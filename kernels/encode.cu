@@ -8,8 +8,8 @@
 
 #include <cstring>
 
-#include "../codec/calibrate.h"
-#include "../codec/frame.h"
+#include "codec/calibrate.h"
+#include "codec/frame.h"
 #include "cuda_check.h"
 #include "device_props.h"
 #include "kernel_loading.h"

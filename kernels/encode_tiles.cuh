@@ -9,7 +9,7 @@
 
 #include <cstdint>
 
-#include "../codec/frame.h"
+#include "codec/frame.h"
 #include "thread_elems.cuh"
 
 namespace sz {

@@ -2,7 +2,7 @@
 // global atomic per bin and block. Also szHistogramAsync.
 #include <cuda_runtime.h>
 
-#include "../codec/dtype.h"
+#include "codec/dtype.h"
 #include "cuda_check.h"
 #include "device_props.h"
 #include "kernel_loading.h"

@@ -17,7 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "../codec/dtype.h"
+#include "codec/dtype.h"
 
 namespace sz {
 

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "../codec/dtype.h"
+#include "codec/dtype.h"
 
 namespace sz {
 

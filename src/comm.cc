@@ -1,6 +1,6 @@
 // Communicator life cycle: unique id, init (bootstrap, configuration agreement, wires,
 // progress thread), finalize / destroy / abort, and the query calls.
-#include "comm.h"
+#include "src/comm.h"
 
 #include <chrono>
 #include <cstdlib>
@@ -8,14 +8,14 @@
 #include <cstring>
 #include <strings.h>
 
-#include "../kernels/device_props.h"
-#include "bootstrap.h"
-#include "checks.h"
-#include "param.h"
-#include "pipeline.h"
-#include "slot_path.h"
+#include "kernels/device_props.h"
+#include "src/base/bootstrap.h"
+#include "src/base/checks.h"
+#include "src/base/param.h"
+#include "src/pipeline.h"
+#include "src/proto/slot_path.h"
 #if SZ_HAVE_CUDA
-#include "slot_proxy.h"
+#include "src/proto/slot_proxy.h"
 #endif
 
 #if SZ_HAVE_CUDA
@@ -300,7 +300,7 @@ extern "C" szResult_t szCommInitFromNccl(szComm_t* comm, void* ncclComm, szConfi
     return szSetError(szInvalidArgument, "szCommInitFromNccl: NULL comm or ncclComm");
   szUniqueId id;
   int rank = 0, nranks = 0;
-  SZCHECK(szNcclShareUniqueId(ncclComm, &id, &rank, &nranks));
+  SZCHECK(ncclShareUniqueId(ncclComm, &id, &rank, &nranks));
   szConfig_t cfg = SZ_CONFIG_INITIALIZER;
   if (config) cfg = *config;
   cfg.wire = "nccl";

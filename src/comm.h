@@ -12,10 +12,10 @@
 #include <thread>
 #include <vector>
 
-#include "../transport/slot_wire.h"
-#include "../transport/transport.h"
-#include "auto_model.h"
-#include "device_ops.h"
+#include "transport/slot_wire.h"
+#include "transport/transport.h"
+#include "src/proto/auto_model.h"
+#include "src/proto/device_ops.h"
 #include "splitzip.h"
 
 struct szBootstrap;
@@ -77,7 +77,7 @@ struct szComm {
   void* descComm = nullptr;
   const szWire* ack = nullptr;
   void* ackComm = nullptr;
-  // Slot wire (ipc): device buffers travel through the slot protocol (src/slot_path.h); host
+  // Slot wire (ipc): device buffers travel through the slot protocol (src/proto/slot_path.h); host
   // buffers on `wire` (tcp).
   const szSlotWire* slotWire = nullptr;
   void* slotWireComm = nullptr;
@@ -103,6 +103,12 @@ szResult_t resolveConfig(const szConfig_t* config, CommConfig* out);
 // Drops the calling thread's pending group operations on `comm` (it is being destroyed); the
 // group's szGroupEnd then fails with szInvalidUsage.
 void groupDropComm(szComm* comm);
+
+#if SZ_HAVE_CUDA
+// Collective over an application's NCCL communicator (ncclComm_t): rank 0 makes a unique id and
+// broadcasts it with NCCL. Also returns this rank and the rank count (src/init_nccl.cc).
+szResult_t ncclShareUniqueId(void* ncclComm, szUniqueId* id, int* rank, int* nranks);
+#endif
 
 // Records the communicator's first asynchronous error and returns `res`.
 szResult_t commFail(szComm* comm, szResult_t res);

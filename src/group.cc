@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "checks.h"
-#include "comm.h"
-#include "param.h"
-#include "pipeline.h"
-#include "slot_path.h"
+#include "src/base/checks.h"
+#include "src/comm.h"
+#include "src/base/param.h"
+#include "src/pipeline.h"
+#include "src/proto/slot_path.h"
 
 #if SZ_HAVE_CUDA
 #include <cuda_runtime.h>

@@ -2,7 +2,7 @@
 // for host buffers, the codec stream for device buffers) and wire messages; Pipeline's
 // progress thread steps every active runner, keeping each (peer, direction) in submission
 // order. See pipeline.h for the protocol.
-#include "pipeline.h"
+#include "src/pipeline.h"
 
 #include <algorithm>
 #include <chrono>
@@ -10,11 +10,11 @@
 #include <future>
 #include <system_error>
 
-#include "../codec/checksum.h"
-#include "checks.h"
-#include "debug.h"
-#include "device_ops.h"
-#include "param.h"
+#include "codec/checksum.h"
+#include "src/base/checks.h"
+#include "src/base/debug.h"
+#include "src/proto/device_ops.h"
+#include "src/base/param.h"
 
 namespace sz {
 namespace {

@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "comm.h"
+#include "src/comm.h"
 
 namespace sz {
 

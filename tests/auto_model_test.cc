@@ -1,9 +1,9 @@
-// SZ_CODEC=auto's model (src/auto_model.h) driven with synthetic send times: it settles on the
+// SZ_CODEC=auto's model (src/proto/auto_model.h) driven with synthetic send times: it settles on the
 // faster mode, its exploration cost falls below 1%, it follows a change of the link, and
 // peers and message sizes keep separate measurements.
 #include <gtest/gtest.h>
 
-#include "../src/auto_model.h"
+#include "src/proto/auto_model.h"
 
 namespace {
 

@@ -19,9 +19,9 @@
 #include <thread>
 #include <vector>
 
-#include "src/auth.h"
-#include "src/bootstrap.h"
-#include "src/socket.h"
+#include "src/base/auth.h"
+#include "src/base/bootstrap.h"
+#include "src/base/socket.h"
 
 namespace {
 

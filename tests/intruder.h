@@ -17,8 +17,8 @@
 #include <thread>
 #include <vector>
 
-#include "src/auth.h"
-#include "src/socket.h"
+#include "src/base/auth.h"
+#include "src/base/socket.h"
 
 namespace intruder {
 

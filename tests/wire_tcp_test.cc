@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "src/bootstrap.h"
+#include "src/base/bootstrap.h"
 #include "transport/transport.h"
 
 namespace {

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "../kernels/cuda_check.h"
-#include "../src/bootstrap.h"
+#include "kernels/cuda_check.h"
+#include "src/base/bootstrap.h"
 #include "slot_wire.h"
 
 using namespace sz;

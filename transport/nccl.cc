@@ -21,11 +21,11 @@
 #include <utility>
 #include <vector>
 
-#include "../kernels/cuda_check.h"
-#include "../kernels/sm_copy.h"
-#include "../src/bootstrap.h"
-#include "../src/device_ops.h"
-#include "../src/event_pool.h"
+#include "kernels/cuda_check.h"
+#include "kernels/sm_copy.h"
+#include "src/base/bootstrap.h"
+#include "src/proto/device_ops.h"
+#include "src/proto/event_pool.h"
 #include "transport.h"
 
 namespace {
@@ -354,27 +354,6 @@ szResult_t ncclClose(void* wireComm) { return closeWire(wireComm, false); }
 szResult_t ncclAbortWire(void* wireComm) { return closeWire(wireComm, true); }
 
 }  // namespace
-
-szResult_t szNcclShareUniqueId(void* ncclComm, szUniqueId* id, int* rank, int* nranks) {
-  auto c = static_cast<ncclComm_t>(ncclComm);
-  NCCLCHECK(ncclCommUserRank(c, rank));
-  NCCLCHECK(ncclCommCount(c, nranks));
-  if (*rank == 0) SZCHECK(szGetUniqueId(id));
-  void* d = nullptr;
-  cudaStream_t stream = nullptr;
-  szResult_t res = szSuccess;
-  if (cudaMalloc(&d, sizeof(*id)) != cudaSuccess || cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess ||
-      (*rank == 0 && cudaMemcpy(d, id, sizeof(*id), cudaMemcpyHostToDevice) != cudaSuccess))
-    res = szSetError(szUnhandledCudaError, "szCommInitFromNccl: cannot stage the unique id on the device");
-  if (res == szSuccess && ncclBroadcast(d, d, sizeof(*id), ncclUint8, 0, c, stream) != ncclSuccess)
-    res = szSetError(szSystemError, "szCommInitFromNccl: ncclBroadcast of the unique id failed");
-  if (res == szSuccess && (cudaStreamSynchronize(stream) != cudaSuccess ||
-                           cudaMemcpy(id, d, sizeof(*id), cudaMemcpyDeviceToHost) != cudaSuccess))
-    res = szSetError(szUnhandledCudaError, "szCommInitFromNccl: cannot read the unique id back");
-  if (stream) cudaStreamDestroy(stream);
-  cudaFree(d);
-  return res;
-}
 
 const szWire szWireNccl = {"nccl", 1, ncclConnect, ncclRegMr, ncclDeregMr, ncclIsend, ncclIrecv,
                            ncclTest, ncclFailPeer, ncclClose, ncclAbortWire};

@@ -8,7 +8,7 @@
 
 #include <cstdint>
 
-#include "../kernels/slot_format.h"
+#include "kernels/slot_format.h"
 #include "splitzip.h"
 
 struct szBootstrap;

@@ -30,12 +30,12 @@
 #include <unordered_set>
 #include <vector>
 
-#include "src/auth.h"
-#include "src/bootstrap.h"
-#include "src/checks.h"
-#include "src/param.h"
-#include "src/pending.h"
-#include "src/socket.h"
+#include "src/base/auth.h"
+#include "src/base/bootstrap.h"
+#include "src/base/checks.h"
+#include "src/base/param.h"
+#include "src/base/pending.h"
+#include "src/base/socket.h"
 
 namespace {
 

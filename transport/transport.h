@@ -66,8 +66,4 @@ const szWire* szFindWire(const char* name);
 extern const szWire szWireTcp;
 #if SZ_HAVE_CUDA
 extern const szWire szWireNccl;
-// Collective over an application's NCCL communicator (ncclComm_t): rank 0 makes a unique id and
-// broadcasts it with NCCL, so szCommInitFromNccl needs no other rendezvous. Also returns this
-// rank and the rank count.
-szResult_t szNcclShareUniqueId(void* ncclComm, szUniqueId* id, int* rank, int* nranks);
 #endif

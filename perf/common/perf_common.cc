@@ -26,7 +26,7 @@
 #include <thread>
 #include <vector>
 
-#include "src/param.h"
+#include "src/base/param.h"
 #include "tools/cli_common.h"
 #include "tools/tensor_file.h"
 
@@ -603,7 +603,7 @@ void configure(Process& p) {
   c.wire = p.wire.c_str();
   const char* envCodec = getenv("SZ_CODEC");
   c.codec = codecMode(!o.codec.empty() ? o.codec : envCodec && *envCodec ? envCodec : "auto");
-  // The library's own parameters (src/param.h): the same defaults and K/M/G suffixes.
+  // The library's own parameters (src/base/param.h): the same defaults and K/M/G suffixes.
   c.sliceBytes = o.sliceBytes ? o.sliceBytes : size_t(szParamSliceBytes());
   c.pipelineDepth = o.depth ? o.depth : int(szParamPipelineDepth());
   c.crc = o.crc >= 0 ? o.crc : szParamCrc() != 0;

@@ -1,8 +1,8 @@
 // EventPool (event_pool.h).
 #if SZ_HAVE_CUDA
-#include "event_pool.h"
+#include "src/proto/event_pool.h"
 
-#include "../kernels/cuda_check.h"
+#include "kernels/cuda_check.h"
 
 namespace sz {
 

@@ -1,4 +1,4 @@
-#include "auto_model.h"
+#include "src/proto/auto_model.h"
 
 namespace sz {
 

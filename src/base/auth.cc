@@ -1,5 +1,5 @@
 // Connection authentication (see auth.h) over OpenSSL's libcrypto.
-#include "auth.h"
+#include "src/base/auth.h"
 
 #include <openssl/crypto.h>
 #include <openssl/err.h>
@@ -12,7 +12,7 @@
 #include <cstring>
 #include <string>
 
-#include "checks.h"
+#include "src/base/checks.h"
 
 namespace {
 

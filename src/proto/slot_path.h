@@ -12,8 +12,8 @@
 #include <memory>
 #include <vector>
 
-#include "../kernels/slot_kernels.h"
-#include "../transport/slot_wire.h"
+#include "kernels/slot_kernels.h"
+#include "transport/slot_wire.h"
 
 struct CUevent_st;
 

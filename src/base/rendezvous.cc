@@ -1,7 +1,7 @@
 // The unique id and the rendezvous (see rendezvous.h). Every structure travels in native byte
 // order (hosts of one cluster) and is zeroed before it is filled, so padding never leaks memory
 // contents.
-#include "rendezvous.h"
+#include "src/base/rendezvous.h"
 
 #include <unistd.h>
 
@@ -13,9 +13,9 @@
 #include <string>
 #include <thread>
 
-#include "checks.h"
-#include "param.h"
-#include "pending.h"
+#include "src/base/checks.h"
+#include "src/base/param.h"
+#include "src/base/pending.h"
 
 namespace {
 

@@ -18,8 +18,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "auth.h"
-#include "socket.h"
+#include "src/base/auth.h"
+#include "src/base/socket.h"
 #include "splitzip.h"
 
 // The most ranks a communicator may have (szCommInitRank refuses more, and the root refuses

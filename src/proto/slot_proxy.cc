@@ -1,5 +1,5 @@
-// The proxied slot wire (src/slot_proxy.h) over the tcp wire.
-#include "slot_proxy.h"
+// The proxied slot wire (src/proto/slot_proxy.h) over the tcp wire.
+#include "src/proto/slot_proxy.h"
 
 #include <cuda_runtime.h>
 
@@ -10,9 +10,9 @@
 #include <thread>
 #include <vector>
 
-#include "../kernels/cuda_check.h"
-#include "bootstrap.h"
-#include "checks.h"
+#include "kernels/cuda_check.h"
+#include "src/base/bootstrap.h"
+#include "src/base/checks.h"
 
 namespace sz {
 namespace {

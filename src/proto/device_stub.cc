@@ -1,5 +1,5 @@
 // The device codec API in a build without CUDA (make CUDA=0): every call says so.
-#include "checks.h"
+#include "src/base/checks.h"
 
 namespace {
 szResult_t noCuda(const char* fn) {
@@ -22,8 +22,8 @@ extern "C" szResult_t szHistogramAsync(const void*, size_t, szDataType_t, unsign
 
 // The slot path needs CUDA: a build without it never creates one (no slot wire is built), so
 // only the destructor a communicator names is needed.
-#include "../kernels/device_props.h"
-#include "slot_path.h"
+#include "kernels/device_props.h"
+#include "src/proto/slot_path.h"
 
 sz::SlotPath::~SlotPath() = default;
 szResult_t sz::currentDeviceSms(int*) { return noCuda(__func__); }

@@ -5,12 +5,12 @@
 // message wire, in step order. The receiving proxy lands them in its local receive slots, then
 // publishes them to its kernels (ready is written last, after the bytes); the credits the
 // receiving kernels write are shipped back and written into the sender's credit words, as are
-// the error words. The kernels and the host side of the protocol (src/slot_path.h) are the same
+// the error words. The kernels and the host side of the protocol (src/proto/slot_path.h) are the same
 // as for the ipc wire: only who moves the bytes differs.
 #pragma once
 
-#include "../transport/slot_wire.h"
-#include "../transport/transport.h"
+#include "transport/slot_wire.h"
+#include "transport/transport.h"
 
 namespace sz {
 

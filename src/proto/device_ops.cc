@@ -3,10 +3,10 @@
 // the codec stream writes (cuStreamWriteValue32), both found at run time so the library does
 // not link the driver, and the slice tasks. The flag lives in device memory and is written by
 // a stream, after the operation's codec work: the GPU never polls host memory across PCIe.
-#include "device_ops.h"
+#include "src/proto/device_ops.h"
 
-#include "checks.h"
-#include "debug.h"
+#include "src/base/checks.h"
+#include "src/base/debug.h"
 
 #if SZ_HAVE_CUDA
 #include <cuda.h>
@@ -16,10 +16,10 @@
 #include <utility>
 #include <vector>
 
-#include "../kernels/cuda_check.h"
-#include "../kernels/kernel_loading.h"
-#include "../kernels/sm_copy.h"
-#include "event_pool.h"
+#include "kernels/cuda_check.h"
+#include "kernels/kernel_loading.h"
+#include "kernels/sm_copy.h"
+#include "src/proto/event_pool.h"
 
 namespace sz {
 

@@ -1,11 +1,11 @@
-// The host side of the slot protocol (src/slot_path.h).
-#include "slot_path.h"
+// The host side of the slot protocol (src/proto/slot_path.h).
+#include "src/proto/slot_path.h"
 
 #include <algorithm>
 #include <cstring>
 
-#include "../kernels/cuda_check.h"
-#include "checks.h"
+#include "kernels/cuda_check.h"
+#include "src/base/checks.h"
 
 namespace sz {
 namespace {

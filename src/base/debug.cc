@@ -1,5 +1,5 @@
 // SZ_DEBUG / SZ_DEBUG_SUBSYS logging to stderr; settings read once.
-#include "debug.h"
+#include "src/base/debug.h"
 
 #include <cstdarg>
 #include <cstdio>

@@ -6,7 +6,7 @@
 #include <mutex>
 #include <string>
 
-#include "checks.h"
+#include "src/base/checks.h"
 
 namespace {
 thread_local char tLastError[1024];
