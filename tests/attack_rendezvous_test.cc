@@ -137,6 +137,9 @@ TEST(RendezvousAttack, DisagreeingGreetingFailsTheRendezvous) {
       szBootstrapClose(b);
       return;
     }
+    // After rank 0's own greeting (the root fails the ranks that have arrived; one arriving
+    // after the verdict would wait for its timeout instead).
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
     int fd = greet(root, idKeyOf(id), 1, 3);  // the communicator has 2 ranks
     ASSERT_GE(fd, 0);
     answered = answerBytes(fd, 5000);
