@@ -11,9 +11,7 @@ void raise(szResult_t code, szComm_t comm) {
   throw Error(code, message && *message ? message : szGetErrorString(code));
 }
 
-void bindErrors(nb::module_& m) {
-  m.def("error_string", [](int code) { return std::string(szGetErrorString(szResult_t(code))); },
-        "szGetErrorString: the name of a szResult_t code.");
+void registerErrorTranslator() {
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
     try {
       std::rethrow_exception(p);

@@ -24,6 +24,7 @@ inline void check(szResult_t code, szComm_t comm = nullptr) {
   if (code != szSuccess) raise(code, comm);
 }
 
-void bindErrors(nanobind::module_& m);
+// Turns szpy::Error into the splitzip.errors class of its code.
+void registerErrorTranslator();
 
 }  // namespace szpy

@@ -21,7 +21,7 @@ NB_MODULE(_splitzip, m) {
   m.attr("UNIQUE_ID_BYTES") = SZ_UNIQUE_ID_BYTES;
   m.attr("ENCODE_CRC") = SZ_ENCODE_CRC;
   m.attr("ENCODE_CALIBRATE") = SZ_ENCODE_CALIBRATE;
-  szpy::bindErrors(m);
+  szpy::registerErrorTranslator();
   szpy::bindCodec(m);
   szpy::bindComm(m);
 }
