@@ -20,10 +20,16 @@ extern "C" szResult_t szHistogramAsync(const void*, size_t, szDataType_t, unsign
   return noCuda(__func__);
 }
 
-// The slot path needs CUDA: a build without it never creates one (no slot wire is built), so
-// only the destructor a communicator names is needed.
+// The slot path needs CUDA: a build without it never creates one (no slot wire is built), but
+// the communicator still names its entry points, so they exist and fail.
 #include "kernels/device_props.h"
 #include "src/proto/slot_path.h"
 
 sz::SlotPath::~SlotPath() = default;
+szResult_t sz::SlotPath::create(const szSlotWire*, void*, int, int, const SlotPathConfig&,
+                                std::unique_ptr<SlotPath>*) {
+  return noCuda(__func__);
+}
+szResult_t sz::SlotPath::enqueue(const std::vector<SlotRequest>&, cudaStream_t) { return noCuda(__func__); }
+szResult_t sz::SlotPath::reap(const std::function<void(const SlotCompletion&)>&) { return noCuda(__func__); }
 szResult_t sz::currentDeviceSms(int*) { return noCuda(__func__); }

@@ -1,0 +1,59 @@
+"""Codebook: the 16 exponents whose 4-bit codes replace an element's exponent (paper §3.2-§3.3)."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from . import _splitzip, _types
+
+
+@dataclass(frozen=True)
+class Codebook:
+    """A calibrated codebook for one dtype (``"bf16"``, ``"fp32"`` or ``"fp8e5m2"``).
+
+    ``exponents[i]`` is the biased exponent encoded as code ``i`` (8-bit for bf16/fp32, 5-bit
+    for fp8 e5m2); ``used`` is how many entries calibration saw, the rest being padding.
+    Constructing one validates it (InvalidArgumentError says which rule failed).
+    """
+
+    dtype: str
+    exponents: tuple[int, ...]
+    used: int = 16
+
+    def __post_init__(self):
+        object.__setattr__(self, "dtype", _types.SHORT_NAME_BY_TYPE[_types.parse(self.dtype)])
+        object.__setattr__(self, "exponents", tuple(int(e) for e in self.exponents))
+        if len(self.exponents) != 16 or not all(0 <= e <= 255 for e in self.exponents) or \
+                not 0 <= self.used <= 255:
+            from .errors import InvalidArgumentError
+            raise InvalidArgumentError(f"a codebook has 16 exponents in 0..255 and used in 1..16, not "
+                                       f"{self.exponents} with used={self.used}")
+        _splitzip.codebook_validate(self._packed)
+
+    @classmethod
+    def default(cls, dtype: str = "bf16") -> Codebook:
+        """The built-in codebook for dtype, calibrated on real KV caches (szCodebookDefault)."""
+        return cls._unpack(_splitzip.codebook_default(_types.parse(dtype)))
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> Codebook:
+        """Reads a codebook file (docs/FORMAT.md, "Codebook file"; `splitzip calibrate` writes them)."""
+        return cls._unpack(_splitzip.codebook_load(os.fspath(path)))
+
+    @classmethod
+    def from_data(cls, *arrays: object, dtype: object = None) -> Codebook:
+        """Calibrates on arrays or tensors (host or CUDA): see splitzip.calibrate."""
+        from .codec import calibrate
+        return calibrate(*arrays, dtype=dtype)
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Writes the codebook file that Codebook.load and the CLI's --codebook read."""
+        _splitzip.codebook_save(self._packed, os.fspath(path))
+
+    @property
+    def _packed(self) -> bytes:
+        return bytes([_types.parse(self.dtype), self.used, *self.exponents])
+
+    @classmethod
+    def _unpack(cls, packed: bytes) -> Codebook:
+        return cls(_types.SHORT_NAME_BY_TYPE[packed[0]], tuple(packed[2:]), packed[1])

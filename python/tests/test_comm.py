@@ -1,0 +1,86 @@
+"""Two processes over the tcp wire on loopback (SZ_COMM_ID): arrays, blocks, groups, a
+mismatched pair, a killed and a silent peer, non-blocking init, torch.distributed set-up."""
+from __future__ import annotations
+
+import pytest
+
+import splitzip as sz
+from conftest import require_cuda, run_ranks
+
+
+def check_ok(results, scenario):
+    for rank, r in enumerate(results):
+        assert r.returncode == 0, f"rank {rank} of {scenario} failed:\n{r.stdout}\n{r.stderr}"
+        assert f"{scenario} ok" in r.stdout
+
+
+@pytest.mark.parametrize("codec", ["on", "off", "auto"])
+def test_arrays(codec):
+    results = run_ranks("arrays", extra_env={"TEST_CODEC": codec})
+    check_ok(results, "arrays")
+    line = next(l for l in results[0].stdout.splitlines() if l.startswith("result:"))
+    raw, wire = int(line.split()[2]), int(line.split()[4])
+    if codec == "on":
+        assert wire < raw  # compressed on the wire
+    if codec == "off":
+        assert wire >= raw
+
+
+@pytest.mark.parametrize("codec", ["on", "off"])
+def test_blocks(codec):
+    check_ok(run_ranks("blocks", extra_env={"TEST_CODEC": codec}), "blocks")
+
+
+def test_groups():
+    check_ok(run_ranks("groups", extra_env={"TEST_CODEC": "on"}), "groups")
+
+
+def test_non_blocking_init():
+    check_ok(run_ranks("groups", extra_env={"TEST_BLOCKING": "0"}), "groups")
+
+
+def test_mismatched_pair_raises_on_both_sides():
+    results = run_ranks("mismatch")
+    check_ok(results, "mismatch")
+    for r in results:
+        assert "InvalidUsageError INVALID_USAGE" in r.stdout
+
+
+def test_killed_peer_raises_within_the_timeout():
+    results = run_ranks("killed_peer", timeout=60, extra_env={"TEST_TIMEOUT_MS": "5000"})
+    assert results[1].returncode == 17
+    assert results[0].returncode == 0, results[0].stderr
+    seconds = float(results[0].stdout.split(" after ")[1].split()[0])
+    assert seconds < 5.0 + 2.0
+
+
+def test_silent_peer_times_out():
+    results = run_ranks("silent_peer", timeout=60, extra_env={"TEST_TIMEOUT_MS": "2000"})
+    assert results[0].returncode == 0, results[0].stderr
+    seconds = float(results[0].stdout.split(" after ")[1].split()[0])
+    assert 1.5 < seconds < 2.0 + 4.0
+
+
+def test_from_env_needs_its_variables(monkeypatch):
+    monkeypatch.delenv("SZ_COMM_ID", raising=False)
+    with pytest.raises(sz.InvalidArgumentError, match="SZ_COMM_ID"):
+        sz.Communicator.from_env()
+
+
+def test_bad_arguments_raise():
+    with pytest.raises(sz.InvalidArgumentError, match="codec"):
+        sz.Communicator(0, 2, bytes(128), codec="zip")
+    with pytest.raises(sz.InvalidArgumentError):
+        sz.Communicator(0, 2, bytes(12))
+
+
+def test_from_torch_distributed(tmp_path):
+    results = run_ranks("torch_distributed", extra_env={"TEST_STORE": str(tmp_path / "store")})
+    check_ok(results, "torch_distributed")
+
+
+def test_cuda_tensors_on_the_current_stream():
+    require_cuda()
+    # docs/PIPELINE.md, "Hardware queues": the ranks' streams wait on flags the codec releases.
+    check_ok(run_ranks("cuda_tensors", extra_env={"SZ_WIRE": "tcp", "CUDA_DEVICE_MAX_CONNECTIONS": "32"}),
+             "cuda_tensors")
