@@ -64,6 +64,9 @@ export CUDA_DEVICE_MAX_CONNECTIONS=${CUDA_DEVICE_MAX_CONNECTIONS:-32}
 # Both ranks of every test run on this machine: rendezvous and control traffic on loopback.
 export SZ_SOCKET_IFNAME=${SZ_SOCKET_IFNAME:-lo} SZ_TIMEOUT_MS=${SZ_TIMEOUT_MS:-20000}
 NGPUS=$(nvidia-smi -L | wc -l)
+# The commit under test: COMMIT=... from the caller (the device machine's copy may carry an older
+# .git than its working tree), else git's.
+COMMIT=${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null)}
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$LOGS/gpu.txt"
 # PREBUILT=FILE.tgz: binaries built on the development machine (a tar of build/{bin,tests,perf,
 # examples}), which saves the build's device minutes; the carried Debian libraries serve them.
@@ -145,7 +148,7 @@ if [ -z "$QUICK" ]; then
 fi
 if [ -f "$LOGS/sr_ipc.json" ] && [ -f "$OUT/codec_bf16.json" ]; then
   step link_table python3 perf/link_table.py --nocap "$LOGS/sr_ipc.json" --codec "$OUT/codec_bf16.json" "${LINKS[@]}" \
-    --json "$OUT/comm_h200.json" --png "$OUT/link_speedup.png" --commit "$(git rev-parse --short HEAD 2>/dev/null)" \
+    --json "$OUT/comm_h200.json" --png "$OUT/link_speedup.png" --commit "$COMMIT" \
     --date "$(date -u +%F)" --machine "$(tr -d '\n' <"$LOGS/gpu.txt")"
 fi
 if [ "$QUICK" != "--quick" ]; then
@@ -168,7 +171,7 @@ if [ "$QUICK" != "--quick" ]; then
 fi
 
 {
-  echo "================ SplitZip GPU run: $(git rev-parse --short HEAD 2>/dev/null) $(date -u +%F) $(cat "$LOGS/gpu.txt") ================"
+  echo "================ SplitZip GPU run: $COMMIT $(date -u +%F) $(cat "$LOGS/gpu.txt") ================"
   grep -h -E "^\[  (PASSED|FAILED|SKIPPED) \]|tests? ran" "$LOGS"/cpu_tests.log "$LOGS"/gpu_tests.log 2>/dev/null | head -20
   grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" "$LOGS"/memcheck.log "$LOGS"/racecheck.log "$LOGS"/ipc_memcheck.log "$LOGS"/ipc_racecheck.log 2>/dev/null
   grep -h -E "^\[  (PASSED|FAILED) \]" "$LOGS"/ipc_tests_2.log "$LOGS"/ipc_tests_conn1.log 2>/dev/null
