@@ -44,8 +44,18 @@ constexpr uint64_t kSliceAlign = 4096;
 SZ_HD constexpr uint64_t slotStride(uint64_t sliceBytes) {
   return (kSlotHeaderBytes + SZ_FRAME_HEADER_BYTES + sliceBytes + 255) / 256 * 256;
 }
-// Slices of an operation of `bytes` bytes; a zero-byte operation still takes one (empty) step,
-// which carries its count and type to the receiver.
+// The slice size of an operation of `bytes` bytes: the channel's slice (`maxSlice`) for large
+// operations; smaller ones are cut into about kTargetSlices slices (of at least kMinSlice), so
+// that many blocks share them (one block works on one slice). A function of the size alone:
+// both sides cut alike.
+constexpr uint64_t kTargetSlices = 64;
+constexpr uint64_t kMinSlice = 4 * kSliceAlign;
+SZ_HD constexpr uint64_t opSliceBytes(uint64_t bytes, uint64_t maxSlice) {
+  const uint64_t even = ((bytes + kTargetSlices - 1) / kTargetSlices + kSliceAlign - 1) / kSliceAlign * kSliceAlign;
+  return even < kMinSlice ? (kMinSlice < maxSlice ? kMinSlice : maxSlice) : even > maxSlice ? maxSlice : even;
+}
+// Slices of an operation of `bytes` bytes in slices of `sliceBytes`; a zero-byte operation still
+// takes one (empty) step, which carries its count and type to the receiver.
 SZ_HD constexpr uint64_t opSlices(uint64_t bytes, uint64_t sliceBytes) {
   return bytes == 0 ? 1 : (bytes + sliceBytes - 1) / sliceBytes;
 }

@@ -222,8 +222,8 @@ __device__ __forceinline__ int sendSlice(const SlotLaunch& L, const SlotOp& op, 
   const uint32_t j = slotOf(step, ch.nslots);
   uint8_t* slot = ch.ring + uint64_t(j) * ch.stride;
   uint8_t* payload = slot + kSlotHeaderBytes;
-  const uint64_t off = i * ch.sliceBytes;
-  const uint64_t n = op.bytes - off < ch.sliceBytes ? op.bytes - off : ch.sliceBytes;
+  const uint64_t off = i * op.sliceBytes;
+  const uint64_t n = op.bytes - off < op.sliceBytes ? op.bytes - off : op.sliceBytes;
   if (tid == 0) sErr = waitWord(ch, &ch.credits[j], [step](uint64_t c) { return slotFree(c, step); }, L.timeoutNs);
   __syncthreads();
   if (sErr != 0) return sErr;
@@ -274,8 +274,8 @@ __device__ __forceinline__ int recvSlice(const SlotLaunch& L, const SlotOp& op, 
   const uint32_t j = slotOf(step, ch.nslots);
   const uint8_t* slot = ch.ring + uint64_t(j) * ch.stride;
   const uint8_t* payload = slot + kSlotHeaderBytes;
-  const uint64_t off = i * ch.sliceBytes;
-  const uint64_t n = op.bytes - off < ch.sliceBytes ? op.bytes - off : ch.sliceBytes;
+  const uint64_t off = i * op.sliceBytes;
+  const uint64_t n = op.bytes - off < op.sliceBytes ? op.bytes - off : op.sliceBytes;
   if (tid == 0) {
     SlotHeader* h = reinterpret_cast<SlotHeader*>(const_cast<uint8_t*>(slot));
     int e = waitWord(ch, &h->ready, [step](uint64_t r) { return r == readyValue(step); }, L.timeoutNs);

@@ -25,6 +25,7 @@ struct SlotOp {
   int type;
   int compress;  // send: encode compressible slices into frames (else raw bytes)
   uint64_t count, bytes, slices, stepBase;
+  uint64_t sliceBytes;  // opSliceBytes(bytes, channel slice)
   uint32_t blockBegin, blockEnd;  // the blocks of the launch that work on this operation
   SlotOpAccum* accum;             // device memory, zero
   SlotOpResult* result;           // mapped pinned memory

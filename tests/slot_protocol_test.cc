@@ -26,6 +26,17 @@ TEST(SlotProtocol, SizesAndSlices) {
   EXPECT_LT(slotStride(256 << 10), kSlotHeaderBytes + SZ_FRAME_HEADER_BYTES + (256 << 10) + 256);
 }
 
+TEST(SlotProtocol, SmallOperationsAreCutFiner) {
+  const uint64_t max = 256 << 10;
+  EXPECT_EQ(opSliceBytes(0, max), kMinSlice);
+  EXPECT_EQ(opSliceBytes(1000, max), kMinSlice);
+  EXPECT_EQ(opSliceBytes(4 << 20, max), uint64_t(64) << 10);           // 64 slices of 64 KiB
+  EXPECT_EQ(opSliceBytes(uint64_t(1) << 30, max), max);                // large: the channel's slice
+  EXPECT_EQ(opSliceBytes((4 << 20) + 2, max) % kSliceAlign, 0u);       // whole elements, aligned
+  EXPECT_LE(opSlices((4 << 20) + 2, opSliceBytes((4 << 20) + 2, max)), kTargetSlices);
+  EXPECT_EQ(opSliceBytes(1000, 8192), 8192u);                          // never above the channel's slice
+}
+
 TEST(SlotProtocol, CreditsGateReuse) {
   const uint32_t n = 4;
   // Steps 0..3 find their slots free at the start; step 4 needs step 0's credit.

@@ -120,11 +120,12 @@ szResult_t SlotPath::enqueue(const std::vector<SlotRequest>& reqs, cudaStream_t 
   // Resources first, so that a failure leaves the channels' steps untouched.
   bool needScratch = false;
   uint64_t tableBytes = 0;
-  std::vector<uint64_t> slices(reqs.size());
+  std::vector<uint64_t> slices(reqs.size()), sliceBytes(reqs.size());
   for (size_t k = 0; k < reqs.size(); ++k) {
     const SlotRequest& r = reqs[k];
     const uint64_t bytes = r.count * szTypeSize(r.type);
-    slices[k] = opSlices(bytes, cfg_.sliceBytes);
+    sliceBytes[k] = opSliceBytes(bytes, cfg_.sliceBytes);
+    slices[k] = opSlices(bytes, sliceBytes[k]);
     if (r.segs.size() > 1) {
       tableBytes += align16(r.segs.size() * sizeof(SlotSegment)) + align16(slices[k] * 4);
       needScratch |= (r.send ? r.frames : true) && szTypeIsCompressible(r.type);
@@ -170,7 +171,7 @@ szResult_t SlotPath::enqueue(const std::vector<SlotRequest>& reqs, cudaStream_t 
       std::copy(r.segs.begin(), r.segs.end(), segs);
       tableAt += align16(r.segs.size() * sizeof(SlotSegment));
       uint32_t* sliceSeg = reinterpret_cast<uint32_t*>(table_ + tableAt);
-      sliceSegments(r.segs, cfg_.sliceBytes, slices[k], sliceSeg);
+      sliceSegments(r.segs, sliceBytes[k], slices[k], sliceSeg);
       tableAt += align16(slices[k] * 4);
       op.segs = segs;
       op.sliceSeg = sliceSeg;
@@ -181,6 +182,7 @@ szResult_t SlotPath::enqueue(const std::vector<SlotRequest>& reqs, cudaStream_t 
     op.count = r.count;
     op.bytes = bytes;
     op.slices = slices[k];
+    op.sliceBytes = sliceBytes[k];
     const uint32_t nblocks = uint32_t(std::min<uint64_t>(share, slices[k]));
     op.blockBegin = nextBlock;
     op.blockEnd = nextBlock + nblocks;
