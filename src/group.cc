@@ -11,6 +11,7 @@
 #include "comm.h"
 #include "param.h"
 #include "pipeline.h"
+#include "self_copy.h"
 #include "slot_path.h"
 
 #if SZ_HAVE_CUDA
@@ -88,14 +89,15 @@ szResult_t makeOp(const char* fn, bool send, void* const* bufs, const size_t* co
   if (comm->asyncError.load() == szInProgress)
     return szSetError(szInvalidUsage, "%s: the communicator's non-blocking init has not finished "
                       "(szCommGetAsyncError returns szInProgress)", fn);
-  if (peer < 0 || peer >= comm->nranks || peer == comm->rank)
-    return szSetError(szInvalidArgument, "%s: peer %d is out of range or this rank (%d of %d ranks)",
-                      fn, peer, comm->rank, comm->nranks);
+  if (peer < 0 || peer >= comm->nranks)  // peer == own rank: a copy (self_copy.h)
+    return szSetError(szInvalidArgument, "%s: peer %d is out of range (rank %d of %d ranks)", fn, peer, comm->rank,
+                      comm->nranks);
   size_t es = szTypeSize(type);
-  if (es == 0) return szSetError(szInvalidArgument, "%s: invalid data type %d", fn, (int)type);
+  if (es == 0) return szSetError(szInvalidArgument, "%s: invalid data type %d (szDataType_t has 0..%d)", fn, (int)type, szNumTypes - 1);
   if (nbufs < 0 || (nbufs > 0 && (bufs == nullptr || counts == nullptr)))
     return szSetError(szInvalidArgument, "%s: invalid buffer list", fn);
   auto op = std::make_shared<Op>();
+  op->api = fn;
   op->send = send;
   op->peer = peer;
   op->type = type;
@@ -166,16 +168,19 @@ szResult_t runPending(std::vector<PendingOp> pending) {
     if (err != szSuccess) {
       std::string why = szGetLastError(comm);  // a copy: it may be this thread's message, rewritten below
       return szSetError(err, "communicator of rank %d has failed (%s: %s): call szCommAbort", comm->rank,
-                        szGetErrorString(err), why.c_str());
+                        szResultName(err), why.c_str());
     }
     for (const auto& op : ops) {
       if (op->device && comm->device == nullptr)
         return szSetError(szInvalidUsage, "device buffers on a communicator without a GPU");
-      if (!op->device && comm->wire->deviceMemory)
+      if (!op->device && comm->wire->deviceMemory && op->peer != comm->rank)
         return szSetError(szInvalidUsage, "host buffers cannot travel on wire '%s': use the tcp wire",
                           comm->cfg.wire.c_str());
     }
   }
+  // Sends to self are copies, done here and taken out of the group; none of a communicator's
+  // copies runs unless all of its sends to self pair up.
+  for (auto& [comm, ops] : byComm) SZCHECK(runSelfOps(comm, ops));
   // Device operations of communicators with a slot path: one launch per (communicator, stream),
   // enqueued now; the call returns.
   std::map<szComm*, std::vector<std::shared_ptr<Op>>> piped;  // everything else
