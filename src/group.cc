@@ -156,13 +156,25 @@ SlotRequest slotRequest(szComm* comm, const Op& op) {
 szResult_t runPending(std::vector<PendingOp> pending) {
   std::map<szComm*, std::vector<std::shared_ptr<Op>>> byComm;
   for (const PendingOp& p : pending) byComm[p.comm].push_back(p.op);
-  for (auto& [comm, ops] : byComm)  // overlapping receive buffers within the group
+  // Overlapping receive buffers within the group; and a receive into a buffer the group sends
+  // to another rank (in place), which a decoder would race: it writes a slice's elements before
+  // patching their escapes, so the send could read a value that never was the data. (A send to
+  // self and its receive may share a buffer: that pair is a memmove.)
+  for (auto& [comm, ops] : byComm)
     for (size_t i = 0; i < ops.size(); ++i)
-      for (size_t j = 0; j < i; ++j)
-        for (const Segment& a : ops[i]->segments)
-          for (const Segment& b : ops[j]->segments)
-            if (!ops[i]->send && !ops[j]->send && overlaps(a, b))
+      for (size_t j = 0; j < i; ++j) {
+        const Op &x = *ops[i], &y = *ops[j];
+        const bool bothRecv = !x.send && !y.send, inPlace = x.send != y.send && x.peer != comm->rank &&
+                                                               y.peer != comm->rank;
+        for (const Segment& a : x.segments)
+          for (const Segment& b : y.segments) {
+            if (bothRecv && overlaps(a, b))
               return szSetError(szInvalidArgument, "szGroupEnd: receive buffers of two operations overlap");
+            if (inPlace && overlaps(a, b))
+              return szSetError(szInvalidArgument, "szGroupEnd: a receive buffer overlaps a buffer the group sends "
+                                "(in place send/recv is not supported: docs/PIPELINE.md)");
+          }
+      }
   for (auto& [comm, ops] : byComm) {
     szResult_t err = szResult_t(comm->asyncError.load());
     if (err != szSuccess) {

@@ -368,8 +368,8 @@ bool OpRunner::step(bool mayPost) {
   if (moved || onWire || waitingForUser) {
     lastMoved_ = now;
   } else if (now - lastMoved_ > std::chrono::milliseconds(comm_->cfg.timeoutMs)) {
-    finish(szSetError(szTimeout, "rank %d: %s rank %d made no progress for %d ms", comm_->rank,
-                      op_->send ? "szSend to" : "szRecv from", op_->peer, comm_->cfg.timeoutMs));
+    finish(szSetError(szTimeout, "rank %d: %s %s rank %d made no progress for %d ms", comm_->rank, op_->api,
+                      op_->send ? "to" : "from", op_->peer, comm_->cfg.timeoutMs));
     return true;
   }
   return moved;

@@ -109,4 +109,18 @@ TEST(CommSelf, UnmatchedOrMismatchedIsInvalidUsage) {
   });
 }
 
+// nccl-tests' in-place sendrecv: receiving into the buffer the group sends to another rank is
+// refused (decoding would race the send); with nothing run, the buffers are untouched.
+TEST(CommSelf, InPlaceWithAPeerIsRefused) {
+  withRanks(2, [](szComm_t comm, int rank) {
+    std::vector<uint16_t> buf = values(4096, 5);
+    ASSERT_EQ(szGroupStart(), szSuccess);
+    ASSERT_EQ(szSend(buf.data(), buf.size(), szBfloat16, 1 - rank, comm, nullptr), szSuccess);
+    ASSERT_EQ(szRecv(buf.data() + 1024, 1024, szBfloat16, 1 - rank, comm, nullptr), szSuccess);
+    EXPECT_EQ(szGroupEnd(), szInvalidArgument);
+    EXPECT_NE(std::string(szGetLastError(nullptr)).find("in place"), std::string::npos) << szGetLastError(nullptr);
+    EXPECT_EQ(buf, values(4096, 5));
+  });
+}
+
 }  // namespace

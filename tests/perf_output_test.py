@@ -5,7 +5,8 @@ The parser below reads the output the way scripts written for nccl-tests do: the
 line, "# Using devices" with one "#  Rank ..." line per rank, the column header, rows whose
 first 13 fields are nccl-tests' (size count type redop root, then time algbw busbw #wrong
 out-of-place and in-place), and the closing "# Out of bounds values" and "# Avg bus bandwidth"
-lines. It checks the numbers agree with each other, that nccl-tests' flags are accepted (or
+lines (the in-place half is N/A: SplitZip refuses in-place send/recv). It checks the numbers
+agree with each other, that nccl-tests' flags are accepted (or
 refused with a reason), and that -J keeps the keys other scripts read.
 
 Usage: tests/perf_output_test.py [path/to/sendrecv_perf]. Exits 0 when every case passed.
@@ -59,8 +60,9 @@ def parse(text):
             f = line.split()
             row = {"size": int(f[0]), "count": int(f[1]), "type": f[2], "redop": f[3], "root": int(f[4])}
             for half, at in (("oop", 5), ("ip", 9)):
-                row[half] = {"time": float(f[at]), "algbw": float(f[at + 1]), "busbw": float(f[at + 2]),
-                             "wrong": None if f[at + 3] == "N/A" else float(f[at + 3])}
+                num = lambda v: None if v == "N/A" else float(v)
+                row[half] = {"time": num(f[at]), "algbw": num(f[at + 1]), "busbw": num(f[at + 2]),
+                             "wrong": num(f[at + 3])}
             row["extra"] = f[13:]
             out["rows"].append(row)
     return out
@@ -81,7 +83,9 @@ def check_output(case, text, nranks, types, check=True):
         if r["size"] != r["count"] * TYPE_BYTES[r["type"]]: fail(case, f"size {r['size']} != count * element size: {r}")
         if (r["redop"], r["root"]) != ("none", -1): fail(case, f"redop/root {r['redop']} {r['root']}")
         if len(r["extra"]) != 4: fail(case, f"SplitZip's 4 columns expected after nccl-tests': {r['extra']}")
-        for half in ("oop", "ip"):
+        if any(v is not None for v in r["ip"].values()):
+            fail(case, f"in-place columns must be N/A (SplitZip refuses in-place send/recv): {r['ip']}")
+        for half in ("oop",):
             h = r[half]
             if h["time"] <= 0: fail(case, f"time {h['time']}")
             want = r["size"] / h["time"] / 1e3

@@ -66,7 +66,7 @@ void cudaCheck(int rank, cudaError_t err, const char* call) {
 constexpr size_t kCtrlBytes = 512;
 
 // What one rank measured for one size, exchanged as doubles.
-enum Value { kOopTime, kInTime, kRawTime, kOopWrong, kInWrong, kRawBytes, kWireBytes, kNumValues };
+enum Value { kOopTime, kRawTime, kOopWrong, kRawBytes, kWireBytes, kNumValues };
 
 class Rank {
  public:
@@ -84,8 +84,7 @@ class Rank {
   void tearDown();
   void measure(size_t count, szDataType_t type, const std::vector<uint8_t>& pattern);
   double timeIters(szComm_t comm, void* recvbuff, size_t count, szDataType_t type, szStats_t* delta);
-  uint64_t checkIteration(szComm_t comm, bool inPlace, size_t count, szDataType_t type,
-                          const std::vector<uint8_t>& pattern);
+  uint64_t checkIteration(szComm_t comm, size_t count, szDataType_t type, const std::vector<uint8_t>& pattern);
   void exchange(const void* mine, size_t bytes, void* all);
   void barrier() {
     std::vector<char> all(size_t(info_.nranks));
@@ -266,26 +265,19 @@ double Rank::timeIters(szComm_t comm, void* recvbuff, size_t count, szDataType_t
   return seconds / o.iters;
 }
 
-// One more iteration, then the elements of the receive buffer that differ bitwise from the
-// data. Out of place, the receive buffer is first poisoned with the data's complement, so that
-// an element left unwritten counts too; in place it holds the data already (every rank sends
-// the same), and is refilled afterwards if the iteration broke it.
-uint64_t Rank::checkIteration(szComm_t comm, bool inPlace, size_t count, szDataType_t type,
-                              const std::vector<uint8_t>& pattern) {
+// One more iteration into a receive buffer poisoned with the complement of the expected data,
+// so that an element left unwritten counts too. Returns the elements that differ bitwise.
+uint64_t Rank::checkIteration(szComm_t comm, size_t count, szDataType_t type, const std::vector<uint8_t>& pattern) {
   const size_t es = szTypeSize(type), bytes = count * es;
   std::vector<uint8_t> want(bytes), got(bytes);
   tile(want.data(), bytes, pattern);
-  void* recv = inPlace ? send_ : recv_;
-  if (!inPlace) {
-    for (size_t i = 0; i < bytes; ++i) got[i] = uint8_t(~want[i]);
-    copy(recv, got.data(), bytes);
-  }
-  iterate(comm, recv, count, type);
+  for (size_t i = 0; i < bytes; ++i) got[i] = uint8_t(~want[i]);
+  copy(recv_, got.data(), bytes);
+  iterate(comm, recv_, count, type);
   sync();
-  copy(got.data(), recv, bytes);
+  copy(got.data(), recv_, bytes);
   uint64_t wrong = 0;
   for (size_t i = 0; i < bytes; i += es) wrong += memcmp(&got[i], &want[i], es) != 0;
-  if (inPlace && wrong) copy(send_, want.data(), bytes);
   return wrong;
 }
 
@@ -303,15 +295,13 @@ double combineTimes(const std::vector<double>& all, int n, Value v, Average how)
 
 void Rank::measure(size_t count, szDataType_t type, const std::vector<uint8_t>& pattern) {
   const Options& o = *p_.opts;
-  szStats_t delta{}, rawDelta{}, inDelta{};
+  szStats_t delta{}, rawDelta{};
   std::vector<double> mine(kNumValues, 0.0);
   mine[kOopTime] = timeIters(comm_, recv_, count, type, &delta);
-  mine[kInTime] = timeIters(comm_, send_, count, type, &inDelta);
   mine[kRawTime] = rawComm_ == comm_ ? mine[kOopTime] : timeIters(rawComm_, recv_, count, type, &rawDelta);
   for (int c = 0; c < o.check; ++c) {
-    mine[kOopWrong] += double(checkIteration(comm_, false, count, type, pattern));
-    if (rawComm_ != comm_) mine[kOopWrong] += double(checkIteration(rawComm_, false, count, type, pattern));
-    mine[kInWrong] += double(checkIteration(comm_, true, count, type, pattern));
+    mine[kOopWrong] += double(checkIteration(comm_, count, type, pattern));
+    if (rawComm_ != comm_) mine[kOopWrong] += double(checkIteration(rawComm_, count, type, pattern));
   }
   mine[kRawBytes] = double(delta.rawBytes);
   mine[kWireBytes] = double(delta.wireBytes);
@@ -321,7 +311,7 @@ void Rank::measure(size_t count, szDataType_t type, const std::vector<uint8_t>& 
   std::vector<double> sum(kNumValues, 0.0);
   for (int r = 0; r < n; ++r)
     for (size_t v = 0; v < kNumValues; ++v) sum[v] += all[size_t(r) * kNumValues + v];
-  const uint64_t wrong = uint64_t(sum[kOopWrong] + sum[kInWrong]);
+  const uint64_t wrong = uint64_t(sum[kOopWrong]);
   if (wrong > 0) p_.exitCode = 1;
   if (info_.rank != 0) return;
   Row row;
@@ -329,24 +319,19 @@ void Rank::measure(size_t count, szDataType_t type, const std::vector<uint8_t>& 
   row.count = count;
   row.type = type;
   const double factor = p_.test->busBwFactor(n);
-  auto half = [&](Value time, Value wrongs) {
-    Half h;
-    h.timeUs = combineTimes(all, n, time, o.average) * 1e6;
-    h.algbw = h.timeUs > 0 ? double(row.bytes) / h.timeUs / 1e3 : 0;  // GB/s
-    h.busbw = h.algbw * factor;
-    h.wrong = uint64_t(sum[wrongs]);
-    return h;
-  };
-  row.outOfPlace = half(kOopTime, kOopWrong);
-  row.inPlace = half(kInTime, kInWrong);
+  Half& h = row.outOfPlace;
+  h.timeUs = combineTimes(all, n, kOopTime, o.average) * 1e6;
+  h.algbw = h.timeUs > 0 ? double(row.bytes) / h.timeUs / 1e3 : 0;  // GB/s
+  h.busbw = h.algbw * factor;
+  h.wrong = wrong;
   row.rawTimeUs = combineTimes(all, n, kRawTime, o.average) * 1e6;
   row.wireBytes = sum[kWireBytes] / n / o.iters;
   row.ratio = sum[kWireBytes] > 0 ? sum[kRawBytes] / sum[kWireBytes] : 0;
   row.speedup = row.outOfPlace.timeUs > 0 ? row.rawTimeUs / row.outOfPlace.timeUs : 0;
   printRow(row, o);
   p_.wrong += wrong;
-  p_.busbwSum += row.outOfPlace.busbw + row.inPlace.busbw;
-  p_.busbwCount += 2;
+  p_.busbwSum += row.outOfPlace.busbw;
+  p_.busbwCount += 1;
   p_.rows.push_back({{"size", row.bytes},
                      {"count", count},
                      {"type", typeName(type)},
@@ -354,10 +339,6 @@ void Rank::measure(size_t count, szDataType_t type, const std::vector<uint8_t>& 
                      {"algbw", row.outOfPlace.algbw},
                      {"busbw", row.outOfPlace.busbw},
                      {"wrong", row.outOfPlace.wrong},
-                     {"in_place_time_us", row.inPlace.timeUs},
-                     {"in_place_algbw", row.inPlace.algbw},
-                     {"in_place_busbw", row.inPlace.busbw},
-                     {"in_place_wrong", row.inPlace.wrong},
                      {"wire_bytes", uint64_t(row.wireBytes + 0.5)},
                      {"ratio", row.ratio},
                      {"raw_time_us", row.rawTimeUs},

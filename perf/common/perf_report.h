@@ -2,7 +2,8 @@
 // ("# nThread ..." and "# Using devices" with one "#  Rank ..." line per rank), the table
 // (size count type redop root, then time algbw busbw #wrong out-of-place and in-place, in
 // nccl-tests' widths), SplitZip's columns after those, and the closing lines
-// ("# Out of bounds values : N OK", "# Avg bus bandwidth    : X").
+// ("# Out of bounds values : N OK", "# Avg bus bandwidth    : X"). The in-place half is N/A:
+// SplitZip refuses a receive into the buffer a send of the group reads (docs/PIPELINE.md).
 #pragma once
 
 #include <cstddef>
@@ -21,7 +22,7 @@ struct Half {  // one of nccl-tests' halves: out-of-place or in-place
 struct Row {
   size_t bytes = 0, count = 0;
   szDataType_t type = szFloat32;
-  Half outOfPlace, inPlace;
+  Half outOfPlace;
   double wireBytes = 0, ratio = 0, rawTimeUs = 0, speedup = 0;  // SplitZip's, out-of-place
 };
 
