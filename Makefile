@@ -80,10 +80,11 @@ MPI_TESTS := $(if $(and $(MPI_LIBS),$(MPI_TEST_SRCS)),$(BUILD)/tests/splitzip_mp
 PERFS := $(patsubst perf/%,$(BUILD)/perf/%,$(basename $(PERF_SRCS)))
 EXAMPLES := $(patsubst examples/%.cc,$(BUILD)/examples/%,$(EXAMPLE_SRCS))
 
-.PHONY: all lib test gpu-test demo install uninstall clean fuzz print-gencode print-nvcc
-# Objects and the examples' objects are intermediate files of pattern rules: kept, so that
-# `make demo` after `make` relinks nothing.
-.SECONDARY:
+.PHONY: all lib test gpu-test demo install uninstall clean fuzz print-gencode print-nvcc kept-objects
+# The examples' and perf tests' objects are named only by pattern rules, which would make them
+# intermediate files, deleted after each build (and `make demo` after `make` would recompile).
+# Naming them here keeps them; unlike .SECONDARY, a deleted object is still rebuilt.
+kept-objects: $(EXAMPLE_SRCS:%.cc=$(BUILD)/obj/%.o) $(patsubst %,$(BUILD)/obj/%.o,$(basename $(PERF_SRCS)))
 all: lib $(CLI) $(TESTS) $(GPU_TESTS) $(MPI_TESTS) $(PERFS) $(EXAMPLES)
 lib: $(LIB) $(SHLIB)
 
