@@ -1,6 +1,10 @@
 # SplitZip build. `make` builds the library, the CLI and the tests; `make test` runs them;
-# `make demo` runs the main job; `make install PREFIX=...`; `make clean`.
+# `make demo` runs the main job; `make install PREFIX=... [DESTDIR=...]`, `make uninstall`;
+# `make clean`.
 # CUDA is detected (nvcc on PATH or under CUDA_HOME); `make CUDA=0` builds without it.
+# NVCC_GENCODE: the GPU architectures; by default every one this nvcc supports from sm_80 up,
+# plus PTX of the newest (`make print-gencode` shows it). Narrow it while developing, e.g.
+# make NVCC_GENCODE="-gencode arch=compute_90,code=sm_90".
 # Flags given on the command line (make CXXFLAGS="-O1 -g") replace the defaults; the required
 # ones (standard, warnings, include paths, -mavx2 for the AVX2 kernels) are always added.
 
@@ -18,7 +22,13 @@ WARN := -Wall -Wextra -Werror
 override CPPFLAGS += -Iinclude -I.
 CXXFLAGS ?= -O3 -g
 override CXXFLAGS += -std=c++17 -fPIC -pthread $(WARN)
-NVCC_GENCODE ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
+# Ampere (8.0, 8.6; 8.7 and 8.8 run 8.0's code), Ada (8.9), Hopper (9.0), Blackwell (10.0, 10.3,
+# 11.0, 12.0; 12.1 runs 12.0's), each where this nvcc knows it; PTX of the newest for later GPUs.
+SZ_ARCHS := 80 86 89 90 100 103 110 120
+NVCC_ARCHS := $(if $(filter 1,$(CUDA)),$(filter $(patsubst sm_%,%,$(shell $(NVCC) --list-gpu-code 2>/dev/null)),$(SZ_ARCHS)))
+NEWEST_ARCH = $(lastword $(NVCC_ARCHS))
+NVCC_GENCODE ?= $(foreach a,$(NVCC_ARCHS),-gencode arch=compute_$(a),code=sm_$(a)) \
+  $(foreach a,$(NEWEST_ARCH),-gencode arch=compute_$(a),code=compute_$(a))
 NVCCFLAGS ?= -O3 -g -lineinfo
 override NVCCFLAGS += -std=c++17 $(NVCC_GENCODE) -Xcompiler -fPIC,-Wall,-Wextra,-Werror -Werror all-warnings
 override LDLIBS += -lisal -lfmt -lcrypto -pthread
@@ -56,8 +66,13 @@ ifneq ($(MPI_LIBS),)
   MPI_DEFS := -DSZ_HAVE_MPI=1 -DOMPI_SKIP_MPICXX=1
 endif
 
+# The version is the header's (SZ_MAJOR.SZ_MINOR.SZ_PATCH); the shared library's SONAME carries
+# the major: libsplitzip.so -> libsplitzip.so.0 -> libsplitzip.so.0.1.0.
+VERSION := $(shell sed -n 's/^\#define SZ_\(MAJOR\|MINOR\|PATCH\) \([0-9][0-9]*\)$$/\2/p' include/splitzip.h | paste -sd.)
+SONAME := libsplitzip.so.$(firstword $(subst ., ,$(VERSION)))
 LIB := $(BUILD)/lib/libsplitzip.a
 SHLIB := $(BUILD)/lib/libsplitzip.so
+SHLIB_REAL := $(SHLIB).$(VERSION)
 CLI := $(BUILD)/bin/splitzip
 TESTS := $(BUILD)/tests/splitzip_tests
 GPU_TESTS := $(if $(GPU_TEST_SRCS),$(BUILD)/tests/splitzip_gpu_tests)
@@ -65,7 +80,11 @@ MPI_TESTS := $(if $(and $(MPI_LIBS),$(MPI_TEST_SRCS)),$(BUILD)/tests/splitzip_mp
 PERFS := $(patsubst perf/%,$(BUILD)/perf/%,$(basename $(PERF_SRCS)))
 EXAMPLES := $(patsubst examples/%.cc,$(BUILD)/examples/%,$(EXAMPLE_SRCS))
 
-.PHONY: all lib test gpu-test demo install clean fuzz
+.PHONY: all lib test gpu-test demo install uninstall clean fuzz print-gencode print-nvcc kept-objects
+# The examples' and perf tests' objects are named only by pattern rules, which would make them
+# intermediate files, deleted after each build (and `make demo` after `make` would recompile).
+# Naming them here keeps them; unlike .SECONDARY, a deleted object is still rebuilt.
+kept-objects: $(EXAMPLE_SRCS:%.cc=$(BUILD)/obj/%.o) $(patsubst %,$(BUILD)/obj/%.o,$(basename $(PERF_SRCS)))
 all: lib $(CLI) $(TESTS) $(GPU_TESTS) $(MPI_TESTS) $(PERFS) $(EXAMPLES)
 lib: $(LIB) $(SHLIB)
 
@@ -87,9 +106,11 @@ $(BUILD)/obj/%.o: %.cu $(CONFIG_STAMP)
 $(LIB): $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	rm -f $@ && $(AR) rcs $@ $^
-$(SHLIB): $(LIB_OBJS)
+$(SHLIB_REAL): $(LIB_OBJS)
 	@mkdir -p $(dir $@)
-	$(CXX) -shared -o $@ $^ $(LDFLAGS) $(LDLIBS)
+	$(CXX) -shared -Wl,-soname,$(SONAME) -o $@ $^ $(LDFLAGS) $(LDLIBS)
+$(SHLIB): $(SHLIB_REAL)
+	ln -sf $(notdir $<) $(BUILD)/lib/$(SONAME) && ln -sf $(SONAME) $@
 
 $(CLI): $(TOOL_SRCS:%.cc=$(BUILD)/obj/%.o) $(LIB)
 	@mkdir -p $(dir $@)
@@ -120,8 +141,18 @@ $(BUILD)/tests/splitzip_mpi_tests: $(MPI_TEST_SRCS:%.cc=$(BUILD)/obj/%.o) $(LIB)
 test: $(TESTS) $(CLI)
 	SZ_SOCKET_IFNAME=$${SZ_SOCKET_IFNAME:-lo} $(TESTS)
 
+# Without a GPU every GPU test skips, and the binary says so (tests/gpu/gpu_presence.cc).
 gpu-test: $(GPU_TESTS)
+ifeq ($(CUDA),1)
 	$(GPU_TESTS)
+else
+	@echo "gpu-test: SKIPPED: built without CUDA (no nvcc under CUDA_HOME=$(CUDA_HOME)): install the CUDA toolkit and run make gpu-test on a machine with an NVIDIA GPU"
+endif
+
+print-gencode:
+	@echo $(NVCC_GENCODE)
+print-nvcc:
+	@echo $(if $(filter 1,$(CUDA)),$(NVCC))
 
 # The real KV sample: its exponent statistics, then a bit-exact compress / decompress round trip.
 # The main job (examples/disagg_kv_transfer.cc): a prefill -> decode transfer of the shipped real
@@ -165,11 +196,33 @@ fuzz: $(FUZZER) $(FUZZ_SEEDS)
 	    $(BUILD)/fuzz/corpus $(BUILD)/fuzz/seeds
 -include $(FUZZ_OBJS:.o=.d)
 
+# The header, both libraries, the CLI (it links the static library: nothing to find at run
+# time), splitzip.pc and a CMake package (find_package(splitzip): target splitzip::splitzip).
+# Programs linked through either find the shared library without LD_LIBRARY_PATH: pkg-config's
+# Libs carry an rpath to $(PREFIX)/lib, and CMake puts one in the programs it builds.
+ABS_PREFIX = $(abspath $(PREFIX))
+INSTALL_LIB = $(DESTDIR)$(ABS_PREFIX)/lib
+INSTALL_CMAKE = $(INSTALL_LIB)/cmake/splitzip
+PACKAGING_SED = sed -e 's|@PREFIX@|$(ABS_PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' -e 's|@SONAME@|$(SONAME)|g' \
+  -e 's|@LIBS_PRIVATE@|$(strip $(LDLIBS))|g'
 install: lib $(CLI)
-	install -d $(PREFIX)/include $(PREFIX)/lib $(PREFIX)/bin
-	install -m 644 include/splitzip.h $(PREFIX)/include/
-	install -m 644 $(LIB) $(SHLIB) $(PREFIX)/lib/
-	install -m 755 $(CLI) $(PREFIX)/bin/
+	install -d $(DESTDIR)$(ABS_PREFIX)/include $(DESTDIR)$(ABS_PREFIX)/bin $(INSTALL_LIB)/pkgconfig $(INSTALL_CMAKE)
+	install -m 644 include/splitzip.h $(DESTDIR)$(ABS_PREFIX)/include/
+	install -m 644 $(LIB) $(INSTALL_LIB)/
+	install -m 755 $(SHLIB_REAL) $(INSTALL_LIB)/
+	ln -sf $(notdir $(SHLIB_REAL)) $(INSTALL_LIB)/$(SONAME)
+	ln -sf $(SONAME) $(INSTALL_LIB)/libsplitzip.so
+	install -m 755 $(CLI) $(DESTDIR)$(ABS_PREFIX)/bin/
+	$(PACKAGING_SED) packaging/splitzip.pc.in > $(INSTALL_LIB)/pkgconfig/splitzip.pc
+	$(PACKAGING_SED) packaging/splitzipConfig.cmake.in > $(INSTALL_CMAKE)/splitzipConfig.cmake
+	$(PACKAGING_SED) packaging/splitzipConfigVersion.cmake.in > $(INSTALL_CMAKE)/splitzipConfigVersion.cmake
+
+uninstall:
+	rm -f $(DESTDIR)$(ABS_PREFIX)/include/splitzip.h $(DESTDIR)$(ABS_PREFIX)/bin/splitzip \
+	  $(INSTALL_LIB)/libsplitzip.a $(INSTALL_LIB)/libsplitzip.so $(INSTALL_LIB)/$(SONAME) \
+	  $(INSTALL_LIB)/$(notdir $(SHLIB_REAL)) $(INSTALL_LIB)/pkgconfig/splitzip.pc \
+	  $(INSTALL_CMAKE)/splitzipConfig.cmake $(INSTALL_CMAKE)/splitzipConfigVersion.cmake
+	-rmdir $(INSTALL_CMAKE) 2>/dev/null
 
 clean:
 	rm -rf $(BUILD)

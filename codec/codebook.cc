@@ -98,7 +98,7 @@ extern "C" int szTypeIsCompressible(szDataType_t type) { return typeTraits(type)
 extern "C" szResult_t szHistogramInit(szHistogram_t* hist, szDataType_t type) {
   if (hist == nullptr) return szSetError(szInvalidArgument, "szHistogramInit: hist is NULL");
   if (!szTypeIsCompressible(type))
-    return szSetError(szInvalidArgument, "type %d has no exponent to calibrate", (int)type);
+    return szSetError(szInvalidArgument, "%s has no exponent to calibrate (only bf16, fp32 and fp8e5m2 are compressed)", szTypeName(type));
   memset(hist, 0, sizeof(*hist));
   hist->type = type;
   return szSuccess;
@@ -151,7 +151,7 @@ extern "C" szResult_t szCodebookDefault(szDataType_t type, szCodebook_t* cb) {
   } else if (type == szFloat8e5m2) {
     memcpy(cb->exponents, kDefaultFp8e5m2, kCodebookSize);
   } else {
-    return szSetError(szInvalidArgument, "type %d has no codebook", (int)type);
+    return szSetError(szInvalidArgument, "%s has no codebook (only bf16, fp32 and fp8e5m2 are compressed)", szTypeName(type));
   }
   cb->type = type;
   cb->used = int(kCodebookSize);

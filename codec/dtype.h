@@ -37,6 +37,14 @@ struct TypeTraits {
   }
 };
 
+// The type's name in messages (the CLI's names for the compressible types); "invalid type"
+// for a value outside szDataType_t.
+inline const char* szTypeName(int type) {
+  static const char* const kNames[] = {"int8",    "uint8",   "int32",   "uint32", "int64",   "uint64",
+                                       "float16", "fp32",    "float64", "bf16",   "fp8e4m3", "fp8e5m2"};
+  return type >= 0 && type < szNumTypes ? kNames[type] : "invalid type";
+}
+
 SZ_HD constexpr TypeTraits typeTraits(int type) {
   switch (type) {
     case szInt8: case szUint8: case szFloat8e4m3: return {1, 0, 0, 0};

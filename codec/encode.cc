@@ -19,8 +19,8 @@ szResult_t chooseCodebook(const void* in, size_t count, szDataType_t type,
     *cb = *given;
     SZCHECK(szCodebookValidate(cb));
     if (cb->type != type)
-      return szSetError(szInvalidArgument, "codebook is for type %d, data is type %d",
-                        (int)cb->type, (int)type);
+      return szSetError(szInvalidArgument, "codebook is for %s, data is %s", szTypeName(cb->type),
+                        szTypeName(type));
     return szSuccess;
   }
   if (flags & SZ_ENCODE_CALIBRATE) {
@@ -103,10 +103,10 @@ extern "C" szResult_t szEncodeMaxSize(size_t count, szDataType_t type, size_t* m
   FrameLayout l;
   if (maxBytes == nullptr) return szSetError(szInvalidArgument, "szEncodeMaxSize: maxBytes is NULL");
   if (typeTraits(type).elemBytes == 0)
-    return szSetError(szInvalidArgument, "invalid data type %d", (int)type);
+    return szSetError(szInvalidArgument, "invalid data type %d (szDataType_t has 0..%d)", (int)type, szNumTypes - 1);
   if (!computeLayout(type, count, &l) || l.rawBytes > SIZE_MAX - kHeaderBytes)
-    return szSetError(szInvalidArgument, "%zu elements of type %d overflow the size arithmetic",
-                      count, (int)type);
+    return szSetError(szInvalidArgument, "%zu elements of %s overflow the size arithmetic", count,
+                      szTypeName(type));
   *maxBytes = kHeaderBytes + l.rawBytes;
   return szSuccess;
 }

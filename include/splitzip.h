@@ -68,6 +68,11 @@ int szTypeIsCompressible(szDataType_t type);
 
 const char* szGetErrorString(szResult_t result);
 
+/* The version of the library loaded, as SZ_VERSION_CODE (ncclGetVersion's convention: major *
+ * 10000 + minor * 100 + patch), which may differ from the header's when a program runs with
+ * another libsplitzip.so. Errors: szInvalidArgument (NULL). */
+szResult_t szGetVersion(int* version);
+
 /* The last detailed error message. comm == NULL: the calling thread's (valid until its next
  * failing call). A communicator: the message of its asynchronous error (szCommGetAsyncError:
  * a failed operation, a failed non-blocking init; valid until szCommDestroy/szCommAbort), or
@@ -294,10 +299,16 @@ szResult_t szCommUserRank(const szComm_t comm, int* rank);
  * (or NULL on the nccl wire). Host buffers (or a build without CUDA): the call (or, inside a
  * group, szGroupEnd) returns when the operation is complete; `stream` is ignored. With device
  * buffers, see CUDA_DEVICE_MAX_CONNECTIONS in docs/PIPELINE.md.
- * Errors: szInvalidArgument (NULL buffer with count > 0, peer out of range or == own rank,
- * bad type, count * size overflows), szInvalidUsage (mismatched peers, a stream being captured
- * into a CUDA graph, a non-blocking init not finished), szRemoteError, szTimeout (no progress
- * for the timeout), szCorruptFrame (wire data failed validation or CRC). */
+ * Self send/recv (peer == own rank), as in NCCL: a send to self must be matched by a receive
+ * from self in the same group (the n-th with the n-th); the data is copied in memory (host:
+ * at szGroupEnd; device: stream-ordered on the receive's stream, by a kernel), not counted in
+ * szCommGetStats. A send to self without its receive in the group, or of another count or
+ * type, is szInvalidUsage.
+ * Errors: szInvalidArgument (NULL buffer with count > 0, peer out of range, bad type, count *
+ * size overflows; at szGroupEnd: receive buffers that overlap, or a receive into a buffer that
+ * a send of the group to another rank reads), szInvalidUsage (mismatched peers, a stream being captured into a CUDA graph,
+ * a non-blocking init not finished), szRemoteError, szTimeout (no progress for the timeout),
+ * szCorruptFrame (wire data failed validation or CRC). */
 szResult_t szSend(const void* sendbuff, size_t count, szDataType_t type, int peer, szComm_t comm,
                   cudaStream_t stream);
 szResult_t szRecv(void* recvbuff, size_t count, szDataType_t type, int peer, szComm_t comm,
@@ -318,17 +329,21 @@ szResult_t szRecvv(void* const* recvbuffs, const size_t* counts, int nbuffs, szD
 szResult_t szGroupStart(void);
 szResult_t szGroupEnd(void);
 
+/* Sends and receives are counted apart; sends to self (copies) are not counted. */
 typedef struct {
-  uint64_t rawBytes;      /* uncompressed bytes sent */
-  uint64_t wireBytes;     /* bytes sent on the wire (headers included) */
-  uint64_t escapes;       /* escapes in the frames sent */
-  uint64_t slices;        /* slices sent */
-  uint64_t compressedSlices;
-  double encodeSeconds;   /* time spent in each stage (host codec: CPU time of the stage) */
-  double wireSeconds;
-  double decodeSeconds;
+  uint64_t rawBytes;          /* sends: uncompressed bytes sent */
+  uint64_t wireBytes;         /* sends: bytes sent on the wire (headers included) */
+  uint64_t escapes;           /* sends: escapes in the frames sent */
+  uint64_t slices;            /* sends: slices sent */
+  uint64_t compressedSlices;  /* sends: slices sent as compressed frames */
+  double encodeSeconds;       /* sends: time encoding (host codec: CPU time of the stage) */
+  double wireSeconds;         /* sends: time slices spent on the wire */
+  double decodeSeconds;       /* receives: time decoding (host codec: CPU time of the stage) */
+  uint64_t recvRawBytes;      /* receives: uncompressed bytes received */
+  uint64_t recvWireBytes;     /* receives: bytes received from the wire (headers included) */
+  uint64_t recvSlices;        /* receives: slices received */
 } szStats_t;
-/* Counters of this rank's sends since init (stage times are cumulative). */
+/* Counters of this rank's operations since init (stage times are cumulative). */
 szResult_t szCommGetStats(const szComm_t comm, szStats_t* stats);
 
 #ifdef __cplusplus

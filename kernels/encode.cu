@@ -194,7 +194,7 @@ extern "C" szResult_t szEncodeAsync(const void* d_in, size_t count, szDataType_t
     else SZCHECK(szCodebookDefault(type, &cb));
     SZCHECK(szCodebookValidate(&cb));
     if (cb.type != type)
-      return szSetError(szInvalidArgument, "codebook is for type %d, data is type %d", (int)cb.type, (int)type);
+      return szSetError(szInvalidArgument, "codebook is for %s, data is %s", sz::szTypeName(cb.type), sz::szTypeName(type));
   }
   if (!forceRaw && (d_temp == nullptr || tempBytes < needTemp))
     return szSetError(szInvalidArgument, "szEncodeAsync: temp memory %zu bytes < szEncodeTempSize %zu", tempBytes, needTemp);

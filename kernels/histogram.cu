@@ -55,6 +55,6 @@ extern "C" szResult_t szHistogramAsync(const void* d_data, size_t count, szDataT
   if ((d_data == nullptr && count > 0) || d_counts == nullptr)
     return szSetError(szInvalidArgument, "szHistogramAsync: NULL data or counts");
   if (!szTypeIsCompressible(type))
-    return szSetError(szInvalidArgument, "szHistogramAsync: type %d has no exponent", (int)type);
+    return szSetError(szInvalidArgument, "szHistogramAsync: %s has no exponent", sz::szTypeName(type));
   return sz::launchHistogram(d_data, count, type, d_counts, stream);
 }

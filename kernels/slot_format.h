@@ -99,7 +99,7 @@ struct SlotSegment {
 struct SlotOpResult {
   int status;                // szResult_t
   int done;                  // 1 once written
-  uint64_t wireBytes;        // slot payload bytes published (sender)
+  uint64_t wireBytes;        // slot payload bytes published (send) or drained (receive)
   uint64_t escapes;
   uint64_t compressedSlices;
   uint64_t startNs, endNs;   // global timer: first slice started, last slice finished

@@ -265,7 +265,7 @@ __device__ __forceinline__ int sendSlice(const SlotLaunch& L, const SlotOp& op, 
 
 // A receive block's slice: wait for the slot, check its header, decode or copy, credit.
 template <int kType, bool kAligned>
-__device__ __forceinline__ int recvSlice(const SlotLaunch& L, const SlotOp& op, uint64_t i) {
+__device__ __forceinline__ int recvSlice(const SlotLaunch& L, const SlotOp& op, uint64_t i, BlockTally& t) {
   __shared__ int sErr, sStatus;
   __shared__ SlotHeader sH;
   const uint32_t tid = threadIdx.x;
@@ -310,7 +310,11 @@ __device__ __forceinline__ int recvSlice(const SlotLaunch& L, const SlotOp& op, 
     blockCopy(op.seg0.ptr + off, payload, n);
   }
   __syncthreads();  // every read of the slot is done: it may be overwritten
-  if (tid == 0) storeRelease(&ch.credits[j], creditAfter(step, ch.nslots));
+  if (tid == 0) {
+    storeRelease(&ch.credits[j], creditAfter(step, ch.nslots));
+    t.wire += sH.bytes;
+    t.compressed += (sH.flags & kSlotFrame) != 0;
+  }
   return 0;
 }
 
@@ -363,7 +367,7 @@ __global__ void __launch_bounds__(kSlotThreads, 2) slotOpsKernel(const __grid_co
   const uint64_t nblocks = op.blockEnd - op.blockBegin;
   int status = 0;
   for (uint64_t i = blockIdx.x - op.blockBegin; i < op.slices && status == 0; i += nblocks) {
-    status = op.send ? sendSlice<kType, kAligned>(L, op, i, t) : recvSlice<kType, kAligned>(L, op, i);
+    status = op.send ? sendSlice<kType, kAligned>(L, op, i, t) : recvSlice<kType, kAligned>(L, op, i, t);
     if (status != 0 && threadIdx.x == 0) failChannel(op.ch, status);
   }
   // A send completes once the receiver has drained its slices (docs/PIPELINE.md): then the

@@ -78,6 +78,9 @@ szResult_t commReapSlots(szComm* comm) {
   szResult_t res = comm->slotPath->reap([comm, autoMode](const SlotCompletion& c) {
     std::lock_guard<std::mutex> lock(comm->statsMu);
     if (!c.send) {
+      comm->stats.recvRawBytes += c.bytes;
+      comm->stats.recvWireBytes += c.wireBytes + c.slices * kSlotHeaderBytes;
+      comm->stats.recvSlices += c.slices;
       comm->stats.decodeSeconds += c.seconds;
       return;
     }
@@ -237,8 +240,8 @@ szResult_t initComm(szComm* comm, int nranks, const szUniqueId& id, int rank, vo
   SZCHECK(szEncodeMaxSize(comm->cfg.sliceBytes, szUint8, &slotBytes));
   comm->pipeline.reset(new Pipeline(comm, comm->device, slotBytes));
   if (comm->device && comm->slotWire == nullptr) SZCHECK(comm->pipeline->preallocate());  // device ops on the pipeline
-  INFO(SZ_INIT, "rank %d/%d: wire %s, codec %s, slice %zu bytes, depth %d, timeout %d ms, crc %d",
-       rank, nranks, comm->cfg.wire.c_str(),
+  INFO(SZ_INIT, "SplitZip %d.%d.%d rank %d/%d: wire %s, codec %s, slice %zu bytes, depth %d, timeout %d ms, crc %d",
+       SZ_MAJOR, SZ_MINOR, SZ_PATCH, rank, nranks, comm->cfg.wire.c_str(),
        comm->cfg.codec == SZ_CODEC_ON ? "on" : comm->cfg.codec == SZ_CODEC_OFF ? "off" : "auto",
        comm->cfg.sliceBytes, comm->cfg.depth, comm->cfg.timeoutMs, (int)comm->cfg.crc);
   return szSuccess;

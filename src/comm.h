@@ -30,6 +30,7 @@ struct Segment {
 
 // One szSend/szRecv (or the v-variants) as the pipeline sees it.
 struct Op {
+  const char* api = "szSend";  // the call that made it (szSend, szRecv, szSendv, szRecvv), for messages
   bool send = false;
   int peer = -1;
   szDataType_t type = szUint8;

@@ -8,10 +8,11 @@
 #include <vector>
 
 #include "src/base/checks.h"
-#include "src/comm.h"
 #include "src/base/param.h"
+#include "src/comm.h"
 #include "src/pipeline.h"
 #include "src/proto/slot_path.h"
+#include "src/self_copy.h"
 
 #if SZ_HAVE_CUDA
 #include <cuda_runtime.h>
@@ -88,14 +89,15 @@ szResult_t makeOp(const char* fn, bool send, void* const* bufs, const size_t* co
   if (comm->asyncError.load() == szInProgress)
     return szSetError(szInvalidUsage, "%s: the communicator's non-blocking init has not finished "
                       "(szCommGetAsyncError returns szInProgress)", fn);
-  if (peer < 0 || peer >= comm->nranks || peer == comm->rank)
-    return szSetError(szInvalidArgument, "%s: peer %d is out of range or this rank (%d of %d ranks)",
-                      fn, peer, comm->rank, comm->nranks);
+  if (peer < 0 || peer >= comm->nranks)  // peer == own rank: a copy (self_copy.h)
+    return szSetError(szInvalidArgument, "%s: peer %d is out of range (rank %d of %d ranks)", fn, peer, comm->rank,
+                      comm->nranks);
   size_t es = szTypeSize(type);
-  if (es == 0) return szSetError(szInvalidArgument, "%s: invalid data type %d", fn, (int)type);
+  if (es == 0) return szSetError(szInvalidArgument, "%s: invalid data type %d (szDataType_t has 0..%d)", fn, (int)type, szNumTypes - 1);
   if (nbufs < 0 || (nbufs > 0 && (bufs == nullptr || counts == nullptr)))
     return szSetError(szInvalidArgument, "%s: invalid buffer list", fn);
   auto op = std::make_shared<Op>();
+  op->api = fn;
   op->send = send;
   op->peer = peer;
   op->type = type;
@@ -154,28 +156,43 @@ SlotRequest slotRequest(szComm* comm, const Op& op) {
 szResult_t runPending(std::vector<PendingOp> pending) {
   std::map<szComm*, std::vector<std::shared_ptr<Op>>> byComm;
   for (const PendingOp& p : pending) byComm[p.comm].push_back(p.op);
-  for (auto& [comm, ops] : byComm)  // overlapping receive buffers within the group
+  // Overlapping receive buffers within the group; and a receive into a buffer the group sends
+  // to another rank (in place), which a decoder would race: it writes a slice's elements before
+  // patching their escapes, so the send could read a value that never was the data. (A send to
+  // self and its receive may share a buffer: that pair is a memmove.)
+  for (auto& [comm, ops] : byComm)
     for (size_t i = 0; i < ops.size(); ++i)
-      for (size_t j = 0; j < i; ++j)
-        for (const Segment& a : ops[i]->segments)
-          for (const Segment& b : ops[j]->segments)
-            if (!ops[i]->send && !ops[j]->send && overlaps(a, b))
+      for (size_t j = 0; j < i; ++j) {
+        const Op &x = *ops[i], &y = *ops[j];
+        const bool bothRecv = !x.send && !y.send, inPlace = x.send != y.send && x.peer != comm->rank &&
+                                                               y.peer != comm->rank;
+        for (const Segment& a : x.segments)
+          for (const Segment& b : y.segments) {
+            if (bothRecv && overlaps(a, b))
               return szSetError(szInvalidArgument, "szGroupEnd: receive buffers of two operations overlap");
+            if (inPlace && overlaps(a, b))
+              return szSetError(szInvalidArgument, "szGroupEnd: a receive buffer overlaps a buffer the group sends "
+                                "(in place send/recv is not supported: docs/PIPELINE.md)");
+          }
+      }
   for (auto& [comm, ops] : byComm) {
     szResult_t err = szResult_t(comm->asyncError.load());
     if (err != szSuccess) {
       std::string why = szGetLastError(comm);  // a copy: it may be this thread's message, rewritten below
       return szSetError(err, "communicator of rank %d has failed (%s: %s): call szCommAbort", comm->rank,
-                        szGetErrorString(err), why.c_str());
+                        szResultName(err), why.c_str());
     }
     for (const auto& op : ops) {
       if (op->device && comm->device == nullptr)
         return szSetError(szInvalidUsage, "device buffers on a communicator without a GPU");
-      if (!op->device && comm->wire->deviceMemory)
+      if (!op->device && comm->wire->deviceMemory && op->peer != comm->rank)
         return szSetError(szInvalidUsage, "host buffers cannot travel on wire '%s': use the tcp wire",
                           comm->cfg.wire.c_str());
     }
   }
+  // Sends to self are copies, done here and taken out of the group; none of a communicator's
+  // copies runs unless all of its sends to self pair up.
+  for (auto& [comm, ops] : byComm) SZCHECK(runSelfOps(comm, ops));
   // Device operations of communicators with a slot path: one launch per (communicator, stream),
   // enqueued now; the call returns.
   std::map<szComm*, std::vector<std::shared_ptr<Op>>> piped;  // everything else

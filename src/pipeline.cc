@@ -368,8 +368,8 @@ bool OpRunner::step(bool mayPost) {
   if (moved || onWire || waitingForUser) {
     lastMoved_ = now;
   } else if (now - lastMoved_ > std::chrono::milliseconds(comm_->cfg.timeoutMs)) {
-    finish(szSetError(szTimeout, "rank %d: %s rank %d made no progress for %d ms", comm_->rank,
-                      op_->send ? "szSend to" : "szRecv from", op_->peer, comm_->cfg.timeoutMs));
+    finish(szSetError(szTimeout, "rank %d: %s %s rank %d made no progress for %d ms", comm_->rank, op_->api,
+                      op_->send ? "to" : "from", op_->peer, comm_->cfg.timeoutMs));
     return true;
   }
   return moved;
@@ -537,11 +537,11 @@ bool OpRunner::stepSend() {
       finish(szSetError(szCorruptFrame, "rank %d: bad acknowledgement from rank %d", comm_->rank, op_->peer));
     } else if (ack_.status != szSuccess) {
       finish(szSetError(ack_.status == szInvalidUsage ? szInvalidUsage : szRemoteError,
-                        "rank %d: szSend of %llu elements of type %d to rank %d: the receiver %s "
-                        "(szRecv of %llu elements of type %d)",
-                        comm_->rank, (unsigned long long)op_->count, (int)op_->type, op_->peer,
+                        "rank %d: %s of %llu elements of %s to rank %d: the receiver %s "
+                        "(a receive of %llu elements of %s)",
+                        comm_->rank, op_->api, (unsigned long long)op_->count, szTypeName(op_->type), op_->peer,
                         ack_.status == szInvalidUsage ? "does not match" : "failed",
-                        (unsigned long long)ack_.count, ack_.type));
+                        (unsigned long long)ack_.count, szTypeName(ack_.type)));
     } else if (dataError_ != szSuccess) {
       finish(szSetError(dataError_, "%s", dataWhy_.c_str()));
     } else if (completed_ == numSlices_ && descReq_.done) {
@@ -579,6 +579,12 @@ szResult_t OpRunner::receivedSlice(Slot& s) {
     return szSetError(szCorruptFrame, "rank %d: raw slice %llu from rank %d has %llu bytes, expected %llu",
                       comm_->rank, (unsigned long long)slice, op_->peer, (unsigned long long)got,
                       (unsigned long long)bytes);
+  {
+    std::lock_guard<std::mutex> lock(comm_->statsMu);
+    comm_->stats.recvRawBytes += bytes;
+    comm_->stats.recvWireBytes += (hostWire() ? sizeof(SliceHeader) : kSizeMessageBytes) + got;
+    comm_->stats.recvSlices++;
+  }
   uint8_t* direct = contiguous(off, bytes);
   const uint8_t* payload = directRaw() && direct ? direct : s.frame;
   if (hostWire()) {
@@ -627,8 +633,8 @@ szResult_t OpRunner::receivedSlice(Slot& s) {
     szDataType_t gotType = type;
     szResult_t r = szDecode(frame, got, dst, bytes, &count, &gotType);
     if (r == szSuccess && (count != expect || gotType != type))
-      r = szSetError(szCorruptFrame, "rank %d: a frame from rank %d holds %zu elements of type %d, expected %llu "
-                     "of type %d", comm->rank, peer, count, (int)gotType, (unsigned long long)expect, (int)type);
+      r = szSetError(szCorruptFrame, "rank %d: a frame from rank %d holds %zu elements of %s, expected %llu "
+                     "of %s", comm->rank, peer, count, szTypeName(gotType), (unsigned long long)expect, szTypeName(type));
     std::lock_guard<std::mutex> lock(comm->statsMu);
     comm->stats.decodeSeconds += seconds(t0, Clock::now());
     return r;
@@ -657,10 +663,10 @@ bool OpRunner::stepRecv() {
     if (!valid) {  // the sender learns it from the acknowledgement instead of waiting for one
       status_ = szSetError(szCorruptFrame, "rank %d: bad operation header from rank %d", comm_->rank, op_->peer);
     } else if (desc_.count != op_->count || desc_.type != uint32_t(op_->type)) {
-      status_ = szSetError(szInvalidUsage, "rank %d: szRecv of %llu elements of type %d from rank %d does not "
-                           "match its szSend of %llu elements of type %u", comm_->rank,
-                           (unsigned long long)op_->count, (int)op_->type, op_->peer,
-                           (unsigned long long)desc_.count, desc_.type);
+      status_ = szSetError(szInvalidUsage, "rank %d: %s of %llu elements of %s from rank %d does not "
+                           "match its send of %llu elements of %s", comm_->rank, op_->api,
+                           (unsigned long long)op_->count, szTypeName(op_->type), op_->peer,
+                           (unsigned long long)desc_.count, szTypeName(int(desc_.type)));
     }
     ack_ = OpAck{kAckMagic, seq_, int32_t(status_), int32_t(op_->type), op_->count};
     frames_ = desc_.mode == 1;

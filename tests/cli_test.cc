@@ -371,4 +371,31 @@ TEST_F(Cli, BenchJsonReportsThroughputAndRatio) {
     }
 }
 
+// Issue 14, item 12: --version, an unknown subcommand named, --dtype in any case, ml_dtypes'
+// float8 .npy ('<f1'), the accepted .npy forms listed, and no ratio for an empty input.
+TEST_F(Cli, VersionSubcommandsDtypeCaseAndEmptyInput) {
+  CliRun v = run("--version");
+  EXPECT_EQ(v.status, 0) << v.err;
+  EXPECT_EQ(v.out.rfind("splitzip " + std::to_string(SZ_MAJOR) + "." + std::to_string(SZ_MINOR) + ".", 0), 0u) << v.out;
+  CliRun unknown = run("frobnicate");
+  EXPECT_NE(unknown.err.find("unknown subcommand 'frobnicate'"), std::string::npos) << unknown.err;
+  std::vector<uint8_t> bf16(2000);
+  for (size_t i = 0; i < bf16.size(); ++i) bf16[i] = uint8_t(i % 2 ? 0x3F : i);
+  writeBytes(path("x.bf16"), bf16);
+  CliRun upper = run("compress --dtype BF16 " + quote(path("x.bf16")) + " " + quote(path("x.sz")));
+  EXPECT_EQ(upper.status, 0) << upper.err;
+  std::vector<uint8_t> f8(4096, 0x3C);
+  writeBytes(path("f8.npy"), npyFile("<f1", "(4096,)", f8));
+  expectRoundTrip(path("f8.npy"), "fp8e5m2", f8);
+  writeBytes(path("half.npy"), npyFile("<f2", "(1000,)", bf16));
+  expectError("stats --dtype bf16 " + quote(path("half.npy")), "accepted: '<u2'");
+  writeBytes(path("empty.bf16"), std::vector<uint8_t>());
+  CliRun st = run("stats --dtype bf16 " + quote(path("empty.bf16")));
+  EXPECT_EQ(st.status, 0) << st.err;
+  EXPECT_EQ(st.out.find("ratio 0.0000"), std::string::npos) << st.out;
+  EXPECT_NE(st.out.find("no elements"), std::string::npos) << st.out;
+  CliRun c = run("compress --dtype bf16 " + quote(path("empty.bf16")) + " " + quote(path("e.sz")));
+  EXPECT_NE(c.out.find("ratio n/a"), std::string::npos) << c.out;
+}
+
 }  // namespace

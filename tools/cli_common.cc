@@ -18,7 +18,7 @@ void check(szResult_t res, const std::string& context) {
   throw CliError(fmt::format("{}: {}", context, *detail ? detail : szGetErrorString(res)));
 }
 
-const std::map<std::string, szDataType_t>& dtypeNames() {
+const std::map<std::string, szDataType_t>& dtypeNames() {  // lower case; --dtype takes any case
   static const std::map<std::string, szDataType_t> names = {
       {"bf16", szBfloat16}, {"fp32", szFloat32}, {"fp8e5m2", szFloat8e5m2}};
   return names;
@@ -28,6 +28,10 @@ std::string dtypeName(szDataType_t type) {
   for (const auto& [name, t] : dtypeNames())
     if (t == type) return name;
   return fmt::format("type {}", int(type));
+}
+
+std::string ratioText(uint64_t raw, uint64_t frame) {
+  return raw ? fmt::format("{:.4f}", compressionRatio(raw, frame)) : "n/a (no elements)";
 }
 
 uint32_t exponentBits(szDataType_t type) { return type == szFloat8e5m2 ? 5 : 8; }

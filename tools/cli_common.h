@@ -35,6 +35,8 @@ std::string joinInts(const std::vector<int>& v);
 inline double compressionRatio(uint64_t raw, uint64_t frame) {
   return frame ? double(raw) / double(frame) : 0.0;
 }
+// The ratio for printing: "n/a (no elements)" for empty input, whose frame is only a header.
+std::string ratioText(uint64_t raw, uint64_t frame);
 
 // An input file read at offsets. Only regular files: it is opened without blocking
 // (O_NONBLOCK: opening a FIFO would otherwise wait for a writer) and a FIFO, device or

@@ -37,9 +37,9 @@ void runCompress(const CompressOptions& o) {
   szFrameInfo_t info;
   check(szFrameGetInfo(frame.data(), bytes, &info), "checking the new frame");
   writeFileBytes(o.output, frame.data(), bytes);
-  fmt::print("{} -> {}: {} {} elements, {} -> {} bytes, ratio {:.4f}, {} escapes{}{}\n", o.input,
+  fmt::print("{} -> {}: {} {} elements, {} -> {} bytes, ratio {}, {} escapes{}{}\n", o.input,
              o.output, d.count, dtypeName(o.type), d.bytes.size(), bytes,
-             compressionRatio(d.bytes.size(), bytes), info.escapeCount, info.raw ? ", stored raw" : "",
+             ratioText(d.bytes.size(), bytes), info.escapeCount, info.raw ? ", stored raw" : "",
              o.crc ? ", CRC32C" : "");
 }
 

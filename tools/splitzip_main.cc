@@ -17,13 +17,21 @@ CLI::Option* addDtypeOption(CLI::App& cmd, szDataType_t* type) {
           "--dtype", [type](const std::string& name) { *type = dtypeNames().at(name); },
           "element type")
       ->required()
-      ->check(CLI::IsMember(names));
+      ->transform(CLI::IsMember(names, CLI::ignore_case));
 }
 
 }  // namespace sztool
 
 int main(int argc, char** argv) {
   CLI::App app{"SplitZip: lossless BF16/FP32/FP8 KV-cache compression (arXiv 2605.01708)", "splitzip"};
+  // --version answers alone; without it a subcommand is required (a name CLI11 does not know is
+  // an error that says so, below).
+  app.set_version_flag("--version", [] {
+    int v = 0;
+    szGetVersion(&v);
+    return fmt::format("splitzip {}.{}.{} (library {}.{}.{})", SZ_MAJOR, SZ_MINOR, SZ_PATCH, v / 10000,
+                       v / 100 % 100, v % 100);
+  });
   app.require_subcommand(1);
   sztool::addStatsCommand(app);
   sztool::addCalibrateCommand(app);
@@ -35,7 +43,16 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
   } catch (const CLI::ParseError& e) {
+    if (argc > 1 && argv[1][0] != '-' && app.get_subcommands().empty()) {  // CLI11 says only "required"
+      std::string names;
+      for (const CLI::App* sub : app.get_subcommands({})) names += (names.empty() ? "" : ", ") + sub->get_name();
+      fmt::print(stderr, "splitzip: error: unknown subcommand '{}' (one of: {}; see splitzip --help)\n", argv[1],
+                 names);
+      return 2;
+    }
     fmt::print(stderr, "splitzip: error: {} (see splitzip --help)\n", e.what());
     return e.get_exit_code() != 0 ? e.get_exit_code() : 2;
   } catch (const sztool::CliError& e) {

@@ -47,11 +47,12 @@ nlohmann::json toJson(const std::string& name, szDataType_t type, const Exponent
           {"escapes", s.escapes},
           {"escape_rate", rate(s.escapes, s.count)},
           {"predicted_frame_bytes", s.frameBytes},
-          {"predicted_ratio", compressionRatio(raw, s.frameBytes)},
+          {"predicted_ratio", raw ? nlohmann::json(compressionRatio(raw, s.frameBytes)) : nlohmann::json()},
           {"oracle_codebook", codebookExponents(s.oracle)},
           {"oracle_escapes", s.oracleEscapes},
           {"oracle_escape_rate", rate(s.oracleEscapes, s.count)},
-          {"oracle_predicted_ratio", compressionRatio(raw, s.oracleFrameBytes)}};
+          {"oracle_predicted_ratio",
+           raw ? nlohmann::json(compressionRatio(raw, s.oracleFrameBytes)) : nlohmann::json()}};
 }
 
 void printText(const nlohmann::json& r, const std::string& dtype) {
@@ -59,6 +60,10 @@ void printText(const nlohmann::json& r, const std::string& dtype) {
              r["elements"].get<uint64_t>(), dtype, r["raw_bytes"].get<uint64_t>());
   const auto hist = r["histogram"].get<std::vector<uint64_t>>();
   const uint64_t n = r["elements"].get<uint64_t>();
+  if (n == 0) {  // no exponent to count: no statistics, and no ratio to predict
+    fmt::print("  no elements: no exponent statistics, no predicted ratio\n");
+    return;
+  }
   std::vector<int> order;
   for (size_t e = 0; e < hist.size(); ++e)
     if (hist[e]) order.push_back(int(e));

@@ -150,14 +150,16 @@ class NpyDictParser {
   size_t pos_ = 0;
 };
 
-bool npyDescrMatches(const std::string& descr, szDataType_t type) {
+// The .npy descrs each type is read from.
+const std::vector<std::string>& npyDescrs(szDataType_t type) {
   static const std::map<szDataType_t, std::vector<std::string>> accepted = {
       {szBfloat16, {"<u2", "<i2", "<V2", "|V2", "bfloat16"}},
       {szFloat32, {"<f4", "<u4", "<i4", "<V4", "|V4"}},
-      {szFloat8e5m2, {"|u1", "|i1", "<u1", "<i1", "|V1", "<V1", "float8_e5m2"}}};
+      // ml_dtypes writes its float8 types as '<f1' (e4m3 or e5m2 alike: --dtype says which).
+      {szFloat8e5m2, {"|u1", "|i1", "<u1", "<i1", "|V1", "<V1", "<f1", "|f1", "float8_e5m2"}}};
+  static const std::vector<std::string> none;
   auto it = accepted.find(type);
-  return it != accepted.end() &&
-         std::find(it->second.begin(), it->second.end(), descr) != it->second.end();
+  return it != accepted.end() ? it->second : none;
 }
 
 TensorData readNpy(const InputFile& f, szDataType_t type) {
@@ -173,8 +175,12 @@ TensorData readNpy(const InputFile& f, szDataType_t type) {
   std::string text(headerLen, '\0');
   f.read(headerOff, text.data(), headerLen);
   NpyHeader h = NpyDictParser(f, text).parse();
-  if (!npyDescrMatches(h.descr, type))
-    f.fail(fmt::format(".npy dtype '{}' does not hold {} elements", h.descr, dtypeName(type)));
+  const std::vector<std::string>& ok = npyDescrs(type);
+  if (std::find(ok.begin(), ok.end(), h.descr) == ok.end()) {
+    std::string list;
+    for (const std::string& d : ok) list += (list.empty() ? "'" : ", '") + d + "'";
+    f.fail(fmt::format(".npy dtype '{}' does not hold {} elements (accepted: {})", h.descr, dtypeName(type), list));
+  }
   if (h.fortranOrder) f.fail("Fortran-order .npy arrays are not supported (save in C order)");
   TensorData t;
   uint64_t bytes;

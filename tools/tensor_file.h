@@ -1,7 +1,9 @@
 // Input readers of the `splitzip` tool: the elements of one tensor file as raw little-endian
 // bytes. The format follows the file name:
-//   *.npy          NumPy array (format 1.0-3.0, C order, a descr matching the type: for BF16
-//                  '<u2', '<i2', '<V2' or 'bfloat16', as ml_dtypes writes it);
+//   *.npy          NumPy array (format 1.0-3.0, C order, a descr matching the type: BF16 '<u2',
+//                  '<i2', '<V2', '|V2' or 'bfloat16' (ml_dtypes); FP32 '<f4', '<u4', '<i4',
+//                  '<V4', '|V4'; FP8 E5M2 '|u1', '|i1', '<u1', '<i1', '|V1', '<V1', '<f1', '|f1'
+//                  (ml_dtypes' float8) or 'float8_e5m2');
 //   *.safetensors  every tensor of the type (BF16, F32, F8_E5M2), concatenated in the order of
 //                  their data offsets;
 //   anything else  raw little-endian elements.

@@ -2,14 +2,21 @@
 // SZ_COMM_ID or threads, buffers, test data, timing, checking and the result table. A test file
 // only says what one iteration does (perf/sendrecv_perf.cc).
 //
-// Flags (nccl-tests'): -b/-e min/max bytes (K/M/G suffixes), -f step factor or -i step bytes,
-// -n iterations, -w warmup iterations, -c check (0/1), -d data type, -t threads per process,
-// -g GPUs per process (each rank is a thread; ranks per process = t * g), and -J FILE (JSON rows).
-// SplitZip's own: --wire, --codec, --data FILE, --slice-bytes, --depth, --crc, --timeout-ms.
+// Flags (nccl-tests', perf_options.cc): -b/-e min/max bytes (K/M/G suffixes), -f step factor or
+// -i step bytes, -n iterations, -w warmup iterations, -c checked iterations, -d data type (or
+// all; default float, bfloat16 with --data), -t threads per process, -g GPUs per thread (each
+// rank is a thread; ranks per process = t * g), -N sweeps, -z blocking, -a which rank's time,
+// -T timeout in seconds, -C cputime column name; -m, -p, -o, -r, -y, -G, -R accepted where they
+// change nothing here (a "# Ignored" line says so), refused with the reason otherwise. -J FILE
+// writes SplitZip's JSON rows. SplitZip's own: --wire, --codec, --data FILE, --slice-bytes,
+// --depth, --crc, --timeout-ms.
 //
-// Ranks: under mpirun (built with MPI) each process holds t * g ranks and the unique id travels
-// by MPI_Bcast; else SZ_COMM_ID + SZ_RANK + SZ_NRANKS make each separately started process one
-// rank; else the t * g ranks of this one process are the whole communicator.
+// Output (perf_report.h): nccl-tests' format, so that its parsers read it, with SplitZip's
+// columns after nccl-tests' out-of-place and in-place halves.
+//
+// Ranks (perf_process.h): under mpirun (built with MPI) each process holds t * g ranks and the
+// unique id travels by MPI_Bcast; else SZ_COMM_ID + SZ_RANK + SZ_NRANKS make each separately
+// started process one rank; else the t * g ranks of this one process are the whole communicator.
 // Every rank holds the same data (the --data file or generated KV-like values, tiled to the
 // message size), so every receive buffer must end up bitwise equal to the sender's buffer.
 #pragma once

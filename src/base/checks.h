@@ -8,6 +8,9 @@
 
 // Records `fmt` as the calling thread's last error message and returns `res`.
 szResult_t szSetError(szResult_t res, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+// The code's enum name ("szInvalidUsage"), for messages that nest another error's: its
+// szGetErrorString would repeat the "(szGetLastError or SZ_DEBUG=INFO ...)" hint.
+const char* szResultName(szResult_t res);
 // The calling thread's last error message ("" if none).
 const char* szThreadLastError();
 // Sets (message) or forgets (NULL) the message szGetLastError(comm) returns for `comm`.

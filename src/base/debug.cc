@@ -27,8 +27,15 @@ unsigned long parseSubsys(const char* s) {
     size_t end = list.find(',', pos);
     if (end == std::string::npos) end = list.size();
     std::string tok = list.substr(pos, end - pos);
+    bool known = false;
     for (const auto& n : kNames)
-      if (strcasecmp(tok.c_str(), n.name) == 0) mask |= n.bit;
+      if (strcasecmp(tok.c_str(), n.name) == 0) {
+        mask |= n.bit;
+        known = true;
+      }
+    if (!known)  // as with every SZ_* value: reported, never silently ignored
+      fprintf(stderr, "SplitZip: invalid subsystem '%s' in SZ_DEBUG_SUBSYS=%s (INIT, CODEC, KERNEL, NET, P2P or "
+              "ALL, comma-separated), ignored\n", tok.c_str(), s);
     pos = end + 1;
   }
   return mask;
@@ -41,6 +48,8 @@ const DebugSettings& settings() {
       if (strcasecmp(lvl, "WARN") == 0) d.level = SZ_LOG_WARN;
       else if (strcasecmp(lvl, "INFO") == 0) d.level = SZ_LOG_INFO;
       else if (strcasecmp(lvl, "TRACE") == 0) d.level = SZ_LOG_TRACE;
+      else if (*lvl != '\0')
+        fprintf(stderr, "SplitZip: invalid value '%s' for SZ_DEBUG (WARN, INFO or TRACE), logging off\n", lvl);
     }
     if (const char* sub = getenv("SZ_DEBUG_SUBSYS")) d.mask = parseSubsys(sub);
     return d;

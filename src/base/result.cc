@@ -37,6 +37,13 @@ extern "C" const char* szGetErrorString(szResult_t result) {
   }
 }
 
+const char* szResultName(szResult_t res) {
+  static const char* const kNames[] = {
+      "szSuccess",      "szUnhandledCudaError", "szSystemError", "szInternalError", "szInvalidArgument",
+      "szInvalidUsage", "szRemoteError",        "szInProgress",  "szCorruptFrame",  "szTimeout"};
+  return res >= 0 && res < szNumResults ? kNames[res] : "unknown szResult_t";
+}
+
 const char* szThreadLastError() { return tLastError; }
 
 namespace {

@@ -152,6 +152,31 @@ szResult_t szSocketParseAddress(const char* hostPort, szSocketAddress* addr) {
   return szSuccess;
 }
 
+namespace {
+
+// The interface of `list` holding the local address the kernel would send to `dest` from (a
+// connected UDP socket sends nothing); null if there is no route.
+const ifaddrs* interfaceToward(const ifaddrs* list, const szSocketAddress& dest) {
+  int fd = socket(dest.sa.sa_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return nullptr;
+  szSocketAddress local;
+  socklen_t len = sizeof(local);
+  bool ok = connect(fd, &dest.sa, addressLength(dest)) == 0 && getsockname(fd, &local.sa, &len) == 0;
+  close(fd);
+  if (!ok) return nullptr;
+  for (const ifaddrs* ifa = list; ifa != nullptr; ifa = ifa->ifa_next) {
+    if (ifa->ifa_addr == nullptr || !(ifa->ifa_flags & IFF_UP) || ifa->ifa_addr->sa_family != local.sa.sa_family)
+      continue;
+    const auto* a = reinterpret_cast<const szSocketAddress*>(ifa->ifa_addr);
+    if (local.sa.sa_family == AF_INET ? a->sin.sin_addr.s_addr == local.sin.sin_addr.s_addr
+                                      : memcmp(&a->sin6.sin6_addr, &local.sin6.sin6_addr, sizeof(in6_addr)) == 0)
+      return ifa;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 szResult_t szSocketLocalAddress(szSocketAddress* addr) {
   memset(addr, 0, sizeof(*addr));
   ifaddrs* list = nullptr;
@@ -170,6 +195,12 @@ szResult_t szSocketLocalAddress(szSocketAddress* addr) {
       return szSetError(szInvalidArgument, "SZ_SOCKET_IFNAME=%s: no interface of that name (prefix) is up", want);
     }
   }
+  // As NCCL does with NCCL_COMM_ID: the interface the route to SZ_COMM_ID leaves by, so that
+  // SZ_COMM_ID=127.0.0.1:port keeps every rank on loopback.
+  szSocketAddress toward;
+  const char* commId = getenv("SZ_COMM_ID");
+  if (pick == nullptr && commId != nullptr && *commId != '\0' && szSocketParseAddress(commId, &toward) == szSuccess)
+    pick = interfaceToward(list, toward);
   for (const ifaddrs* ifa = list; ifa != nullptr && pick == nullptr; ifa = ifa->ifa_next)
     if (usable(ifa) && ifa->ifa_addr->sa_family == AF_INET && !(ifa->ifa_flags & IFF_LOOPBACK))
       pick = ifa;

@@ -273,7 +273,7 @@ bool deviceTaskPoll(DeviceContext* c, DeviceTask* t, szResult_t* res, uint64_t* 
   } else if (t->kind == kDecode) {
     int status = *reinterpret_cast<volatile int*>(c->results + t->slot);
     if (status != szSuccess) *res = szSetError(szResult_t(status), "device decode of a slice failed (%s)",
-                                               szGetErrorString(szResult_t(status)));
+                                               szResultName(szResult_t(status)));
   }
   releaseTask(c, t, szSuccess);
   return true;

@@ -57,6 +57,8 @@ if compgen -G ".deps/*.deb" >/dev/null; then
   for f in .deps/*.deb; do dpkg -x "$f" "$DEPS"; done
 fi
 export NCCL_NVLS_ENABLE=0
+# Hopper only while iterating (the default is a fat binary of every architecture from sm_80).
+export NVCC_GENCODE="${NVCC_GENCODE:--gencode arch=compute_90,code=sm_90}"
 # The tcp and nccl wires' device path holds user streams on flags: it needs enough hardware queues
 # that the library's streams never share one with a held stream (docs/PIPELINE.md). The ipc
 # wire's slot protocol needs nothing of the kind: its steps run with the variable unset and at 1.

@@ -1,0 +1,69 @@
+// nccl-tests' output format (see perf_report.h). Only rank 0 prints.
+#include "perf_report.h"
+
+#include <cstdio>
+
+namespace szperf {
+
+std::string fitted(double v, int width) {
+  char buf[64];
+  for (int decimals = 2; decimals >= 0; --decimals) {
+    int n = snprintf(buf, sizeof(buf), "%*.*f", width, decimals, v);
+    if (n <= width) return buf;
+  }
+  snprintf(buf, sizeof(buf), "%*.0e", width, v);
+  return buf;
+}
+
+std::string deviceLine(int rank, int pid, const std::string& host, int device, const std::string& pciBusId,
+                       const std::string& deviceName) {
+  return format("#  Rank %2d Group %2d Pid %6d on %10s device %2d [%s] %s", rank, 0, pid, host.c_str(), device,
+                pciBusId.c_str(), deviceName.c_str());
+}
+
+void printPreamble(const Options& o, const char* testName) {
+  printf("# Collective test starting: %s_perf (SplitZip %d.%d.%d)\n", testName, SZ_MAJOR, SZ_MINOR, SZ_PATCH);
+  printf("# nThread %d nGpus %d minBytes %zu maxBytes %zu step: %zu(%s) warmup iters: %d iters: %d agg iters: 1 "
+         "validation: %d graph: 0\n",
+         o.threads, o.gpus, o.minBytes, o.maxBytes, o.stepFactor > 1 ? size_t(o.stepFactor) : o.stepBytes,
+         o.stepFactor > 1 ? "factor" : "bytes", o.warmup, o.iters, o.check);
+  if (o.blocking == 1) printf("# Blocking Enabled: wait for completion and barrier after each collective \n");
+  if (o.blocking == 2) printf("# Blocking Enabled: wait for completion after each collective (no barrier) \n");
+  for (const std::string& note : o.notes) printf("# Ignored: %s\n", note.c_str());
+  printf("#\n");
+}
+
+void printTableHeader(const Options& o) {
+  const char* time = o.cpuTime ? "cputime" : "time";
+  printf("#\n");
+  printf("# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          "
+         "  SplitZip (out-of-place)\n", "", "", "", "", "");
+  printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s  %12s  %6s  %9s  %7s\n", "size",
+         "count", "type", "redop", "root", time, "algbw", "busbw", "#wrong", time, "algbw", "busbw", "#wrong",
+         "wire_bytes", "ratio", "raw_time", "speedup");
+  printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s  %12s  %6s  %9s  %7s\n", "(B)",
+         "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", "(B)", "",
+         "(us)", "");
+  fflush(stdout);
+}
+
+void printRow(const Row& r, const Options& o) {
+  printf("%12zu  %12zu  %8s  %6s  %6d", r.bytes, r.count, typeName(r.type), "none", -1);
+  const Half& h = r.outOfPlace;
+  printf("  %7s  %6s  %6s", fitted(h.timeUs, 7).c_str(), fitted(h.algbw, 6).c_str(), fitted(h.busbw, 6).c_str());
+  if (o.check) printf("  %6g", double(h.wrong));
+  else printf("    N/A");
+  printf("  %7s  %6s  %6s  %6s", "N/A", "N/A", "N/A", "N/A");  // in place: refused by the library
+  printf("  %12.0f  %6.3f  %9s  %7.3f\n", r.wireBytes, r.ratio, fitted(r.rawTimeUs, 9).c_str(), r.speedup);
+  fflush(stdout);
+}
+
+void printFooter(uint64_t wrong, double avgBusBw, const char* testName) {
+  printf("# %-20s : %llu %s\n", "Out of bounds values", (unsigned long long)wrong, wrong ? "FAILED" : "OK");
+  printf("# %-20s : %g \n", "Avg bus bandwidth", avgBusBw);
+  printf("#\n");
+  printf("# Collective test concluded: %s_perf\n", testName);
+  fflush(stdout);
+}
+
+}  // namespace szperf

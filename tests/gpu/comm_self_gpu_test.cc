@@ -1,0 +1,82 @@
+// Send/receive to self with device buffers: a stream-ordered copy by a kernel on the receive's
+// stream, the send's stream joined to it when the two differ. One rank, tcp wire.
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <numeric>
+#include <vector>
+
+#include "gpu_test_util.h"
+#include "splitzip.h"
+
+namespace {
+
+class CommSelfGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    SKIP_WITHOUT_GPU();
+    szUniqueId id;
+    ASSERT_EQ(szGetUniqueId(&id), szSuccess) << szGetLastError(nullptr);
+    szConfig_t cfg = SZ_CONFIG_INITIALIZER;
+    cfg.wire = "tcp";
+    ASSERT_EQ(szCommInitRankConfig(&comm_, 1, id, 0, &cfg), szSuccess) << szGetLastError(nullptr);
+  }
+  void TearDown() override {
+    if (comm_) {
+      EXPECT_EQ(szCommDestroy(comm_), szSuccess);
+    }
+  }
+  szComm_t comm_ = nullptr;
+};
+
+// `sendStream` and `recvStream` may be the same. The data is put in place on `sendStream` and
+// the receive buffer cleared on `recvStream` without waiting: the copy must be ordered after both.
+void roundTrip(szComm_t comm, cudaStream_t sendStream, cudaStream_t recvStream, size_t count) {
+  std::vector<uint16_t> host(count), back(count, 0);
+  std::iota(host.begin(), host.end(), uint16_t(3));
+  void *send = nullptr, *recv = nullptr;
+  CUDA_ASSERT(cudaMalloc(&send, count * 2));
+  CUDA_ASSERT(cudaMalloc(&recv, count * 2));
+  CUDA_ASSERT(cudaMemsetAsync(recv, 0, count * 2, recvStream));
+  CUDA_ASSERT(cudaMemcpyAsync(send, host.data(), count * 2, cudaMemcpyHostToDevice, sendStream));
+  ASSERT_EQ(szGroupStart(), szSuccess);
+  ASSERT_EQ(szSend(send, count, szBfloat16, 0, comm, sendStream), szSuccess);
+  ASSERT_EQ(szRecv(recv, count, szBfloat16, 0, comm, recvStream), szSuccess);
+  ASSERT_EQ(szGroupEnd(), szSuccess) << szGetLastError(nullptr);
+  CUDA_ASSERT(cudaMemcpyAsync(back.data(), recv, count * 2, cudaMemcpyDeviceToHost, recvStream));
+  CUDA_ASSERT(cudaStreamSynchronize(recvStream));
+  CUDA_ASSERT(cudaStreamSynchronize(sendStream));
+  EXPECT_EQ(back, host);
+  cudaFree(send);
+  cudaFree(recv);
+}
+
+TEST_F(CommSelfGpu, OneStream) {
+  cudaStream_t s;
+  CUDA_ASSERT(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  roundTrip(comm_, s, s, 1 << 20);
+  roundTrip(comm_, s, s, 7);
+  cudaStreamDestroy(s);
+}
+
+TEST_F(CommSelfGpu, TwoStreams) {
+  cudaStream_t a, b;
+  CUDA_ASSERT(cudaStreamCreateWithFlags(&a, cudaStreamNonBlocking));
+  CUDA_ASSERT(cudaStreamCreateWithFlags(&b, cudaStreamNonBlocking));
+  roundTrip(comm_, a, b, 3 << 20);
+  cudaStreamDestroy(a);
+  cudaStreamDestroy(b);
+}
+
+TEST_F(CommSelfGpu, HostAndDeviceMixedIsInvalidArgument) {
+  std::vector<uint16_t> host(64, 1);
+  void* dev = nullptr;
+  CUDA_ASSERT(cudaMalloc(&dev, 128));
+  ASSERT_EQ(szGroupStart(), szSuccess);
+  ASSERT_EQ(szSend(host.data(), 64, szBfloat16, 0, comm_, nullptr), szSuccess);
+  ASSERT_EQ(szRecv(dev, 64, szBfloat16, 0, comm_, nullptr), szSuccess);
+  EXPECT_EQ(szGroupEnd(), szInvalidArgument);
+  cudaFree(dev);
+}
+
+}  // namespace
