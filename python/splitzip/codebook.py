@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from . import _splitzip, _types
+from . import _splitzip, _types, calibration
 
 
 @dataclass(frozen=True)
@@ -43,8 +43,7 @@ class Codebook:
     @classmethod
     def from_data(cls, *arrays: object, dtype: object = None) -> Codebook:
         """Calibrates on arrays or tensors (host or CUDA): see splitzip.calibrate."""
-        from .codec import calibrate
-        return calibrate(*arrays, dtype=dtype)
+        return cls._unpack(calibration.histogram(*arrays, dtype=dtype).codebook())
 
     def save(self, path: str | os.PathLike) -> None:
         """Writes the codebook file that Codebook.load and the CLI's --codebook read."""

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _buffers, _splitzip, _types
+from .calibration import histogram_of
 from .codebook import Codebook
 from .errors import CorruptFrameError, InvalidArgumentError
 
@@ -166,33 +167,11 @@ def _decode_device(fb: _buffers.Buffer, ob: _buffers.Buffer) -> None:
         raise from_code(verdict, "the device decoder rejected the frame")
 
 
-def _histogram_of(b: _buffers.Buffer, hist) -> None:
-    if b.device is None:
-        hist.accumulate(b.address, b.count)
-        return
-    import torch
-    with torch.cuda.device(b.device):
-        counts = torch.zeros(256, dtype=torch.int64, device=b.obj.device)  # unsigned long long
-        _splitzip.histogram_async(b.address, b.count, b.sz_type, counts.data_ptr(),
-                                  _buffers.current_stream(b.device))
-        hist.add(counts.cpu().tolist())
-
-
 def calibrate(*arrays, dtype=None) -> Codebook:
     """A codebook from the exponent histogram of one or more arrays / tensors (host or CUDA) of
     one compressible dtype: the 16 most frequent exponents (paper §3.3; szCodebookFromHistogram).
     Raises DTypeError (mixed or incompressible dtypes), InvalidArgumentError (no arrays)."""
-    if not arrays:
-        raise InvalidArgumentError("calibrate needs at least one array")
-    buffers = [_buffers.describe(a, dtype, what=f"arrays[{i}]") for i, a in enumerate(arrays)]
-    if len({b.sz_type for b in buffers}) != 1:
-        from .errors import DTypeError
-        raise DTypeError("calibrate takes arrays of one dtype, not "
-                         f"{sorted({_types.SHORT_NAME_BY_TYPE[b.sz_type] for b in buffers})}")
-    hist = _splitzip.Histogram(buffers[0].sz_type)
-    for b in buffers:
-        _histogram_of(b, hist)
-    return Codebook._unpack(hist.codebook())
+    return Codebook.from_data(*arrays, dtype=dtype)
 
 
 def stats(x, dtype=None, codebook: Codebook | str | None = None) -> ExponentStats:
@@ -201,7 +180,7 @@ def stats(x, dtype=None, codebook: Codebook | str | None = None) -> ExponentStat
     actual encode. x, dtype as in encode; x must be of a compressible dtype."""
     b = _buffers.describe(x, dtype)
     hist = _splitzip.Histogram(b.sz_type)
-    _histogram_of(b, hist)
+    histogram_of(b, hist)
     counts = tuple(int(c) for c in hist.counts)
     cb = Codebook.default(_types.SHORT_NAME_BY_TYPE[b.sz_type]) if codebook is None else (
         codebook if isinstance(codebook, Codebook) else Codebook.load(codebook))
