@@ -84,7 +84,8 @@ EXAMPLES := $(patsubst examples/%.cc,$(BUILD)/examples/%,$(EXAMPLE_SRCS))
 # The examples' and perf tests' objects are named only by pattern rules, which would make them
 # intermediate files, deleted after each build (and `make demo` after `make` would recompile).
 # Naming them here keeps them; unlike .SECONDARY, a deleted object is still rebuilt.
-kept-objects: $(EXAMPLE_SRCS:%.cc=$(BUILD)/obj/%.o) $(patsubst %,$(BUILD)/obj/%.o,$(basename $(PERF_SRCS)))
+kept-objects: $(EXAMPLE_SRCS:%.cc=$(BUILD)/obj/%.o) $(patsubst %,$(BUILD)/obj/%.o,$(basename $(PERF_SRCS))) \
+  $(PERF_COMMON:%.cc=$(BUILD)/obj/%.o)
 all: lib $(CLI) $(TESTS) $(GPU_TESTS) $(MPI_TESTS) $(PERFS) $(EXAMPLES)
 lib: $(LIB) $(SHLIB)
 
