@@ -38,7 +38,7 @@ ifneq ($(DEPS),)
   override LDFLAGS += -L$(DEPS)/usr/lib/x86_64-linux-gnu -Wl,-rpath,$(DEPS)/usr/lib/x86_64-linux-gnu
 endif
 
-LIB_SRCS := $(wildcard src/*.cc src/base/*.cc src/proto/*.cc codec/*.cc transport/*.cc)
+LIB_SRCS := $(wildcard src/*.cc base/*.cc src/proto/*.cc codec/*.cc transport/*.cc)
 ifeq ($(CUDA),1)
   override CPPFLAGS += -I$(CUDA_HOME)/include -DSZ_HAVE_CUDA=1
   LIB_SRCS := $(filter-out src/proto/device_stub.cc,$(LIB_SRCS))
@@ -177,7 +177,7 @@ FUZZ_TIME ?= 60
 FUZZ_FLAGS := -std=c++17 -O1 -g $(WARN) -Iinclude -I. $(if $(DEPS),-I$(DEPS)/usr/include) \
 	-fsanitize=address,undefined -fno-sanitize-recover=undefined
 # The codec and the error, parameter and logging helpers it uses; not the communicator.
-FUZZ_OBJS := $(patsubst %.cc,$(BUILD)/fuzz/obj/%.o,$(wildcard codec/*.cc) src/base/result.cc src/base/param.cc src/base/debug.cc)
+FUZZ_OBJS := $(patsubst %.cc,$(BUILD)/fuzz/obj/%.o,$(wildcard codec/*.cc) base/result.cc base/param.cc base/debug.cc)
 FUZZER := $(BUILD)/fuzz/decode_fuzzer
 FUZZ_SEEDS := $(BUILD)/fuzz/make_seeds
 

@@ -3,7 +3,7 @@
 #include <cstring>
 
 #include "chunk_codec.h"
-#include "src/base/param.h"
+#include "base/param.h"
 
 namespace sz {
 namespace {

@@ -12,7 +12,7 @@
 
 #include "calibrate.h"
 #include "chunk_codec.h"
-#include "src/base/checks.h"
+#include "base/checks.h"
 
 using namespace sz;
 

@@ -8,7 +8,7 @@
 #include "chunk_codec.h"
 #include "frame.h"
 #include "parallel.h"
-#include "src/base/checks.h"
+#include "base/checks.h"
 
 namespace sz {
 namespace {

@@ -6,7 +6,7 @@
 #include <thread>
 #include <vector>
 
-#include "src/base/param.h"
+#include "base/param.h"
 
 namespace sz {
 

@@ -4,7 +4,7 @@
 
 #include <cuda_runtime.h>
 
-#include "src/base/checks.h"
+#include "base/checks.h"
 
 #define CUDACHECK(call)                                                                  \
   do {                                                                                   \

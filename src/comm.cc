@@ -9,9 +9,9 @@
 #include <strings.h>
 
 #include "kernels/device_props.h"
-#include "src/base/bootstrap.h"
-#include "src/base/checks.h"
-#include "src/base/param.h"
+#include "base/bootstrap.h"
+#include "base/checks.h"
+#include "base/param.h"
 #include "src/pipeline.h"
 #include "src/proto/slot_path.h"
 #if SZ_HAVE_CUDA

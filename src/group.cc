@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "src/base/checks.h"
-#include "src/base/param.h"
+#include "base/checks.h"
+#include "base/param.h"
 #include "src/comm.h"
 #include "src/pipeline.h"
 #include "src/proto/slot_path.h"

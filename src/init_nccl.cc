@@ -4,7 +4,7 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
-#include "src/base/checks.h"
+#include "base/checks.h"
 #include "src/comm.h"
 
 namespace sz {

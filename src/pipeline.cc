@@ -11,10 +11,10 @@
 #include <system_error>
 
 #include "codec/checksum.h"
-#include "src/base/checks.h"
-#include "src/base/debug.h"
+#include "base/checks.h"
+#include "base/debug.h"
 #include "src/proto/device_ops.h"
-#include "src/base/param.h"
+#include "base/param.h"
 
 namespace sz {
 namespace {

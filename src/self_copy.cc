@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "src/base/checks.h"
+#include "base/checks.h"
 #include "src/proto/device_ops.h"
 
 #if SZ_HAVE_CUDA

@@ -1,6 +1,6 @@
 // szGetVersion: the version this library was built as (the header a program compiled against
 // may be another one).
-#include "src/base/checks.h"
+#include "base/checks.h"
 
 extern "C" szResult_t szGetVersion(int* version) {
   if (version == nullptr) return szSetError(szInvalidArgument, "szGetVersion: version is NULL");

@@ -17,7 +17,7 @@
 
 #include "intruder.h"
 #include "splitzip.h"
-#include "src/base/bootstrap.h"
+#include "base/bootstrap.h"
 
 using namespace intruder;
 
@@ -25,7 +25,7 @@ namespace {
 
 constexpr int kTimeoutMs = 10000;
 
-// The rank's greeting to the root (src/base/rendezvous.cc), rebuilt by the intruder: it has read the
+// The rank's greeting to the root (base/rendezvous.cc), rebuilt by the intruder: it has read the
 // source and holds the id key.
 struct RootHello {
   uint32_t magic;

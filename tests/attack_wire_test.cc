@@ -14,7 +14,7 @@
 #include "codec/checksum.h"
 #include "intruder.h"
 #include "splitzip.h"
-#include "src/base/bootstrap.h"
+#include "base/bootstrap.h"
 #include "transport/transport.h"
 
 using namespace intruder;

@@ -19,9 +19,9 @@
 #include <thread>
 #include <vector>
 
-#include "src/base/auth.h"
-#include "src/base/bootstrap.h"
-#include "src/base/socket.h"
+#include "base/auth.h"
+#include "base/bootstrap.h"
+#include "base/socket.h"
 
 namespace {
 

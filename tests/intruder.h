@@ -17,8 +17,8 @@
 #include <thread>
 #include <vector>
 
-#include "src/base/auth.h"
-#include "src/base/socket.h"
+#include "base/auth.h"
+#include "base/socket.h"
 
 namespace intruder {
 

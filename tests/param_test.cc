@@ -1,10 +1,10 @@
-// SZ_* environment parameters (src/base/param.h): numbers >= 0 with optional binary K/M/G; anything
+// SZ_* environment parameters (base/param.h): numbers >= 0 with optional binary K/M/G; anything
 // else falls back to the default (with a line on stderr).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 
-#include "src/base/param.h"
+#include "base/param.h"
 
 namespace {
 

@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "src/base/bootstrap.h"
+#include "base/bootstrap.h"
 #include "transport/transport.h"
 
 namespace {

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "kernels/cuda_check.h"
-#include "src/base/bootstrap.h"
+#include "base/bootstrap.h"
 #include "slot_wire.h"
 
 using namespace sz;

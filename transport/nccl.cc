@@ -23,7 +23,7 @@
 
 #include "kernels/cuda_check.h"
 #include "kernels/sm_copy.h"
-#include "src/base/bootstrap.h"
+#include "base/bootstrap.h"
 #include "src/proto/device_ops.h"
 #include "src/proto/event_pool.h"
 #include "transport.h"

@@ -30,12 +30,12 @@
 #include <unordered_set>
 #include <vector>
 
-#include "src/base/auth.h"
-#include "src/base/bootstrap.h"
-#include "src/base/checks.h"
-#include "src/base/param.h"
-#include "src/base/pending.h"
-#include "src/base/socket.h"
+#include "base/auth.h"
+#include "base/bootstrap.h"
+#include "base/checks.h"
+#include "base/param.h"
+#include "base/pending.h"
+#include "base/socket.h"
 
 namespace {
 

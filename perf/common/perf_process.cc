@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "src/base/param.h"
+#include "base/param.h"
 
 #if SZ_HAVE_MPI
 #include <mpi.h>

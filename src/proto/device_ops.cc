@@ -5,8 +5,8 @@
 // a stream, after the operation's codec work: the GPU never polls host memory across PCIe.
 #include "src/proto/device_ops.h"
 
-#include "src/base/checks.h"
-#include "src/base/debug.h"
+#include "base/checks.h"
+#include "base/debug.h"
 
 #if SZ_HAVE_CUDA
 #include <cuda.h>

@@ -1,5 +1,5 @@
 // The device codec API in a build without CUDA (make CUDA=0): every call says so.
-#include "src/base/checks.h"
+#include "base/checks.h"
 
 namespace {
 szResult_t noCuda(const char* fn) {

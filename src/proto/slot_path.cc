@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "kernels/cuda_check.h"
-#include "src/base/checks.h"
+#include "base/checks.h"
 
 namespace sz {
 namespace {

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "kernels/cuda_check.h"
-#include "src/base/bootstrap.h"
-#include "src/base/checks.h"
+#include "base/bootstrap.h"
+#include "base/checks.h"
 
 namespace sz {
 namespace {

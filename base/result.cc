@@ -6,7 +6,7 @@
 #include <mutex>
 #include <string>
 
-#include "src/base/checks.h"
+#include "base/checks.h"
 
 namespace {
 thread_local char tLastError[1024];

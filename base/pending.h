@@ -15,8 +15,8 @@
 #include <functional>
 #include <vector>
 
-#include "src/base/auth.h"
-#include "src/base/socket.h"
+#include "base/auth.h"
+#include "base/socket.h"
 
 constexpr int kSzHandshakeMs = 2000;
 constexpr size_t kSzPendingMax = 128;

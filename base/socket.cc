@@ -1,5 +1,5 @@
 // TCP helpers: see socket.h for the error conventions.
-#include "src/base/socket.h"
+#include "base/socket.h"
 
 #include <arpa/inet.h>
 #include <ifaddrs.h>
@@ -17,8 +17,8 @@
 #include <thread>
 #include <vector>
 
-#include "src/base/checks.h"
-#include "src/base/param.h"
+#include "base/checks.h"
+#include "base/param.h"
 
 namespace {
 

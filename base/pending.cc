@@ -1,5 +1,5 @@
 // The set of connections still in their handshake (see pending.h).
-#include "src/base/pending.h"
+#include "base/pending.h"
 
 #include <unistd.h>
 
@@ -8,7 +8,7 @@
 #include <chrono>
 #include <cstring>
 
-#include "src/base/checks.h"
+#include "base/checks.h"
 
 namespace {
 

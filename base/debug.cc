@@ -1,5 +1,5 @@
 // SZ_DEBUG / SZ_DEBUG_SUBSYS logging to stderr; settings read once.
-#include "src/base/debug.h"
+#include "base/debug.h"
 
 #include <cstdarg>
 #include <cstdio>

@@ -5,7 +5,7 @@
 //
 // Every structure below travels in native byte order (hosts of one cluster) and is zeroed
 // before it is filled, so padding never leaks memory contents.
-#include "src/base/bootstrap.h"
+#include "base/bootstrap.h"
 
 #include <poll.h>
 #include <unistd.h>
@@ -19,11 +19,11 @@
 #include <string>
 #include <vector>
 
-#include "src/base/auth.h"
-#include "src/base/checks.h"
-#include "src/base/pending.h"
-#include "src/base/rendezvous.h"
-#include "src/base/socket.h"
+#include "base/auth.h"
+#include "base/checks.h"
+#include "base/pending.h"
+#include "base/rendezvous.h"
+#include "base/socket.h"
 
 namespace {
 

@@ -19,7 +19,7 @@
 #include <initializer_list>
 #include <utility>
 
-#include "src/base/socket.h"
+#include "base/socket.h"
 #include "splitzip.h"
 
 constexpr size_t kSzKeyBytes = 32;

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "splitzip.h"
-#include "src/base/debug.h"
+#include "base/debug.h"
 
 // Records `fmt` as the calling thread's last error message and returns `res`.
 szResult_t szSetError(szResult_t res, const char* fmt, ...) __attribute__((format(printf, 2, 3)));

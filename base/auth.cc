@@ -1,5 +1,5 @@
 // Connection authentication (see auth.h) over OpenSSL's libcrypto.
-#include "src/base/auth.h"
+#include "base/auth.h"
 
 #include <openssl/crypto.h>
 #include <openssl/err.h>
@@ -12,7 +12,7 @@
 #include <cstring>
 #include <string>
 
-#include "src/base/checks.h"
+#include "base/checks.h"
 
 namespace {
 

@@ -18,8 +18,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "src/base/auth.h"
-#include "src/base/socket.h"
+#include "base/auth.h"
+#include "base/socket.h"
 #include "splitzip.h"
 
 // The most ranks a communicator may have (szCommInitRank refuses more, and the root refuses

@@ -1,7 +1,7 @@
 // The unique id and the rendezvous (see rendezvous.h). Every structure travels in native byte
 // order (hosts of one cluster) and is zeroed before it is filled, so padding never leaks memory
 // contents.
-#include "src/base/rendezvous.h"
+#include "base/rendezvous.h"
 
 #include <unistd.h>
 
@@ -13,9 +13,9 @@
 #include <string>
 #include <thread>
 
-#include "src/base/checks.h"
-#include "src/base/param.h"
-#include "src/base/pending.h"
+#include "base/checks.h"
+#include "base/param.h"
+#include "base/pending.h"
 
 namespace {
 

@@ -1,12 +1,12 @@
 // Reads one SZ_* environment parameter; the cached getters live in param.h.
-#include "src/base/param.h"
+#include "base/param.h"
 
 #include <cerrno>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
 
-#include "src/base/debug.h"
+#include "base/debug.h"
 
 int64_t szLoadParam(const char* env, int64_t deflt) {
   const char* s = getenv(env);
