@@ -22,17 +22,15 @@
 #include "base/auth.h"
 #include "base/bootstrap.h"
 #include "base/socket.h"
+#include "intruder.h"
 
 namespace {
 
-constexpr int kTimeoutMs = 10000;
+using intruder::CommIdEnv;
+using intruder::freePort;
+using intruder::runRanks;
 
-// Runs fn(rank) on one thread per rank and waits for all of them.
-void runRanks(int nranks, const std::function<void(int)>& fn) {
-  std::vector<std::thread> threads;
-  for (int r = 0; r < nranks; r++) threads.emplace_back(fn, r);
-  for (std::thread& t : threads) t.join();
-}
+constexpr int kTimeoutMs = 10000;
 
 szBootstrap* init(const szUniqueId& id, int rank, int nranks, int timeoutMs = kTimeoutMs) {
   szBootstrap* b = nullptr;
@@ -60,25 +58,6 @@ void allGatherAndCheck(szBootstrap* b, size_t bytes, int salt) {
       ASSERT_EQ(data[r * bytes + i], pattern(r, i, salt)) << "rank " << rank << " slice " << r << " byte " << i;
 }
 
-// A port that was free a moment ago, for SZ_COMM_ID.
-int freePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a = {};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(a);
-  EXPECT_EQ(bind(fd, (sockaddr*)&a, sizeof(a)), 0);
-  EXPECT_EQ(getsockname(fd, (sockaddr*)&a, &len), 0);
-  close(fd);
-  return ntohs(a.sin_port);
-}
-
-// Sets SZ_COMM_ID for the life of the object.
-struct CommIdEnv {
-  std::string address;
-  CommIdEnv() : address("127.0.0.1:" + std::to_string(freePort())) { setenv("SZ_COMM_ID", address.c_str(), 1); }
-  ~CommIdEnv() { unsetenv("SZ_COMM_ID"); }
-};
 
 class BootstrapAllGather : public testing::TestWithParam<int> {};
 
