@@ -161,12 +161,10 @@ print-nvcc:
 # (else two threads); host pools over tcp on loopback without a GPU, device pools over NCCL
 # with GPUs. First the sample's exponent statistics.
 DEMO_KV ?= tests/data/tinystories_kv_eval_bf16.safetensors
-# CUDA_DEVICE_MAX_CONNECTIONS: see docs/PIPELINE.md (hardware queues).
-DEMO_RUN := $(if $(shell command -v mpirun 2>/dev/null),mpirun --bind-to none --oversubscribe --allow-run-as-root -np 2 -x SZ_SOCKET_IFNAME -x CUDA_DEVICE_MAX_CONNECTIONS)
+DEMO_RUN := $(if $(shell command -v mpirun 2>/dev/null),mpirun --bind-to none --oversubscribe --allow-run-as-root -np 2 -x SZ_SOCKET_IFNAME)
 demo: $(CLI) $(BUILD)/examples/disagg_kv_transfer
 	$(CLI) stats --dtype bf16 $(DEMO_KV)
-	SZ_SOCKET_IFNAME=$${SZ_SOCKET_IFNAME:-lo} CUDA_DEVICE_MAX_CONNECTIONS=$${CUDA_DEVICE_MAX_CONNECTIONS:-32} \
-	  $(DEMO_RUN) $(BUILD)/examples/disagg_kv_transfer --data $(DEMO_KV)
+	SZ_SOCKET_IFNAME=$${SZ_SOCKET_IFNAME:-lo} $(DEMO_RUN) $(BUILD)/examples/disagg_kv_transfer --data $(DEMO_KV)
 
 # libFuzzer over the host decoder (tests/fuzz/decode_fuzzer.cc) with ASan and UBSan, on the CPU
 # codec compiled without CUDA (so it builds wherever clang does); the seed corpus is frames that

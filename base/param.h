@@ -27,10 +27,9 @@ SZ_PARAM(TimeoutMs, "TIMEOUT_MS", 60000)
 SZ_PARAM(Crc, "CRC", 0)
 // SZ_CODEC_AUTO sends messages smaller than this raw: the codec cannot pay for its latency.
 SZ_PARAM(AutoMinBytes, "AUTO_MIN_BYTES", 256 << 10)
-// Slot protocol (device buffers on the ipc wire): bytes per slice (one block encodes one slice
-// into one slot), blocks per launch (0: the GPU's multiprocessor count) and slots per peer and
-// direction (0: twice the blocks).
-SZ_PARAM(SlotSliceBytes, "SLOT_SLICE_BYTES", 256 << 10)
+// Slot protocol (device buffers): bytes per slice (one block encodes one slice into one slot),
+// blocks per launch and slots per peer and direction (0: the wire's defaults, twice the blocks).
+SZ_PARAM(SlotSliceBytes, "SLOT_SLICE_BYTES", 0)
 SZ_PARAM(SlotBlocks, "SLOT_BLOCKS", 0)
 SZ_PARAM(SlotCount, "SLOT_COUNT", 0)
 // TCP connections per peer for the tcp wire; a message is striped over them.

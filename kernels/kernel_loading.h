@@ -1,9 +1,9 @@
 // Loading every kernel of the library into the current device's context ahead of use.
 // With lazy loading (the CUDA default since 12.2) a kernel is loaded at its first launch, and
-// loading synchronizes the context. The communicator holds the user's stream on a completion
-// flag that its progress thread releases after launching codec kernels: a first launch there
-// would wait for the user's stream, which waits for the progress thread (a deadlock). So a
-// device context loads the kernels when it is created (cudaFuncGetAttributes loads a kernel).
+// loading synchronizes the context. A communicator's slot kernels wait for the peer's, and a
+// first launch of another kernel while they wait (the peer's, or a copy to self) would wait for
+// them: a deadlock. So the slot path loads the kernels it launches when it is created
+// (cudaFuncGetAttributes loads a kernel).
 #pragma once
 
 #include "splitzip.h"

@@ -75,9 +75,20 @@ SZ_HD int checkSlotHeader(const SlotHeader& h, uint64_t count, int type, uint64_
   return h.bytes == sliceBytesExpected ? 0 : szCorruptFrame;
 }
 
+// Per slot, for wires whose proxy moves the slots (NCCL's connector FIFO): host-visible words
+// that take the place of the header's ready word. The sender's kernel writes `bytes`, then
+// `ready` (release) into its own signals, and the proxy reads both to ship header and payload
+// as one message; the receiving proxy writes `ready` into the receiver's signals once the
+// message has landed. The ring's own ready word is then never written.
+struct SlotSignal {
+  uint64_t ready;
+  uint64_t bytes;
+};
+
 // One side's view of a channel (device pointers: local memory, or the peer's mapped memory).
 struct SlotChannel {
   uint8_t* ring;        // nslots slots of `stride` bytes (receiver's memory)
+  SlotSignal* signals;  // nslots signals (this side's, host-visible), or null: ready in the ring
   uint64_t* credits;    // nslots words (sender's memory)
   int* localError;      // this side's error word: nonzero stops every block on the channel
   int* peerError;       // the peer's error word for this channel

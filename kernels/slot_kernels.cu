@@ -255,7 +255,12 @@ __device__ __forceinline__ int sendSlice(const SlotLaunch& L, const SlotOp& op, 
     h->flags = frame ? kSlotFrame : 0;
     paceLink(ch, sBytes);
     __threadfence_system();
-    storeRelease(&h->ready, readyValue(step));
+    if (ch.signals) {
+      reinterpret_cast<volatile uint64_t*>(&ch.signals[j].bytes)[0] = sBytes;
+      storeRelease(&ch.signals[j].ready, readyValue(step));
+    } else {
+      storeRelease(&h->ready, readyValue(step));
+    }
     t.wire += sBytes;
     t.escapes += escapes;
     t.compressed += frame;
@@ -278,7 +283,8 @@ __device__ __forceinline__ int recvSlice(const SlotLaunch& L, const SlotOp& op, 
   const uint64_t n = op.bytes - off < op.sliceBytes ? op.bytes - off : op.sliceBytes;
   if (tid == 0) {
     SlotHeader* h = reinterpret_cast<SlotHeader*>(const_cast<uint8_t*>(slot));
-    int e = waitWord(ch, &h->ready, [step](uint64_t r) { return r == readyValue(step); }, L.timeoutNs);
+    const uint64_t* ready = ch.signals ? &ch.signals[j].ready : &h->ready;
+    int e = waitWord(ch, ready, [step](uint64_t r) { return r == readyValue(step); }, L.timeoutNs);
     if (e == 0) {
       const volatile SlotHeader* v = h;
       sH.bytes = v->bytes;

@@ -161,7 +161,6 @@ void destroyComm(szComm* comm, bool abort) {
   if (comm->wire && comm->wireComm) (abort ? comm->wire->abort : comm->wire->close)(comm->wireComm);
   if (comm->desc && comm->descComm) (abort ? comm->desc->abort : comm->desc->close)(comm->descComm);
   if (comm->ack && comm->ackComm) (abort ? comm->ack->abort : comm->ack->close)(comm->ackComm);
-  deviceContextDestroy(comm->device);
   if (comm->bootstrap) szBootstrapClose(comm->bootstrap);
   szSetCommError(comm, nullptr);
   delete comm;
@@ -169,19 +168,22 @@ void destroyComm(szComm* comm, bool abort) {
 
 // The slot wire and the slot path over it (SZ_SLOT_*; SZ_IPC_LINK_GBPS is read at every init,
 // so a program can give each communicator its own emulated link).
-szResult_t connectSlotWire(szComm* comm) {
+szResult_t connectSlotWire(szComm* comm, void* ncclComm) {
   int sms = 0;
   SZCHECK(currentDeviceSms(&sms));
+  const szSlotWire* w = comm->slotWire;
   SlotPathConfig pc{};
-  pc.sliceBytes = uint64_t(szParamSlotSliceBytes());
-  pc.blocks = szParamSlotBlocks() > 0 ? uint32_t(szParamSlotBlocks()) : uint32_t(sms);
+  pc.sliceBytes = szParamSlotSliceBytes() > 0 ? uint64_t(szParamSlotSliceBytes()) : w->defaultSliceBytes;
+  pc.blocks = szParamSlotBlocks() > 0 ? uint32_t(szParamSlotBlocks())
+              : w->defaultMaxBlocks > 0 && w->defaultMaxBlocks < uint32_t(sms) ? w->defaultMaxBlocks
+                                                                              : uint32_t(sms);
   pc.nslots = szParamSlotCount() > 0 ? uint32_t(szParamSlotCount()) : 2 * pc.blocks;
   pc.timeoutMs = comm->cfg.timeoutMs;
   pc.codebook = comm->cfg.codebook;
-  if (pc.sliceBytes == 0 || pc.sliceBytes % kSliceAlign != 0 || pc.blocks > 65536 || pc.nslots > (1u << 20))
+  if (pc.sliceBytes % kSliceAlign != 0 || pc.blocks > 65536 || pc.nslots > (1u << 20))
     return szSetError(szInvalidArgument, "SZ_SLOT_SLICE_BYTES=%llu (a multiple of %llu), SZ_SLOT_BLOCKS=%u, SZ_SLOT_COUNT=%u",
                       (unsigned long long)pc.sliceBytes, (unsigned long long)kSliceAlign, pc.blocks, pc.nslots);
-  szSlotWireConfig wc{pc.sliceBytes, pc.nslots, 0};
+  szSlotWireConfig wc{pc.sliceBytes, pc.nslots, 0, ncclComm};
   const char* e = comm->cfg.wire == "ipc" ? getenv("SZ_IPC_LINK_GBPS") : nullptr;
   if (e != nullptr) {
     char* end = nullptr;
@@ -215,31 +217,31 @@ szResult_t initComm(szComm* comm, int nranks, const szUniqueId& id, int rank, vo
     if (memcmp(&all[size_t(r)], &mine, sizeof(mine)) != 0)
       return szSetError(szInvalidUsage, "rank %d and rank %d were initialized with different "
                         "configurations (wire, codec, slice size, depth, CRC or codebook)", rank, r);
-  // The ipc wire carries device buffers through the slot protocol; host buffers take tcp.
+  // Device buffers travel through the slot protocol: straight into the peer's memory (ipc), or
+  // through a proxy thread over the named message wire (tcp, nccl). Host buffers take the slice
+  // pipeline over tcp on every wire (NCCL itself takes no host buffers).
   comm->slotWire = szFindSlotWire(comm->cfg.wire.c_str());
-  comm->wire = szFindWire(comm->slotWire ? "tcp" : comm->cfg.wire.c_str());
-  comm->desc = comm->ack = szFindWire("tcp");
-  if (comm->wire == nullptr)
+  const szWire* named = szFindWire(comm->cfg.wire.c_str());
+  if (comm->slotWire == nullptr && named == nullptr)
     return szSetError(szInvalidArgument, "unknown or unavailable wire '%s'", comm->cfg.wire.c_str());
-  if (haveGpu()) SZCHECK(deviceContextCreate(comm->cfg.sliceBytes, &comm->device));
-  if ((comm->wire->deviceMemory || comm->slotWire) && comm->device == nullptr)
+  comm->wire = comm->desc = comm->ack = szFindWire("tcp");
+  comm->cudaDevice = currentDevice();
+  comm->deviceOnly = named != nullptr && named->deviceMemory;
+  if ((comm->slotWire || comm->deviceOnly) && comm->cudaDevice < 0)
     return szSetError(szInvalidUsage, "wire '%s' needs a GPU", comm->cfg.wire.c_str());
 #if SZ_HAVE_CUDA
-  // With a GPU, the tcp wire's device buffers take the slot protocol through a proxy thread.
-  if (comm->slotWire == nullptr && comm->device != nullptr && comm->cfg.wire == "tcp")
-    comm->slotWire = &kSlotWireTcpProxy;
+  if (comm->slotWire == nullptr && comm->cudaDevice >= 0)
+    comm->slotWire = named->deviceMemory ? &kSlotWireNcclProxy : &kSlotWireTcpProxy;
 #endif
-  if (comm->slotWire) SZCHECK(connectSlotWire(comm));
-  szWireConfig wc{comm->cfg.timeoutMs, 0, ncclComm, 0};
+  if (comm->slotWire) SZCHECK(connectSlotWire(comm, ncclComm));
+  szWireConfig wc{comm->cfg.timeoutMs, 0, nullptr, 0};
   SZCHECK(comm->wire->connect(comm->bootstrap, wc, &comm->wireComm));
-  wc.ncclComm = nullptr;
   wc.idleRequests = 1;  // an acknowledgement comes only once the whole operation is decoded
   SZCHECK(comm->desc->connect(comm->bootstrap, wc, &comm->descComm));
   SZCHECK(comm->ack->connect(comm->bootstrap, wc, &comm->ackComm));
   size_t slotBytes = 0;  // the largest frame of a slice of the smallest element type
   SZCHECK(szEncodeMaxSize(comm->cfg.sliceBytes, szUint8, &slotBytes));
-  comm->pipeline.reset(new Pipeline(comm, comm->device, slotBytes));
-  if (comm->device && comm->slotWire == nullptr) SZCHECK(comm->pipeline->preallocate());  // device ops on the pipeline
+  comm->pipeline.reset(new Pipeline(comm, slotBytes));
   INFO(SZ_INIT, "SplitZip %d.%d.%d rank %d/%d: wire %s, codec %s, slice %zu bytes, depth %d, timeout %d ms, crc %d",
        SZ_MAJOR, SZ_MINOR, SZ_PATCH, rank, nranks, comm->cfg.wire.c_str(),
        comm->cfg.codec == SZ_CODEC_ON ? "on" : comm->cfg.codec == SZ_CODEC_OFF ? "off" : "auto",

@@ -15,7 +15,6 @@
 #include "transport/slot_wire.h"
 #include "transport/transport.h"
 #include "src/proto/auto_model.h"
-#include "src/proto/device_ops.h"
 #include "splitzip.h"
 
 struct szBootstrap;
@@ -38,11 +37,6 @@ struct Op {
   std::vector<Segment> segments;
   bool device = false;              // segments are device memory
   cudaStream_t stream = nullptr;    // device ops: the user's stream
-  DeviceOpSync sync;                // device ops: ordering against the user's stream
-  // Device ops: slice buffers reserved at the call, one per pipeline slot (Pipeline::reserve):
-  // payloads (device memory for device wires, pinned host memory for host wires), pinned copies
-  // of received frame headers (device wires), device staging for slices spanning buffers.
-  std::vector<uint8_t*> payload, headers, staging;
   // Set by the pipeline.
   szResult_t result = szSuccess;
   std::string error;  // the failure's message (set with result)
@@ -78,12 +72,13 @@ struct szComm {
   void* descComm = nullptr;
   const szWire* ack = nullptr;
   void* ackComm = nullptr;
-  // Slot wire (ipc): device buffers travel through the slot protocol (src/proto/slot_path.h); host
-  // buffers on `wire` (tcp).
+  // Slot wire (ipc, or a proxy over tcp or nccl): device buffers travel through the slot protocol
+  // (src/proto/slot_path.h); host buffers on `wire` (tcp).
+  bool deviceOnly = false;  // the named wire takes device buffers only (nccl), as NCCL does
   const szSlotWire* slotWire = nullptr;
   void* slotWireComm = nullptr;
   std::unique_ptr<sz::SlotPath> slotPath;
-  sz::DeviceContext* device = nullptr;  // null without a usable GPU
+  int cudaDevice = -1;  // the GPU the communicator uses (current at init), -1 without one
   sz::AutoModel autoModel;  // SZ_CODEC_AUTO: frames or raw, per peer and message size
   std::unique_ptr<sz::Pipeline> pipeline;
   std::atomic<int> asyncError{szSuccess};  // szInProgress while a non-blocking init runs

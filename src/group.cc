@@ -120,7 +120,7 @@ szResult_t makeOp(const char* fn, bool send, void* const* bufs, const size_t* co
   for (int i = 0; i < nbufs && any == nullptr; ++i) any = bufs[i];
   bool device = !op->segments.empty() ? isDevicePointer(op->segments[0].ptr)
                 : any != nullptr      ? isDevicePointer(any)
-                                      : comm->wire->deviceMemory != 0;
+                                      : comm->deviceOnly;
   for (const Segment& s : op->segments)
     if (isDevicePointer(s.ptr) != device)
       return szSetError(szInvalidArgument, "%s: buffer list mixes host and device memory", fn);
@@ -183,9 +183,9 @@ szResult_t runPending(std::vector<PendingOp> pending) {
                         szResultName(err), why.c_str());
     }
     for (const auto& op : ops) {
-      if (op->device && comm->device == nullptr)
+      if (op->device && comm->slotPath == nullptr)
         return szSetError(szInvalidUsage, "device buffers on a communicator without a GPU");
-      if (!op->device && comm->wire->deviceMemory && op->peer != comm->rank)
+      if (!op->device && comm->deviceOnly && op->peer != comm->rank)
         return szSetError(szInvalidUsage, "host buffers cannot travel on wire '%s': use the tcp wire",
                           comm->cfg.wire.c_str());
     }
@@ -195,16 +195,16 @@ szResult_t runPending(std::vector<PendingOp> pending) {
   for (auto& [comm, ops] : byComm) SZCHECK(runSelfOps(comm, ops));
   // Device operations of communicators with a slot path: one launch per (communicator, stream),
   // enqueued now; the call returns.
-  std::map<szComm*, std::vector<std::shared_ptr<Op>>> piped;  // everything else
+  std::map<szComm*, std::vector<std::shared_ptr<Op>>> piped;  // host operations
   std::map<std::pair<szComm*, cudaStream_t>, std::vector<SlotRequest>> launches;
   for (auto& [comm, ops] : byComm)
     for (const auto& op : ops) {
-      if (op->device && comm->slotPath) launches[{comm, op->stream}].push_back(slotRequest(comm, *op));
+      if (op->device) launches[{comm, op->stream}].push_back(slotRequest(comm, *op));
       else piped[comm].push_back(op);
     }
   for (auto& [key, reqs] : launches) {
     szComm* comm = key.first;
-    DeviceGuard onCommDevice(deviceOrdinal(comm->device));
+    DeviceGuard onCommDevice(comm->cudaDevice);
     SZCHECK(commReapSlots(comm));
     szResult_t r = comm->slotPath->enqueue(reqs, key.second);
     if (r != szSuccess) return commFail(comm, r);
@@ -212,42 +212,13 @@ szResult_t runPending(std::vector<PendingOp> pending) {
   return runPiped(piped);
 }
 
-// Operations of the slice pipeline (host buffers; device buffers on the tcp and nccl wires).
+// Host operations: the slice pipeline; the call waits for them.
 szResult_t runPiped(std::map<szComm*, std::vector<std::shared_ptr<Op>>>& byComm) {
-  // Device operations are ordered on their streams now (all ready events before any
-  // completion wait: a wait enqueued between them would make a later operation of the group
-  // wait for an earlier one's completion, which may need the peer's progress on that later
-  // one); the call returns once they are enqueued. Host operations are waited for.
-  szResult_t res = szSuccess;
-  for (int stage = 0; stage < 3 && res == szSuccess; ++stage)
-    for (auto& [comm, ops] : byComm)
-      for (const auto& op : ops) {
-        if (!op->device || res != szSuccess) continue;
-        DeviceGuard onCommDevice(deviceOrdinal(comm->device));  // buffers and events on the comm's GPU
-        res = stage == 0 ? comm->pipeline->reserve(*op)
-            : stage == 1 ? deviceOpRecordReady(comm->device, op->stream, &op->sync)
-                         : deviceOpEnqueueWait(comm->device, op->stream, &op->sync);
-      }
-  if (res != szSuccess) {  // nothing runs: give the buffers back and release any enqueued wait
-    for (auto& [comm, ops] : byComm)
-      for (const auto& op : ops)
-        if (op->device) {
-          comm->pipeline->release(*op);
-          deviceOpComplete(comm->device, &op->sync);
-        }
-    return res;
-  }
-  std::vector<std::pair<std::shared_ptr<GroupWait>, std::vector<std::shared_ptr<Op>>>> waits;
-  for (auto& [comm, ops] : byComm) {
-    std::vector<std::shared_ptr<Op>> host;
-    for (const auto& op : ops)
-      if (!op->device) host.push_back(op);
-    waits.emplace_back(comm->pipeline->submit(ops), host);
-  }
+  std::vector<std::pair<std::shared_ptr<GroupWait>, std::vector<std::shared_ptr<Op>>*>> waits;
+  for (auto& [comm, ops] : byComm) waits.emplace_back(comm->pipeline->submit(ops), &ops);
   szResult_t first = szSuccess;
-  for (auto& [handle, host] : waits) {
-    if (host.empty()) continue;
-    szResult_t r = Pipeline::wait(handle, host);
+  for (auto& [handle, ops] : waits) {
+    szResult_t r = Pipeline::wait(handle, *ops);
     if (first == szSuccess) first = r;
   }
   return first;

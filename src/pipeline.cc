@@ -1,7 +1,6 @@
-// The slice pipeline: OpRunner drives one operation's slices through codec tasks (CPU threads
-// for host buffers, the codec stream for device buffers) and wire messages; Pipeline's
-// progress thread steps every active runner, keeping each (peer, direction) in submission
-// order. See pipeline.h for the protocol.
+// The slice pipeline for host buffers: OpRunner drives one operation's slices through CPU codec
+// tasks and wire messages; Pipeline's progress thread steps every active runner, keeping each
+// (peer, direction) in submission order. See pipeline.h for the protocol.
 #include "src/pipeline.h"
 
 #include <algorithm>
@@ -13,7 +12,6 @@
 #include "codec/checksum.h"
 #include "base/checks.h"
 #include "base/debug.h"
-#include "src/proto/device_ops.h"
 #include "base/param.h"
 
 namespace sz {
@@ -25,7 +23,6 @@ constexpr uint32_t kOpMagic = 0x504F5A53;     // "SZOP"
 constexpr uint32_t kSliceMagic = 0x4C535A53;  // "SZSL"
 constexpr uint32_t kAckMagic = 0x4B415A53;    // "SZAK"
 constexpr uint32_t kProtocolVersion = 1;
-constexpr uint64_t kSizeMessageBytes = 8;  // what device wires send ahead of each payload
 
 // Messages (little-endian hosts; the library targets x86-64 and aarch64).
 struct OpDesc {
@@ -109,16 +106,12 @@ struct GroupWait {
 // One in-flight slice.
 struct Slot {
   int64_t slice = -1;
-  SliceHeader hdr{};              // host wires: travels before the payload
-  uint8_t* frame = nullptr;       // payload buffer: frame or raw bytes
-  std::vector<uint8_t> staging;   // host operations: a slice spanning several segments
-  uint8_t* devStaging = nullptr;  // device operations: the same, in device memory
-  uint8_t* frameHeader = nullptr; // device wires: pinned copy of a received frame's header
+  SliceHeader hdr{};             // travels before the payload
+  uint8_t* frame = nullptr;      // payload buffer: frame or raw bytes
+  std::vector<uint8_t> staging;  // a slice spanning several segments
   Pending hdrReq, payReq;
   std::future<szResult_t> hostTask;
   bool hostRunning = false;
-  DeviceTask devTask;
-  bool devRunning = false;
   bool ready = false;
   uint64_t payloadBytes = 0;
   Clock::time_point posted;
@@ -149,7 +142,7 @@ class OpRunner {
   szResult_t postRecv(Slot& s, uint64_t slice);
   szResult_t receivedSlice(Slot& s);
   szResult_t pollTask(Slot& s, bool* finished);
-  szResult_t copySlice(uint64_t off, uint64_t bytes, uint8_t* buf, bool gather);
+  void copySlice(uint64_t off, uint64_t bytes, uint8_t* buf, bool gather);
   szResult_t ensureSlot(Slot& s, bool needPayload);
   void finish(szResult_t res);
   // Finishes the operation with `res` unless it is szSuccess; true if it failed.
@@ -169,12 +162,8 @@ class OpRunner {
     dataWhy_ = szGetLastError(nullptr);
     return true;
   }
-  bool userReady();
-  szResult_t waitTask(DeviceTask* t);
-  bool hostWire() const { return !comm_->wire->deviceMemory; }
-  // Raw slices travel straight from and into the user's memory when the wire moves memory of
-  // its kind: host buffers on a host wire, device buffers on a device wire.
-  bool directRaw() const { return !frames_ && op_->device != hostWire(); }
+  // Raw slices travel straight from and into the user's memory where it is contiguous.
+  bool directRaw() const { return !frames_; }
   // The communicator's codebook is for one type; the other compressible types use their default.
   const szCodebook_t* codebook() const {
     return comm_->cfg.codebook.type == op_->type ? &comm_->cfg.codebook : nullptr;
@@ -206,26 +195,7 @@ class OpRunner {
   uint64_t nextStart_ = 0, nextPost_ = 0, completed_ = 0;
   Clock::time_point startTime_;
   Clock::time_point lastMoved_ = Clock::now();
-  bool userReady_ = false;  // the user's earlier work on the stream is done (host operations: always)
-  bool copyStuck_ = false;  // a gather or scatter failed or did not finish within the timeout
 };
-
-// True once the user's earlier work on a device operation's stream is done (then remembered);
-// a failed stream fails the operation. The auto model times a device operation from here, not
-// from when it was queued behind earlier ones.
-bool OpRunner::userReady() {
-  if (userReady_) return true;
-  if (!op_->device) return userReady_ = true;
-  bool ready = false;
-  if (failed(deviceOpReady(op_->sync, &ready))) return false;
-  if (ready) {
-    userReady_ = true;
-    startTime_ = Clock::now();
-    TRACE(SZ_P2P, "rank %d: %s rank %d seq %u: the stream's earlier work is done", comm_->rank,
-          op_->send ? "send to" : "recv from", op_->peer, seq_);
-  }
-  return ready;
-}
 
 uint8_t* OpRunner::contiguous(uint64_t offset, uint64_t bytes) const {
   for (const Segment& s : op_->segments) {
@@ -253,69 +223,18 @@ void OpRunner::forPieces(uint64_t offset, uint64_t bytes, F&& fn) const {
 }
 
 // Copies a slice's bytes [off, off + bytes) of the user's segments into `buf` (gather) or back
-// from it (scatter): memcpy for host operations; for device ones, the pieces (a request's KV
-// blocks: often hundreds per slice; pieces over 64 KiB cut, one block copying each) in one
-// launch on the codec stream per kDeviceCopyPieces, each waited for before the table is reused.
-szResult_t OpRunner::copySlice(uint64_t off, uint64_t bytes, uint8_t* buf, bool gather) {
-  std::vector<uint8_t*> dsts;
-  std::vector<const uint8_t*> srcs;
-  std::vector<uint64_t> sizes;
-  szResult_t res = szSuccess;
-  auto flush = [&] {
-    DeviceTask t;
-    if (res == szSuccess && !dsts.empty() &&
-        ((res = deviceCopyPieces(pipe_->device(), dsts.data(), srcs.data(), sizes.data(), dsts.size(), &t)) !=
-             szSuccess ||
-         (res = waitTask(&t)) != szSuccess))
-      copyStuck_ = true;  // a launched copy may still write the slot's buffers: finish() keeps them
-    dsts.clear();
-    srcs.clear();
-    sizes.clear();
-  };
+// from it (scatter).
+void OpRunner::copySlice(uint64_t off, uint64_t bytes, uint8_t* buf, bool gather) {
   forPieces(off, bytes, [&](uint8_t* p, uint64_t pos, uint64_t n) {
-    uint8_t* dst = gather ? buf + pos : p;
-    const uint8_t* src = gather ? p : buf + pos;
-    if (!op_->device) {
-      memcpy(dst, src, n);
-      return;
-    }
-    constexpr uint64_t kChunk = 64 << 10;  // one block copies a piece: large pieces are cut
-    for (uint64_t at = 0; at < n; at += kChunk) {
-      dsts.push_back(dst + at);
-      srcs.push_back(src + at);
-      sizes.push_back(std::min(kChunk, n - at));
-      if (dsts.size() == kDeviceCopyPieces) flush();
-    }
+    if (gather) memcpy(buf + pos, p, n);
+    else memcpy(p, buf + pos, n);
   });
-  flush();
-  return res;
 }
 
-// Waits for a device task, at most the timeout: a task that never finishes (its stream held
-// behind the user's, docs/PIPELINE.md) is reported rather than hanging the progress thread.
-szResult_t OpRunner::waitTask(DeviceTask* t) {
-  auto deadline = Clock::now() + std::chrono::milliseconds(comm_->cfg.timeoutMs);
-  szResult_t res = szSuccess;
-  uint64_t bytes;
-  while (!deviceTaskPoll(pipe_->device(), t, &res, &bytes))
-    if (Clock::now() > deadline)
-      return szSetError(szTimeout, "rank %d: a codec-stream task did not finish in %d ms (a stream held behind "
-                        "another on a shared hardware queue? see CUDA_DEVICE_MAX_CONNECTIONS in docs/PIPELINE.md)",
-                        comm_->rank, comm_->cfg.timeoutMs);
-  return res;
-}
-
-// Gives slot `s` its buffers: a device operation's reserved ones; for a host operation a pooled
-// payload buffer, taken only when the slice needs one (frames, or raw bytes to gather).
+// Gives slot `s` a pooled payload buffer, taken only when the slice needs one (frames, or raw
+// bytes to gather).
 szResult_t OpRunner::ensureSlot(Slot& s, bool needPayload) {
-  size_t i = size_t(&s - slots_.data());
-  if (op_->device) {
-    s.frame = op_->payload[i];
-    s.frameHeader = op_->headers.empty() ? nullptr : op_->headers[i];
-    s.devStaging = op_->staging.empty() ? nullptr : op_->staging[i];
-    return szSuccess;
-  }
-  if (needPayload && s.frame == nullptr) SZCHECK(pipe_->takeBuffer(Pipeline::kHostBuffer, &s.frame));
+  if (needPayload && s.frame == nullptr) SZCHECK(pipe_->takeBuffer(&s.frame));
   return szSuccess;
 }
 
@@ -326,11 +245,9 @@ void OpRunner::finish(szResult_t res) {
         op_->send ? "send to" : "recv from", op_->peer, seq_, (int)res, (unsigned long long)completed_,
         (unsigned long long)numSlices_);
   allPosted_ = true;
-  bool stuck = copyStuck_;  // a device task that never finished still uses the operation's buffers
   for (Slot& s : slots_) {  // codec work must not outlive the buffers it uses
     if (s.hostRunning) s.hostTask.wait();
-    if (s.devRunning && (stuck || waitTask(&s.devTask) == szTimeout)) stuck = true;  // one wait, not depth
-    if (!op_->device && s.frame) pipe_->returnBuffer(Pipeline::kHostBuffer, s.frame);
+    if (s.frame) pipe_->returnBuffer(s.frame);
     s.frame = nullptr;
   }
   if (res != szSuccess) {  // nothing more lands in this operation's buffers; the peer learns it now
@@ -339,9 +256,7 @@ void OpRunner::finish(szResult_t res) {
                                   std::pair{comm_->ack, comm_->ackComm}})
       wire->failPeer(wireComm, op_->peer, res, why.c_str());
   }
-  if (op_->device && !stuck) pipe_->release(*op_);
   if (res != szSuccess) commFail(comm_, res);
-  if (op_->device) deviceOpComplete(pipe_->device(), &op_->sync);
   std::lock_guard<std::mutex> lock(wait_->mu);
   if (res != szSuccess) op_->error = szGetLastError(nullptr);  // this thread's message, for the caller
   op_->result = res;
@@ -354,18 +269,16 @@ void OpRunner::finish(szResult_t res) {
 // An operation that makes no progress for the timeout fails with szTimeout. The control
 // channels wait without a limit of their own (an acknowledgement may come long after the
 // operation started, while its slices move); the data wire times out its own requests by the
-// bytes they move, so an operation with slices on the wire is not late here, nor a device
-// operation still waiting for the user's earlier work on its stream.
+// bytes they move, so an operation with slices on the wire is not late here.
 bool OpRunner::step(bool mayPost) {
   if (finished_) return false;
   if (!started_ && !mayPost) return false;
   bool moved = op_->send ? stepSend() : stepRecv();
   auto now = Clock::now();
-  bool waitingForUser = op_->device && !finished_ && !userReady();
   if (finished_) return true;
   bool onWire = dataError_ == szSuccess &&
                 std::any_of(slots_.begin(), slots_.end(), [](const Slot& x) { return x.hdrReq.req || x.payReq.req; });
-  if (moved || onWire || waitingForUser) {
+  if (moved || onWire) {
     lastMoved_ = now;
   } else if (now - lastMoved_ > std::chrono::milliseconds(comm_->cfg.timeoutMs)) {
     finish(szSetError(szTimeout, "rank %d: %s %s rank %d made no progress for %d ms", comm_->rank, op_->api,
@@ -382,31 +295,15 @@ szResult_t OpRunner::startSlice(Slot& s, uint64_t slice) {
   uint64_t off = sliceOffset(slice), bytes = sliceBytes(slice), count = bytes / elemBytes_;
   uint8_t* src = contiguous(off, bytes);
   SZCHECK(ensureSlot(s, frames_ || src == nullptr));
-  if (op_->device && directRaw() && src != nullptr) {
-    s.payloadBytes = bytes;
-    s.ready = true;
-    return szSuccess;
-  }
-  if (op_->device) {
-    if (src == nullptr) {
-      SZCHECK(copySlice(off, bytes, s.devStaging, true));
-      src = s.devStaging;
-    }
-    if (frames_) SZCHECK(deviceEncode(pipe_->device(), src, count, op_->type, codebook(), s.frame,
-                                      pipe_->slotBytes(), &s.devTask));
-    else SZCHECK(deviceCopy(pipe_->device(), s.frame, src, bytes, &s.devTask));
-    s.devRunning = true;
-    return szSuccess;
-  }
-  if (!frames_) {  // raw host slice: sent from the user's memory when contiguous
-    if (src == nullptr) SZCHECK(copySlice(off, bytes, s.frame, true));
+  if (!frames_) {  // raw slice: sent from the user's memory when contiguous
+    if (src == nullptr) copySlice(off, bytes, s.frame, true);
     s.payloadBytes = bytes;
     s.ready = true;
     return szSuccess;
   }
   if (src == nullptr) {
     s.staging.resize(bytes);
-    SZCHECK(copySlice(off, bytes, s.staging.data(), true));
+    copySlice(off, bytes, s.staging.data(), true);
     src = s.staging.data();
   }
   szComm* comm = comm_;
@@ -436,12 +333,6 @@ szResult_t OpRunner::pollTask(Slot& s, bool* finishedTask) {
     res = s.hostTask.get();
     *finishedTask = true;
   }
-  uint64_t bytes = 0;
-  if (s.devRunning && deviceTaskPoll(pipe_->device(), &s.devTask, &res, &bytes)) {
-    s.devRunning = false;
-    if (op_->send) s.payloadBytes = frames_ ? bytes : sliceBytes(uint64_t(s.slice));
-    *finishedTask = true;
-  }
   return res;
 }
 
@@ -451,7 +342,7 @@ szResult_t OpRunner::postSend(Slot& s) {
   const uint8_t* payload = s.frame;
   if (directRaw() && contiguous(sliceOffset(uint64_t(s.slice)), bytes))
     payload = contiguous(sliceOffset(uint64_t(s.slice)), bytes);
-  if (frames_ && (!op_->device || hostWire())) {  // the frame is in host memory: count its escapes
+  if (frames_) {
     szFrameInfo_t info;
     if (szFrameGetInfo(payload, s.payloadBytes, &info) == szSuccess) {
       std::lock_guard<std::mutex> lock(comm_->statsMu);
@@ -459,20 +350,16 @@ szResult_t OpRunner::postSend(Slot& s) {
       comm_->stats.compressedSlices += info.raw ? 0 : 1;
     }
   }
-  if (hostWire()) {
-    s.hdr = SliceHeader{kSliceMagic, seq_, uint64_t(s.slice), s.payloadBytes, 0, 0};
-    if (comm_->cfg.crc) s.hdr.crc = crc32c(payload, s.payloadBytes);
-    SZCHECK(w->isend(comm_->wireComm, op_->peer, &s.hdr, sizeof(s.hdr), nullptr, &s.hdrReq.req));
-  } else {
-    s.hdrReq.done = true;  // device wires carry the size themselves; no header travels
-  }
+  s.hdr = SliceHeader{kSliceMagic, seq_, uint64_t(s.slice), s.payloadBytes, 0, 0};
+  if (comm_->cfg.crc) s.hdr.crc = crc32c(payload, s.payloadBytes);
+  SZCHECK(w->isend(comm_->wireComm, op_->peer, &s.hdr, sizeof(s.hdr), nullptr, &s.hdrReq.req));
   SZCHECK(w->isend(comm_->wireComm, op_->peer, payload, s.payloadBytes, nullptr, &s.payReq.req));
   s.posted = Clock::now();
   TRACE(SZ_P2P, "rank %d: send to rank %d seq %u: slice %lld posted, %llu bytes", comm_->rank, op_->peer, seq_,
         (long long)s.slice, (unsigned long long)s.payloadBytes);
   std::lock_guard<std::mutex> lock(comm_->statsMu);
   comm_->stats.rawBytes += bytes;
-  comm_->stats.wireBytes += (hostWire() ? sizeof(SliceHeader) : kSizeMessageBytes) + s.payloadBytes;
+  comm_->stats.wireBytes += sizeof(SliceHeader) + s.payloadBytes;
   comm_->stats.slices++;
   return szSuccess;
 }
@@ -483,9 +370,9 @@ bool OpRunner::stepSend() {
     started_ = true;
     frames_ = useFrames(comm_, op_->peer, op_->type, op_->count * elemBytes_);
     startTime_ = Clock::now();
-    TRACE(SZ_P2P, "rank %d: send to rank %d seq %u: %llu elements of type %d, %llu slices, %s, %s buffers", comm_->rank,
+    TRACE(SZ_P2P, "rank %d: send to rank %d seq %u: %llu elements of type %d, %llu slices, %s", comm_->rank,
           op_->peer, seq_, (unsigned long long)op_->count, (int)op_->type, (unsigned long long)numSlices_,
-          frames_ ? "frames" : "raw", op_->device ? "device" : "host");
+          frames_ ? "frames" : "raw");
     desc_ = OpDesc{kOpMagic, kProtocolVersion, seq_, frames_ ? 1u : 0u, op_->count, sliceElems_,
                    numSlices_, uint32_t(op_->type), comm_->cfg.crc ? 1u : 0u};
     if (failed(comm_->desc->isend(comm_->descComm, op_->peer, &desc_, sizeof(desc_), nullptr, &descReq_.req)) ||
@@ -495,8 +382,6 @@ bool OpRunner::stepSend() {
   }
   if (failed(descReq_.poll(comm_->desc, &moved)) || failed(ackReq_.poll(comm_->ack, &moved))) return true;
   if (dataError_ != szSuccess && !ackReq_.done) return moved;  // only the acknowledgement can still come
-  bool ready = userReady();
-  if (finished_) return true;
   for (Slot& s : slots_) {
     if (dataError_ != szSuccess) break;
     if (failedData(s.hdrReq.poll(comm_->wire, &moved)) || failedData(s.payReq.poll(comm_->wire, &moved))) break;
@@ -514,7 +399,7 @@ bool OpRunner::stepSend() {
       s.payReq.reset();
       ++completed_;
     }
-    if (s.slice < 0 && nextStart_ < numSlices_ && ready) {
+    if (s.slice < 0 && nextStart_ < numSlices_) {
       if (failed(startSlice(s, nextStart_++))) return true;
       moved = true;
     }
@@ -564,8 +449,7 @@ szResult_t OpRunner::postRecv(Slot& s, uint64_t slice) {
   SZCHECK(ensureSlot(s, direct == nullptr));
   uint8_t* dst = direct ? direct : s.frame;
   s.slice = int64_t(slice);
-  if (hostWire()) SZCHECK(w->irecv(comm_->wireComm, op_->peer, &s.hdr, sizeof(s.hdr), nullptr, &s.hdrReq.req));
-  else s.hdrReq.done = true;
+  SZCHECK(w->irecv(comm_->wireComm, op_->peer, &s.hdr, sizeof(s.hdr), nullptr, &s.hdrReq.req));
   return w->irecv(comm_->wireComm, op_->peer, dst, cap, nullptr, &s.payReq.req);
 }
 
@@ -582,37 +466,25 @@ szResult_t OpRunner::receivedSlice(Slot& s) {
   {
     std::lock_guard<std::mutex> lock(comm_->statsMu);
     comm_->stats.recvRawBytes += bytes;
-    comm_->stats.recvWireBytes += (hostWire() ? sizeof(SliceHeader) : kSizeMessageBytes) + got;
+    comm_->stats.recvWireBytes += sizeof(SliceHeader) + got;
     comm_->stats.recvSlices++;
   }
   uint8_t* direct = contiguous(off, bytes);
   const uint8_t* payload = directRaw() && direct ? direct : s.frame;
-  if (hostWire()) {
-    const SliceHeader& h = s.hdr;
-    if (s.hdrReq.bytes != sizeof(SliceHeader) || h.magic != kSliceMagic || h.seq != seq_ || h.slice != slice ||
-        h.payloadBytes != got)
-      return szSetError(szCorruptFrame, "rank %d: slice %llu from rank %d has a bad header", comm_->rank,
-                        (unsigned long long)slice, op_->peer);
-    if (desc_.crc && crc32c(payload, got) != h.crc)
-      return szSetError(szCorruptFrame, "rank %d: slice %llu from rank %d fails its CRC32C", comm_->rank,
-                        (unsigned long long)slice, op_->peer);
-  }
+  const SliceHeader& h = s.hdr;
+  if (s.hdrReq.bytes != sizeof(SliceHeader) || h.magic != kSliceMagic || h.seq != seq_ || h.slice != slice ||
+      h.payloadBytes != got)
+    return szSetError(szCorruptFrame, "rank %d: slice %llu from rank %d has a bad header", comm_->rank,
+                      (unsigned long long)slice, op_->peer);
+  if (desc_.crc && crc32c(payload, got) != h.crc)
+    return szSetError(szCorruptFrame, "rank %d: slice %llu from rank %d fails its CRC32C", comm_->rank,
+                      (unsigned long long)slice, op_->peer);
   if (directRaw() && direct != nullptr) {  // already in place
     s.ready = true;
     return szSuccess;
   }
-  if (op_->device) {
-    uint8_t* dst = direct;
-    if (dst == nullptr) {
-      dst = s.devStaging;
-    }
-    if (frames_) SZCHECK(deviceDecode(pipe_->device(), s.frame, got, dst, bytes, s.frameHeader, &s.devTask));
-    else SZCHECK(deviceCopy(pipe_->device(), dst, s.frame, bytes, &s.devTask));
-    s.devRunning = true;
-    return szSuccess;
-  }
   if (!frames_) {
-    SZCHECK(copySlice(off, bytes, s.frame, false));
+    copySlice(off, bytes, s.frame, false);
     s.ready = true;
     return szSuccess;
   }
@@ -672,15 +544,15 @@ bool OpRunner::stepRecv() {
     frames_ = desc_.mode == 1;
     sliceElems_ = desc_.sliceElems;
     numSlices_ = desc_.numSlices;
-    TRACE(SZ_P2P, "rank %d: recv from rank %d seq %u: %llu elements of type %d, %llu slices, %s, %s buffers, status %d",
+    TRACE(SZ_P2P, "rank %d: recv from rank %d seq %u: %llu elements of type %d, %llu slices, %s, status %d",
           comm_->rank, op_->peer, seq_, (unsigned long long)op_->count, (int)op_->type,
-          (unsigned long long)numSlices_, frames_ ? "frames" : "raw", op_->device ? "device" : "host", (int)status_);
+          (unsigned long long)numSlices_, frames_ ? "frames" : "raw", (int)status_);
     moved = true;
   }
   if (status_ == szSuccess) {
     for (Slot& s : slots_) {
       if (failed(s.hdrReq.poll(comm_->wire, &moved)) || failed(s.payReq.poll(comm_->wire, &moved))) return true;
-      if (s.slice >= 0 && s.hdrReq.done && s.payReq.done && !s.hostRunning && !s.devRunning && !s.ready) {
+      if (s.slice >= 0 && s.hdrReq.done && s.payReq.done && !s.hostRunning && !s.ready) {
         if (failed(receivedSlice(s))) return true;
         moved = true;
       }
@@ -688,21 +560,7 @@ bool OpRunner::stepRecv() {
       if (failed(pollTask(s, &taskDone))) return true;
       if (taskDone) {
         uint64_t off = sliceOffset(uint64_t(s.slice)), bytes = sliceBytes(uint64_t(s.slice));
-        if (op_->device && frames_) {  // a valid frame of another size would leave data unwritten
-          const uint8_t* h = hostWire() ? s.frame : s.frameHeader;
-          uint64_t count = 0;
-          memcpy(&count, h + 16, sizeof(count));
-          if (count != bytes / elemBytes_ || h[8] != uint8_t(op_->type)) {
-            finish(szSetError(szCorruptFrame, "rank %d: a frame from rank %d holds %llu elements, expected %llu",
-                              comm_->rank, op_->peer, (unsigned long long)count,
-                              (unsigned long long)(bytes / elemBytes_)));
-            return true;
-          }
-        }
-        uint8_t* staging = op_->device ? s.devStaging : s.staging.data();
-        if ((op_->device || frames_) && contiguous(off, bytes) == nullptr &&
-            failed(copySlice(off, bytes, staging, false)))
-          return true;
+        if (frames_ && contiguous(off, bytes) == nullptr) copySlice(off, bytes, s.staging.data(), false);
         s.ready = true;
       }
       if (s.slice >= 0 && s.ready) {
@@ -715,9 +573,7 @@ bool OpRunner::stepRecv() {
       }
     }
     // Receives are posted in slice order, into free slots.
-    bool ready = userReady();
-    if (finished_) return true;
-    while (nextPost_ < numSlices_ && ready) {
+    while (nextPost_ < numSlices_) {
       Slot* free = nullptr;
       for (Slot& s : slots_)
         if (s.slice < 0 && free == nullptr) free = &s;
@@ -743,76 +599,30 @@ bool OpRunner::stepRecv() {
   return moved;
 }
 
-Pipeline::Pipeline(szComm* comm, DeviceContext* device, size_t slotBytes)
-    : comm_(comm), device_(device), slotBytes_(slotBytes), thread_([this] { progressLoop(); }) {}
+Pipeline::Pipeline(szComm* comm, size_t slotBytes)
+    : comm_(comm), slotBytes_(slotBytes), thread_([this] { progressLoop(); }) {}
 
 Pipeline::~Pipeline() {
   abort();
-  for (int kind = 0; kind < kKinds; ++kind)
-    for (uint8_t* p : free_[kind]) {
-      if (kind == kHostBuffer) delete[] p;
-      else deviceFree(kind != kDeviceBuffer, p);
-    }
+  for (uint8_t* p : free_) delete[] p;
 }
 
-szResult_t Pipeline::takeBuffer(int kind, uint8_t** p) {
+szResult_t Pipeline::takeBuffer(uint8_t** p) {
   {
     std::lock_guard<std::mutex> lock(poolMu_);
-    if (!free_[kind].empty()) {
-      *p = free_[kind].back();
-      free_[kind].pop_back();
+    if (!free_.empty()) {
+      *p = free_.back();
+      free_.pop_back();
       return szSuccess;
     }
   }
-  if (kind == kHostBuffer) {
-    *p = new (std::nothrow) uint8_t[slotBytes_];  // not zero-filled: every byte used is written first
-    return *p ? szSuccess : szSetError(szSystemError, "cannot allocate a %zu-byte slice buffer", slotBytes_);
-  }
-  void* mem = nullptr;
-  SZCHECK(deviceAlloc(kind != kDeviceBuffer, kind == kPinnedHeader ? SZ_FRAME_HEADER_BYTES : slotBytes_, &mem));
-  *p = static_cast<uint8_t*>(mem);
-  return szSuccess;
+  *p = new (std::nothrow) uint8_t[slotBytes_];  // not zero-filled: every byte used is written first
+  return *p ? szSuccess : szSetError(szSystemError, "cannot allocate a %zu-byte slice buffer", slotBytes_);
 }
 
-void Pipeline::returnBuffer(int kind, uint8_t* p) {
+void Pipeline::returnBuffer(uint8_t* p) {
   std::lock_guard<std::mutex> lock(poolMu_);
-  free_[kind].push_back(p);
-}
-
-szResult_t Pipeline::reserve(Op& op) {
-  int depth = comm_->cfg.depth;
-  bool deviceWire = comm_->wire->deviceMemory != 0;
-  auto take = [&](int kind, std::vector<uint8_t*>* v) {
-    for (int i = 0; i < depth; ++i) {
-      uint8_t* p = nullptr;
-      SZCHECK(takeBuffer(kind, &p));
-      v->push_back(p);
-    }
-    return szSuccess;
-  };
-  szResult_t res = take(deviceWire ? kDeviceBuffer : kPinnedBuffer, &op.payload);
-  if (res == szSuccess && deviceWire) res = take(kPinnedHeader, &op.headers);
-  if (res == szSuccess && op.segments.size() > 1) res = take(kDeviceBuffer, &op.staging);
-  if (res != szSuccess) release(op);
-  return res;
-}
-
-szResult_t Pipeline::preallocate() {
-  Op op;  // one device operation's worth, with staging: the first operations allocate nothing
-  op.segments.resize(2);
-  SZCHECK(reserve(op));
-  release(op);
-  return szSuccess;
-}
-
-void Pipeline::release(Op& op) {
-  int payloadKind = comm_->wire->deviceMemory ? kDeviceBuffer : kPinnedBuffer;
-  for (uint8_t* p : op.payload) returnBuffer(payloadKind, p);
-  for (uint8_t* p : op.headers) returnBuffer(kPinnedHeader, p);
-  for (uint8_t* p : op.staging) returnBuffer(kDeviceBuffer, p);
-  op.payload.clear();
-  op.headers.clear();
-  op.staging.clear();
+  free_.push_back(p);
 }
 
 void Pipeline::abort() {
@@ -859,7 +669,6 @@ void Pipeline::progressLoop() {
   // Per (peer, direction): runners in submission order; only the first may post messages.
   std::map<std::pair<int, bool>, std::deque<std::shared_ptr<OpRunner>>> posting;
   std::vector<std::shared_ptr<OpRunner>> active;
-  if (device_ && deviceMakeCurrent(device_) != szSuccess) WARN("progress thread: cannot use the device");
   for (;;) {
     {
       std::unique_lock<std::mutex> lock(mu_);

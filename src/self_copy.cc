@@ -5,7 +5,6 @@
 #include <cstring>
 
 #include "base/checks.h"
-#include "src/proto/device_ops.h"
 
 #if SZ_HAVE_CUDA
 #include <cuda_runtime.h>
@@ -65,7 +64,7 @@ szResult_t copyPair(szComm* comm, const Op& send, const Op& recv) {
     return szSuccess;
   }
 #if SZ_HAVE_CUDA
-  int saved = -1, device = deviceOrdinal(comm->device);
+  int saved = -1, device = comm->cudaDevice;
   if (cudaGetDevice(&saved) == cudaSuccess && saved != device) cudaSetDevice(device);
   szResult_t res = send.stream != recv.stream ? join(recv.stream, send.stream) : szSuccess;
   for (const Piece& p : ps)

@@ -179,4 +179,4 @@ szResult_t ipcChannel(void* wireComm, int peer, int send, SlotChannel* ch) {
 
 }  // namespace
 
-const szSlotWire szSlotWireIpc = {"ipc", ipcConnect, ipcChannel, ipcClose};
+const szSlotWire szSlotWireIpc = {"ipc", 256 << 10, 0, ipcConnect, ipcChannel, ipcClose};

@@ -24,8 +24,7 @@
 #include "kernels/cuda_check.h"
 #include "kernels/sm_copy.h"
 #include "base/bootstrap.h"
-#include "src/proto/device_ops.h"
-#include "src/proto/event_pool.h"
+#include "transport/event_pool.h"
 #include "transport.h"
 
 namespace {
@@ -44,6 +43,14 @@ using Clock = std::chrono::steady_clock;
 constexpr int kSizeSlots = 1024;  // size messages in flight per direction
 
 enum class State { Queued, SizePosted, Issued, Done, Failed };
+
+// A non-blocking stream of the highest priority: the lanes' work goes ahead of bulk work.
+szResult_t createLaneStream(cudaStream_t* stream) {
+  int least = 0, greatest = 0;
+  CUDACHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+  CUDACHECK(cudaStreamCreateWithPriority(stream, cudaStreamNonBlocking, greatest));
+  return szSuccess;
+}
 struct NcclWire;
 
 }  // namespace
@@ -78,6 +85,7 @@ struct Lane {
 
 struct NcclWire {
   int rank = 0, nranks = 0, timeoutMs = 0;
+  bool idleRequests = false;  // szWireConfig::idleRequests: posted requests never time out
   ncclComm_t base = nullptr;
   bool ownsBase = false;
   Lane up, down;  // up: messages from a lower to a higher rank
@@ -98,8 +106,8 @@ szResult_t initLane(NcclWire* w, Lane* l) {
   config.splitShare = 0;
   NCCLCHECK(ncclCommSplit(w->base, 0, w->rank, &l->comm, &config));
   NCCLCHECK(ncclCommSplit(w->base, 0, w->rank, &l->sizeComm, &config));
-  SZCHECK(sz::deviceCreateStream(&l->stream));
-  SZCHECK(sz::deviceCreateStream(&l->sizeStream));
+  SZCHECK(createLaneStream(&l->stream));
+  SZCHECK(createLaneStream(&l->sizeStream));
   CUDACHECK(cudaHostAlloc(&l->sizeHost, kSizeSlots * sizeof(uint64_t), cudaHostAllocMapped));
   CUDACHECK(cudaMalloc(&l->sizeDev, kSizeSlots * sizeof(uint64_t)));
   for (int i = kSizeSlots - 1; i >= 0; --i) l->freeSlots.push_back(i);
@@ -200,7 +208,7 @@ szResult_t progressLane(NcclWire* w, Lane& l) {
         l.freeSlots.push_back(r->slot);
       }
     }
-    if (r->state != State::Done && w->timeoutMs > 0 &&
+    if (r->state != State::Done && !w->idleRequests && w->timeoutMs > 0 &&
         Clock::now() - r->posted > std::chrono::milliseconds(w->timeoutMs)) {
       r->state = State::Failed;
       r->error = szSetError(szTimeout, "nccl wire: rank %d: no progress with rank %d for %d ms", w->rank,
@@ -255,6 +263,7 @@ szResult_t ncclConnect(szBootstrap* b, const szWireConfig& cfg, void** wireComm)
   w->rank = szBootstrapRank(b);
   w->nranks = szBootstrapNranks(b);
   w->timeoutMs = cfg.timeoutMs;
+  w->idleRequests = cfg.idleRequests != 0;
   szResult_t res = szSuccess;
   if (cfg.ncclComm) {
     w->base = static_cast<ncclComm_t>(cfg.ncclComm);

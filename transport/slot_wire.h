@@ -17,10 +17,16 @@ struct szSlotWireConfig {
   uint64_t sliceBytes;  // bytes of one slice: a multiple of sz::kSliceAlign
   uint32_t nslots;      // slots per (peer, direction)
   double linkGBps;      // > 0: emulate a link of this many GB/s per direction (ipc, testing)
+  void* ncclComm;       // nccl: a communicator to wrap (ncclComm_t), or null to create one
 };
 
 struct szSlotWire {
   const char* name;
+  // Defaults where SZ_SLOT_SLICE_BYTES / SZ_SLOT_BLOCKS are 0: a slice's bytes, and the most
+  // blocks per launch (0: the GPU's multiprocessor count). Proxied wires want fewer, larger
+  // slices (each costs the proxy a message) and leave multiprocessors to the wire's own kernels.
+  uint64_t defaultSliceBytes;
+  uint32_t defaultMaxBlocks;
   // Collective over all ranks of the bootstrap: allocates this rank's rings and credits (once:
   // nothing is allocated or registered per operation) and maps every peer's.
   szResult_t (*connect)(szBootstrap* bootstrap, const szSlotWireConfig& config, void** wireComm);

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "kernels/cuda_check.h"
+#include "kernels/kernel_loading.h"
 #include "base/checks.h"
 
 namespace sz {
@@ -42,6 +43,8 @@ const char* describe(szResult_t status) {
 
 szResult_t SlotPath::create(const szSlotWire* wire, void* wireComm, int rank, int nranks, const SlotPathConfig& config,
                             std::unique_ptr<SlotPath>* out) {
+  SZCHECK(loadSlotKernels());  // and the copy kernels of sends to self (kernel_loading.h)
+  SZCHECK(loadCopyKernels());
   std::unique_ptr<SlotPath> p(new SlotPath());
   p->rank_ = rank;
   p->nranks_ = nranks;

@@ -1,4 +1,4 @@
-// The proxied slot wire (src/proto/slot_proxy.h) over the tcp wire.
+// The proxied slot wires (src/proto/slot_proxy.h) over the tcp and nccl wires.
 #include "src/proto/slot_proxy.h"
 
 #include <cuda_runtime.h>
@@ -17,7 +17,7 @@
 namespace sz {
 namespace {
 
-// Control messages between the proxies of a pair, in order on their own connection.
+// Control messages between the proxies of a pair, in order on their own (tcp) connection.
 struct Ctrl {
   uint32_t kind;  // kCredit or kError
   int32_t code;   // kError: the error; its direction in `step` (0: for the receive side, 1: for the send side)
@@ -25,27 +25,27 @@ struct Ctrl {
 };
 constexpr uint32_t kCredit = 1, kError = 2;
 
-// One channel end in pinned host memory: ring (or nothing), credit words, error words.
+// One channel end: its ring (device memory when the message wire moves device memory, else
+// pinned host memory), and in pinned host memory its credit words, error words and signals.
 struct End {
   uint8_t* ring = nullptr;
   uint64_t* credits = nullptr;
   int* error = nullptr;      // the kernels' local error word
   int* peerError = nullptr;  // what the kernels want the peer to know
+  SlotSignal* signals = nullptr;
 };
 
 struct Peer {
   End send, recv;
   unsigned long long* linkClock = nullptr;  // device memory: the kernels' (unused) link clock
-  std::vector<SlotHeader> shipHeaders;      // headers in flight, one per slot (ready cleared)
-  uint64_t shipNext = 0, landNext = 0, creditNext = 0;
-  std::deque<szWireRequest*> sends;         // shipped headers and payloads
+  uint64_t shipNext = 0, landPosted = 0, landNext = 0, creditNext = 0;
+  std::deque<szWireRequest*> sends;  // shipped slots, in step order
+  std::deque<szWireRequest*> lands;  // posted receives of steps landNext, landNext + 1, ...
   struct CtrlSend {
     Ctrl msg;  // the buffer, alive (deque elements stay put) until the request completes
     szWireRequest* request;
   };
   std::deque<CtrlSend> ctrlSends;
-  szWireRequest* landHeader = nullptr;
-  szWireRequest* landPayload = nullptr;
   Ctrl ctrlIn{};
   szWireRequest* ctrlRecv = nullptr;
   int sentErrors = 0;  // bit 0: the send side's peer error was forwarded, bit 1: the receive side's
@@ -53,8 +53,9 @@ struct Peer {
 };
 
 struct ProxyComm {
-  const szWire* wire = nullptr;
-  void* data = nullptr;  // slot headers and payloads
+  const szWire* wire = nullptr;  // moves the slots
+  const szWire* ctrlWire = nullptr;
+  void* data = nullptr;  // slots (header and payload, one message each)
   void* ctrl = nullptr;  // credits and errors
   int rank = 0, nranks = 0;
   uint32_t nslots = 0;
@@ -79,16 +80,19 @@ void breakPeer(Peer& p) {
   setError(p.recv.error, szRemoteError);
 }
 
-// Advances `r` (null: nothing posted); true once it completed, *ok false if it failed.
-bool done(const szWire* w, szWireRequest*& r, bool* ok) {
+// Advances `r` (null: nothing posted); true once it completed (*bytes: the message size), *ok
+// false if it failed.
+bool done(const szWire* w, szWireRequest*& r, bool* ok, size_t* bytes = nullptr) {
   if (r == nullptr) return false;
   int finished = 0;
-  if (w->test(r, &finished, nullptr) != szSuccess) {
+  size_t got = 0;
+  if (w->test(r, &finished, &got) != szSuccess) {
     r = nullptr;
     *ok = false;
     return true;
   }
   if (finished) r = nullptr;
+  if (bytes) *bytes = got;
   return finished != 0;
 }
 
@@ -96,57 +100,58 @@ bool done(const szWire* w, szWireRequest*& r, bool* ok) {
 bool progressPeer(ProxyComm* c, int peer, Peer& p) {
   const szWire* w = c->wire;
   bool moved = false, ok = true;
-  // Ship: the next published send slot, its header (ready cleared) then its payload.
+  // Ship: each published send slot, header and payload as one message, in step order (the
+  // slot is not written again before the peer's credit for it, which follows the landing).
   for (;;) {
     const uint64_t s = p.shipNext;
     const uint32_t j = slotOf(s, c->nslots);
-    uint8_t* slot = p.send.ring + uint64_t(j) * c->stride;
-    SlotHeader* h = reinterpret_cast<SlotHeader*>(slot);
-    if (loadAcquire(&h->ready) != readyValue(s)) break;
-    SlotHeader& copy = p.shipHeaders[j];
-    memcpy(&copy, h, sizeof(copy));
-    copy.ready = 0;
-    const uint64_t bytes = copy.bytes <= c->stride - kSlotHeaderBytes ? copy.bytes : 0;
-    szWireRequest *r1 = nullptr, *r2 = nullptr;
-    if (w->isend(c->data, peer, &copy, sizeof(copy), nullptr, &r1) != szSuccess ||
-        w->isend(c->data, peer, slot + kSlotHeaderBytes, bytes, nullptr, &r2) != szSuccess) {
+    const SlotSignal& sig = p.send.signals[j];
+    if (loadAcquire(&sig.ready) != readyValue(s)) break;
+    const uint64_t bytes = __atomic_load_n(&sig.bytes, __ATOMIC_RELAXED);
+    if (bytes > c->stride - kSlotHeaderBytes) {  // not what a kernel writes
       breakPeer(p);
       return true;
     }
-    p.sends.push_back(r1);
-    p.sends.push_back(r2);
+    szWireRequest* r = nullptr;
+    if (w->isend(c->data, peer, p.send.ring + uint64_t(j) * c->stride, kSlotHeaderBytes + bytes, nullptr, &r) !=
+        szSuccess) {
+      breakPeer(p);
+      return true;
+    }
+    p.sends.push_back(r);
     ++p.shipNext;
     moved = true;
   }
-  // Land: the next step into its receive slot once the kernels returned that slot.
-  for (;;) {
-    const uint64_t s = p.landNext;
-    const uint32_t j = slotOf(s, c->nslots);
-    uint8_t* slot = p.recv.ring + uint64_t(j) * c->stride;
-    if (p.landHeader == nullptr && p.landPayload == nullptr) {
-      if (!slotFree(loadAcquire(&p.recv.credits[j]), s)) break;
-      if (w->irecv(c->data, peer, slot, kSlotHeaderBytes, nullptr, &p.landHeader) != szSuccess ||
-          w->irecv(c->data, peer, slot + kSlotHeaderBytes, c->stride - kSlotHeaderBytes, nullptr, &p.landPayload) !=
-              szSuccess) {
-        breakPeer(p);
-        return true;
-      }
-    }
-    bool headerDone = p.landHeader == nullptr || done(w, p.landHeader, &ok);
-    bool payloadDone = headerDone && (p.landPayload == nullptr || done(w, p.landPayload, &ok));
-    if (!ok) {
+  // Land: post the receive of each next step whose slot the kernels returned; publish them to
+  // the kernels in step order as they complete (the signal is written after the bytes landed).
+  while (p.landPosted - p.landNext < c->nslots &&
+         slotFree(loadAcquire(&p.recv.credits[slotOf(p.landPosted, c->nslots)]), p.landPosted)) {
+    szWireRequest* r = nullptr;
+    uint8_t* slot = p.recv.ring + uint64_t(slotOf(p.landPosted, c->nslots)) * c->stride;
+    if (w->irecv(c->data, peer, slot, c->stride, nullptr, &r) != szSuccess) {
       breakPeer(p);
       return true;
     }
-    if (!payloadDone || p.landHeader != nullptr || p.landPayload != nullptr) break;
-    storeRelease(&reinterpret_cast<SlotHeader*>(slot)->ready, readyValue(s));  // after the bytes
+    p.lands.push_back(r);
+    ++p.landPosted;
+    moved = true;
+  }
+  size_t got = 0;
+  while (!p.lands.empty() && done(w, p.lands.front(), &ok, &got)) {
+    if (!ok || got < kSlotHeaderBytes) {  // a failed wire, or a message no proxy sends
+      breakPeer(p);
+      return true;
+    }
+    p.lands.pop_front();
+    storeRelease(&p.recv.signals[slotOf(p.landNext, c->nslots)].ready, readyValue(p.landNext));
     ++p.landNext;
     moved = true;
   }
   // Credits the kernels gave back, and error words, to the peer's proxy.
+  const szWire* cw = c->ctrlWire;
   auto sendCtrl = [&](uint32_t kind, int code, uint64_t step) {
     p.ctrlSends.push_back({Ctrl{kind, code, step}, nullptr});
-    return w->isend(c->ctrl, peer, &p.ctrlSends.back().msg, sizeof(Ctrl), nullptr, &p.ctrlSends.back().request) ==
+    return cw->isend(c->ctrl, peer, &p.ctrlSends.back().msg, sizeof(Ctrl), nullptr, &p.ctrlSends.back().request) ==
            szSuccess;
   };
   while (p.creditNext < p.landNext &&
@@ -166,11 +171,11 @@ bool progressPeer(ProxyComm* c, int peer, Peer& p) {
     moved = true;
   }
   // Control messages from the peer.
-  if (p.ctrlRecv == nullptr && w->irecv(c->ctrl, peer, &p.ctrlIn, sizeof(Ctrl), nullptr, &p.ctrlRecv) != szSuccess) {
+  if (p.ctrlRecv == nullptr && cw->irecv(c->ctrl, peer, &p.ctrlIn, sizeof(Ctrl), nullptr, &p.ctrlRecv) != szSuccess) {
     breakPeer(p);
     return true;
   }
-  while (done(w, p.ctrlRecv, &ok)) {
+  while (done(cw, p.ctrlRecv, &ok)) {
     if (!ok) {
       breakPeer(p);
       return true;
@@ -181,7 +186,7 @@ bool progressPeer(ProxyComm* c, int peer, Peer& p) {
       setError(p.ctrlIn.step == 0 ? p.recv.error : p.send.error, p.ctrlIn.code);
     }
     moved = true;
-    if (w->irecv(c->ctrl, peer, &p.ctrlIn, sizeof(Ctrl), nullptr, &p.ctrlRecv) != szSuccess) {
+    if (cw->irecv(c->ctrl, peer, &p.ctrlIn, sizeof(Ctrl), nullptr, &p.ctrlRecv) != szSuccess) {
       breakPeer(p);
       return true;
     }
@@ -192,7 +197,7 @@ bool progressPeer(ProxyComm* c, int peer, Peer& p) {
     p.sends.pop_front();
     moved = true;
   }
-  while (ok && !p.ctrlSends.empty() && done(w, p.ctrlSends.front().request, &ok)) {
+  while (ok && !p.ctrlSends.empty() && done(cw, p.ctrlSends.front().request, &ok)) {
     p.ctrlSends.pop_front();
     moved = true;
   }
@@ -200,7 +205,8 @@ bool progressPeer(ProxyComm* c, int peer, Peer& p) {
   return moved;
 }
 
-void proxyLoop(ProxyComm* c) {
+void proxyLoop(ProxyComm* c, int device) {
+  cudaSetDevice(device);  // the message wire may launch work (nccl)
   while (!c->stop.load(std::memory_order_relaxed)) {
     bool moved = false;
     for (int peer = 0; peer < c->nranks; ++peer)
@@ -215,17 +221,27 @@ szResult_t pinned(size_t bytes, void** p) {
   return szSuccess;
 }
 
-szResult_t makeEnd(ProxyComm* c, bool withRing, End* e) {
-  if (withRing) SZCHECK(pinned(c->stride * c->nslots, reinterpret_cast<void**>(&e->ring)));
-  SZCHECK(pinned(c->nslots * 8 + 256, reinterpret_cast<void**>(&e->credits)));
+// The words of an end: nslots credits, two error words (apart, 64 bytes each), nslots signals.
+size_t wordBytes(uint32_t nslots) { return size_t(nslots) * (8 + sizeof(SlotSignal)) + 256; }
+
+szResult_t makeEnd(ProxyComm* c, End* e) {
+  const size_t ringBytes = c->stride * c->nslots;
+  if (c->wire->deviceMemory) {
+    CUDACHECK(cudaMalloc(reinterpret_cast<void**>(&e->ring), ringBytes));
+    CUDACHECK(cudaMemset(e->ring, 0, ringBytes));
+  } else {
+    SZCHECK(pinned(ringBytes, reinterpret_cast<void**>(&e->ring)));
+  }
+  SZCHECK(pinned(wordBytes(c->nslots), reinterpret_cast<void**>(&e->credits)));
   for (uint32_t j = 0; j < c->nslots; ++j) e->credits[j] = initialCredit(j);
   e->error = reinterpret_cast<int*>(e->credits + c->nslots);
   e->peerError = e->error + 16;
+  e->signals = reinterpret_cast<SlotSignal*>(e->error + 64);
   return szSuccess;
 }
 
-void freeEnd(End& e) {
-  if (e.ring) cudaFreeHost(e.ring);
+void freeEnd(const ProxyComm* c, End& e) {
+  if (e.ring) c->wire->deviceMemory ? cudaFree(e.ring) : cudaFreeHost(e.ring);
   if (e.credits) cudaFreeHost(e.credits);
 }
 
@@ -234,12 +250,12 @@ szResult_t proxyClose(void* wireComm) {
   if (c == nullptr) return szSuccess;
   c->stop = true;
   if (c->thread.joinable()) c->thread.join();
-  // Requests may still be posted (the next step's receives): drop them with the connections.
+  // Requests may still be posted (the next steps' receives): drop them with the connections.
   if (c->data) c->wire->abort(c->data);
-  if (c->ctrl) c->wire->abort(c->ctrl);
+  if (c->ctrl) c->ctrlWire->abort(c->ctrl);
   for (Peer& p : c->peers) {
-    freeEnd(p.send);
-    freeEnd(p.recv);
+    freeEnd(c, p.send);
+    freeEnd(c, p.recv);
     if (p.linkClock) cudaFree(p.linkClock);
   }
   cudaGetLastError();
@@ -247,37 +263,41 @@ szResult_t proxyClose(void* wireComm) {
   return szSuccess;
 }
 
-szResult_t proxyConnect(szBootstrap* b, const szSlotWireConfig& config, void** wireComm) {
+szResult_t proxyConnect(const char* wireName, szBootstrap* b, const szSlotWireConfig& config, void** wireComm) {
   ProxyComm* c = new ProxyComm();
-  c->wire = szFindWire("tcp");
+  c->wire = szFindWire(wireName);
+  c->ctrlWire = szFindWire("tcp");
   c->rank = szBootstrapRank(b);
   c->nranks = szBootstrapNranks(b);
   c->nslots = config.nslots;
   c->sliceBytes = config.sliceBytes;
   c->stride = slotStride(config.sliceBytes);
   c->peers.resize(size_t(c->nranks));
-  szResult_t res = szSuccess;
+  szResult_t res = c->wire ? szSuccess : szSetError(szInvalidArgument, "slot proxy: no wire '%s' in this build", wireName);
+  int device = 0;
+  if (res == szSuccess && cudaGetDevice(&device) != cudaSuccess)
+    res = szSetError(szUnhandledCudaError, "%s slot wire: no current CUDA device", wireName);
   // Every posted receive waits for the peer's next operation, however long that takes; a closed
-  // or reset connection still fails it at once.
-  szWireConfig wc{szBootstrapTimeoutMs(b), 0, nullptr, 1};
+  // or reset connection still fails it at once (the kernels time out on their own).
+  szWireConfig wc{szBootstrapTimeoutMs(b), 0, config.ncclComm, 1};
   for (int peer = 0; peer < c->nranks && res == szSuccess; ++peer) {
     if (peer == c->rank) continue;
     Peer& p = c->peers[size_t(peer)];
-    p.shipHeaders.resize(c->nslots);
-    res = makeEnd(c, true, &p.send);
-    if (res == szSuccess) res = makeEnd(c, true, &p.recv);
+    res = makeEnd(c, &p.send);
+    if (res == szSuccess) res = makeEnd(c, &p.recv);
     if (res == szSuccess && cudaMalloc(&p.linkClock, 256) == cudaSuccess) cudaMemset(p.linkClock, 0, 256);
-    else if (res == szSuccess) res = szSetError(szUnhandledCudaError, "tcp slot wire: cudaMalloc failed");
+    else if (res == szSuccess) res = szSetError(szUnhandledCudaError, "%s slot wire: cudaMalloc failed", wireName);
   }
   if (res == szSuccess) res = c->wire->connect(b, wc, &c->data);
-  if (res == szSuccess) res = c->wire->connect(b, wc, &c->ctrl);
+  wc.ncclComm = nullptr;
+  if (res == szSuccess) res = c->ctrlWire->connect(b, wc, &c->ctrl);
   if (res == szSuccess && cudaDeviceSynchronize() != cudaSuccess)
-    res = szSetError(szUnhandledCudaError, "tcp slot wire: device synchronization at connect failed");
+    res = szSetError(szUnhandledCudaError, "%s slot wire: device synchronization at connect failed", wireName);
   if (res != szSuccess) {
     proxyClose(c);
     return res;
   }
-  c->thread = std::thread(proxyLoop, c);
+  c->thread = std::thread(proxyLoop, c, device);
   *wireComm = c;
   return szSuccess;
 }
@@ -291,11 +311,12 @@ T* onDevice(T* host) {
 szResult_t proxyChannel(void* wireComm, int peer, int send, SlotChannel* ch) {
   ProxyComm* c = static_cast<ProxyComm*>(wireComm);
   if (peer < 0 || peer >= c->nranks || peer == c->rank)
-    return szSetError(szInvalidArgument, "tcp slot wire: no channel with rank %d", peer);
+    return szSetError(szInvalidArgument, "%s slot wire: no channel with rank %d", c->wire->name, peer);
   Peer& p = c->peers[size_t(peer)];
   const End& e = send ? p.send : p.recv;
   *ch = SlotChannel{};
-  ch->ring = onDevice(e.ring);
+  ch->ring = c->wire->deviceMemory ? e.ring : onDevice(e.ring);
+  ch->signals = onDevice(e.signals);
   ch->credits = onDevice(e.credits);
   ch->localError = onDevice(e.error);
   ch->peerError = onDevice(e.peerError);
@@ -303,13 +324,21 @@ szResult_t proxyChannel(void* wireComm, int peer, int send, SlotChannel* ch) {
   ch->stride = c->stride;
   ch->sliceBytes = c->sliceBytes;
   ch->nslots = c->nslots;
-  if (!ch->ring || !ch->credits || !ch->localError || !ch->peerError)
-    return szSetError(szUnhandledCudaError, "tcp slot wire: pinned memory has no device address");
+  if (!ch->ring || !ch->signals || !ch->credits || !ch->localError || !ch->peerError)
+    return szSetError(szUnhandledCudaError, "%s slot wire: pinned memory has no device address", c->wire->name);
   return szSuccess;
+}
+
+szResult_t connectTcp(szBootstrap* b, const szSlotWireConfig& config, void** wireComm) {
+  return proxyConnect("tcp", b, config, wireComm);
+}
+szResult_t connectNccl(szBootstrap* b, const szSlotWireConfig& config, void** wireComm) {
+  return proxyConnect("nccl", b, config, wireComm);
 }
 
 }  // namespace
 
-const szSlotWire kSlotWireTcpProxy = {"tcp", proxyConnect, proxyChannel, proxyClose};
+const szSlotWire kSlotWireTcpProxy = {"tcp", 256 << 10, 0, connectTcp, proxyChannel, proxyClose};
+const szSlotWire kSlotWireNcclProxy = {"nccl", 1 << 20, 32, connectNccl, proxyChannel, proxyClose};
 
 }  // namespace sz

@@ -59,10 +59,8 @@ fi
 export NCCL_NVLS_ENABLE=0
 # Hopper only while iterating (the default is a fat binary of every architecture from sm_80).
 export NVCC_GENCODE="${NVCC_GENCODE:--gencode arch=compute_90,code=sm_90}"
-# The tcp and nccl wires' device path holds user streams on flags: it needs enough hardware queues
-# that the library's streams never share one with a held stream (docs/PIPELINE.md). The ipc
-# wire's slot protocol needs nothing of the kind: its steps run with the variable unset and at 1.
-export CUDA_DEVICE_MAX_CONNECTIONS=${CUDA_DEVICE_MAX_CONNECTIONS:-32}
+# Every wire's device buffers take the slot protocol, which needs no CUDA_DEVICE_MAX_CONNECTIONS:
+# the suite runs with it unset, and the ipc steps once more at 1.
 # Both ranks of every test run on this machine: rendezvous and control traffic on loopback.
 export SZ_SOCKET_IFNAME=${SZ_SOCKET_IFNAME:-lo} SZ_TIMEOUT_MS=${SZ_TIMEOUT_MS:-20000}
 NGPUS=$(nvidia-smi -L | wc -l)
@@ -102,7 +100,7 @@ GPU_FILTER='*'
 COMM_HUNG=0  # the communicator tests timed out: the demo and sendrecv_perf would hang too
 SZ_TEST_KV_BF16=$KV_BF16 STEP_TIMEOUT=120 step gpu_tests ./build/tests/splitzip_gpu_tests --gtest_filter="$GPU_FILTER" --gtest_output=json:"$OUT/gpu_tests.json" || { [ $? = 124 ] && COMM_HUNG=1; }
 [ "$NGPUS" -ge 2 ] && [ $COMM_HUNG = 0 ] && STEP_TIMEOUT=90 step demo make DEPS="$DEPS" demo
-MPI="mpirun --bind-to none --allow-run-as-root --oversubscribe -np 2 -x SZ_SOCKET_IFNAME -x SZ_TIMEOUT_MS -x NCCL_NVLS_ENABLE -x CUDA_DEVICE_MAX_CONNECTIONS"
+MPI="mpirun --bind-to none --allow-run-as-root --oversubscribe -np 2 -x SZ_SOCKET_IFNAME -x SZ_TIMEOUT_MS -x NCCL_NVLS_ENABLE"
 if [ "$NGPUS" = 1 ] && [ $COMM_HUNG = 0 ] && [ "$QUICK" != "--quick" ]; then
   # One GPU (NCCL refuses two ranks on one GPU): both ranks share it as two threads of one
   # process (kernels of two processes on one GPU time-slice, and the slot protocol's kernels wait
@@ -134,6 +132,15 @@ if [ $COMM_HUNG = 0 ] && [ "$QUICK" != "--quick" ]; then
     SZ_IPC_LINK_GBPS=$B STEP_TIMEOUT=120 step "sr_link_$B" $SRI -n 5 -w 2 -b 64M -e 1G -f 4 -J "$LOGS/sr_link_$B.json" &&
       LINKS+=(--link "$B=$LOGS/sr_link_$B.json")
   done
+fi
+if [ "$QUICK" != "--quick" ] && python3 -c "import torch, nanobind, scikit_build_core" 2>/dev/null; then
+  # The Python package against this GPU (built here: the machine's Python and torch), its pytest
+  # suite with Python's fault handler and glibc's heap checks (a crash names its frame).
+  STEP_TIMEOUT=400 step py_build env SPLITZIP_CUDA=1 SPLITZIP_JOBS=16 ${DEPS:+DEPS=$DEPS LIBRARY_PATH=$DEPS/usr/lib/x86_64-linux-gnu} \
+    pip install --no-build-isolation --no-deps ./python &&
+    STEP_TIMEOUT=200 step py_tests env ${DEPS:+LD_LIBRARY_PATH=$DEPS/usr/lib/x86_64-linux-gnu} MALLOC_CHECK_=3 \
+      LD_PRELOAD="$(ls /lib/x86_64-linux-gnu/libc_malloc_debug.so.0 2>/dev/null)" \
+      python3 -X faulthandler -m pytest -v -p no:cacheprovider python/tests
 fi
 if [ -z "$QUICK" ]; then
   SAN_FILTER='GpuCodec.KvLikeBf16Sizes:GpuCodec.EveryFp8E5m2Pattern:GpuCodec.MisalignedPointers:GpuCodec.CorruptFramesReportErrorsLikeTheCpuDecoder:GpuCodec.HistogramMatchesCpu'
@@ -177,7 +184,7 @@ fi
   grep -h -E "^\[  (PASSED|FAILED|SKIPPED) \]|tests? ran" "$LOGS"/cpu_tests.log "$LOGS"/gpu_tests.log 2>/dev/null | head -20
   grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" "$LOGS"/memcheck.log "$LOGS"/racecheck.log "$LOGS"/ipc_memcheck.log "$LOGS"/ipc_racecheck.log 2>/dev/null
   grep -h -E "^\[  (PASSED|FAILED) \]" "$LOGS"/ipc_tests_2.log "$LOGS"/ipc_tests_conn1.log 2>/dev/null
-  for f in perf_bf16 perf_e5m2 nvcomp_bf16 nvcomp_e5m2 link_table sr_ipc demo demo_tcp demo_ipc sr_tcp sr_tcp_auto sr_nvlink sr_nvlink_auto sr_1channel sr_sockets \
+  for f in py_tests perf_bf16 perf_e5m2 nvcomp_bf16 nvcomp_e5m2 link_table sr_ipc demo demo_tcp demo_ipc sr_tcp sr_tcp_auto sr_nvlink sr_nvlink_auto sr_1channel sr_sockets \
            nccl_nvlink nccl_1channel nccl_sockets; do [ -f "$LOGS/$f.log" ] && { echo "--- $f"; cat "$LOGS/$f.log"; }; done
   printf '%s\n' "${SUMMARY[@]}"
 } | tee "$OUT/summary.txt"

@@ -1,6 +1,6 @@
 // EventPool (event_pool.h).
 #if SZ_HAVE_CUDA
-#include "src/proto/event_pool.h"
+#include "transport/event_pool.h"
 
 #include "kernels/cuda_check.h"
 
