@@ -129,6 +129,10 @@ if [ $COMM_HUNG = 0 ] && [ "$QUICK" != "--quick" ]; then
   STEP_TIMEOUT=200 step ipc_racecheck compute-sanitizer --tool racecheck --error-exitcode 1 ./build/tests/splitzip_gpu_tests --gtest_filter='*ipc_codec1_n2097153*'
   SRI="env -u CUDA_DEVICE_MAX_CONNECTIONS ./build/perf/sendrecv_perf -t 2 --wire ipc --codec on ${KV_BF16:+--data $KV_BF16}"
   STEP_TIMEOUT=120 step sr_ipc $SRI -n 20 -w 3 -b 4K -e 1G -f 4 -J "$LOGS/sr_ipc.json"
+  for S in 1048576 4194304; do  # raw 1 GiB with larger slices: what per-slice work costs
+    SZ_SLOT_SLICE_BYTES=$S STEP_TIMEOUT=60 step "sr_ipc_slice_$S" env -u CUDA_DEVICE_MAX_CONNECTIONS ./build/perf/sendrecv_perf \
+      -t 2 --wire ipc --codec on ${KV_BF16:+--data $KV_BF16} -n 10 -w 2 -b 1G -e 1G
+  done
   LINKS=()
   for B in 12.5 25 50 100 200 400; do
     SZ_IPC_LINK_GBPS=$B STEP_TIMEOUT=120 step "sr_link_$B" $SRI -n 5 -w 2 -b 64M -e 1G -f 4 -J "$LOGS/sr_link_$B.json" &&
@@ -150,6 +154,12 @@ if [ -z "$QUICK" ]; then
   SZ_TEST_SMALL=1 step racecheck compute-sanitizer --tool racecheck --error-exitcode 1 ./build/tests/splitzip_gpu_tests --gtest_filter='GpuCodec.KvLikeBf16Sizes:GpuCodec.EveryFp8E5m2Pattern'
   step perf_bf16 ./build/perf/codec_perf --type bf16 ${KV_BF16:+--data $KV_BF16} -J "$OUT/codec_bf16.json"
   step perf_e5m2 ./build/perf/codec_perf --type fp8e5m2 ${KV_E5M2:+--data $KV_E5M2} -J "$OUT/codec_e5m2.json"
+  if [ -n "${NCU:-}" ]; then  # NCU=1: ncu on the grid codec's kernels (512 MiB, one call each)
+    STEP_TIMEOUT=240 step ncu_codec ncu --kernel-name regex:'encodeKernel|decodeKernel|finalizeKernel' -c 40 \
+      --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
+      --section SchedulerStats --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis \
+      ./build/perf/codec_perf --type bf16 ${KV_BF16:+--data $KV_BF16} --iters 1 --warmup 0
+  fi
   if [ -n "${NVCOMP:-}" ] && [ -d .nvcomp ] && [ -f perf/nvcomp/build.sh ]; then
     step nvcomp_build bash perf/nvcomp/build.sh .nvcomp && {
       [ -n "$KV_BF16" ] && step nvcomp_bf16 ./build/perf/nvcomp_perf --type bf16 --data "$KV_BF16" --json "$OUT/nvcomp_bf16.json"
@@ -170,6 +180,9 @@ if [ "$QUICK" != "--quick" ]; then
     STEP_TIMEOUT=60 step sr_sockets $MPI -x NCCL_P2P_DISABLE=1 -x NCCL_SHM_DISABLE=1 -x NCCL_NET=Socket -x NCCL_SOCKET_IFNAME=lo \
       $SR --codec on -b 1M -e 64M -f 8 -J "$LOGS/sr_sockets.json"
     STEP_TIMEOUT=60 step sr_nvlink_auto $MPI $SR --codec auto -b 4 -e 1G -f 32 -J "$LOGS/sr_nvlink_auto.json"
+    # The ipc wire between the two GPUs: encode straight into the peer's memory over NVLink.
+    STEP_TIMEOUT=60 step sr_nvlink_ipc $MPI ./build/perf/sendrecv_perf --wire ipc ${KV_BF16:+--data $KV_BF16} -n 10 -w 3 \
+      --codec on -b 4 -e 1G -f 16 -J "$LOGS/sr_nvlink_ipc.json"
     # Plain NCCL (PyTorch) on the same three links: the "raw" of the goals, without SplitZip
     # (SKIP_BASELINE=1 leaves it out).
     [ -n "${SKIP_BASELINE:-}" ] && NB=true || NB="python3 perf/nccl_baseline.py -n 10 -w 3"
@@ -186,7 +199,7 @@ fi
   grep -h -E "^\[  (PASSED|FAILED|SKIPPED) \]|tests? ran" "$LOGS"/cpu_tests.log "$LOGS"/gpu_tests.log 2>/dev/null | head -20
   grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" "$LOGS"/memcheck.log "$LOGS"/racecheck.log "$LOGS"/ipc_memcheck.log "$LOGS"/ipc_racecheck.log 2>/dev/null
   grep -h -E "^\[  (PASSED|FAILED) \]" "$LOGS"/gpu_tests_2.log "$LOGS"/gpu_tests_3.log "$LOGS"/ipc_tests_conn1.log 2>/dev/null
-  for f in py_tests perf_bf16 perf_e5m2 nvcomp_bf16 nvcomp_e5m2 link_table sr_ipc demo demo_tcp demo_ipc sr_tcp sr_tcp_auto sr_nvlink sr_nvlink_auto sr_1channel sr_sockets \
+  for f in py_tests sr_ipc_slice_1048576 sr_ipc_slice_4194304 ncu_codec perf_bf16 perf_e5m2 nvcomp_bf16 nvcomp_e5m2 link_table sr_ipc demo demo_tcp demo_ipc sr_tcp sr_tcp_auto sr_nvlink sr_nvlink_auto sr_nvlink_ipc sr_1channel sr_sockets \
            nccl_nvlink nccl_1channel nccl_sockets; do [ -f "$LOGS/$f.log" ] && { echo "--- $f"; cat "$LOGS/$f.log"; }; done
   printf '%s\n' "${SUMMARY[@]}"
 } | tee "$OUT/summary.txt"
