@@ -31,7 +31,8 @@ struct SlotHeader {
   uint64_t opSlices; // the operation's slice count
   uint32_t opType;   // szDataType_t
   uint32_t flags;    // kSlotFrame
-  uint64_t reserved[11];
+  uint64_t step;     // the channel step the slot holds (a slot of another step is corrupt)
+  uint64_t reserved[10];
 };
 static_assert(sizeof(SlotHeader) == kSlotHeaderBytes, "one slot header");
 
@@ -65,10 +66,11 @@ SZ_HD constexpr bool slotFree(uint64_t credit, uint64_t step) { return credit >=
 SZ_HD constexpr uint64_t creditAfter(uint64_t step, uint32_t nslots) { return step + nslots; }
 SZ_HD constexpr uint64_t readyValue(uint64_t step) { return step + 1; }
 
-// The verdict of the receiver on a slot header of its operation: 0 if it matches, else the
+// The verdict of the receiver on the slot header of its step `step`: 0 if it matches, else the
 // error both sides report (szInvalidUsage for a count/type mismatch, szCorruptFrame otherwise).
-SZ_HD int checkSlotHeader(const SlotHeader& h, uint64_t count, int type, uint64_t slices,
+SZ_HD int checkSlotHeader(const SlotHeader& h, uint64_t step, uint64_t count, int type, uint64_t slices,
                           uint64_t sliceBytesExpected, uint64_t capacity) {
+  if (h.step != step) return szCorruptFrame;
   if (h.opCount != count || h.opType != uint32_t(type) || h.opSlices != slices) return szInvalidUsage;
   if (h.flags & ~kSlotFrame) return szCorruptFrame;
   if (h.flags & kSlotFrame) return h.bytes <= capacity ? 0 : szCorruptFrame;

@@ -253,6 +253,7 @@ __device__ __forceinline__ int sendSlice(const SlotLaunch& L, const SlotOp& op, 
     h->opSlices = op.slices;
     h->opType = uint32_t(op.type);
     h->flags = frame ? kSlotFrame : 0;
+    h->step = step;
     paceLink(ch, sBytes);
     __threadfence_system();
     if (ch.signals) {
@@ -292,7 +293,8 @@ __device__ __forceinline__ int recvSlice(const SlotLaunch& L, const SlotOp& op, 
       sH.opSlices = v->opSlices;
       sH.opType = v->opType;
       sH.flags = v->flags;
-      e = checkSlotHeader(sH, op.count, op.type, op.slices, n, ch.stride - kSlotHeaderBytes);
+      sH.step = v->step;
+      e = checkSlotHeader(sH, step, op.count, op.type, op.slices, n, ch.stride - kSlotHeaderBytes);
     }
     sErr = e;
     sStatus = 0;

@@ -49,8 +49,9 @@ TEST(SlotProtocol, CreditsGateReuse) {
   EXPECT_NE(readyValue(0), 0u);             // zeroed memory is not ready
 }
 
-SlotHeader header(uint64_t count, int type, uint64_t slices, uint64_t bytes, uint32_t flags) {
+SlotHeader header(uint64_t count, int type, uint64_t slices, uint64_t bytes, uint32_t flags, uint64_t step = 7) {
   SlotHeader h{};
+  h.step = step;
   h.opCount = count;
   h.opType = uint32_t(type);
   h.opSlices = slices;
@@ -61,14 +62,17 @@ SlotHeader header(uint64_t count, int type, uint64_t slices, uint64_t bytes, uin
 
 TEST(SlotProtocol, ReceiverVerdicts) {
   const uint64_t cap = 1000;
-  EXPECT_EQ(checkSlotHeader(header(100, szBfloat16, 1, 200, 0), 100, szBfloat16, 1, 200, cap), 0);
-  EXPECT_EQ(checkSlotHeader(header(100, szBfloat16, 1, 150, kSlotFrame), 100, szBfloat16, 1, 200, cap), 0);
-  EXPECT_EQ(checkSlotHeader(header(101, szBfloat16, 1, 200, 0), 100, szBfloat16, 1, 200, cap), szInvalidUsage);
-  EXPECT_EQ(checkSlotHeader(header(100, szFloat16, 1, 200, 0), 100, szBfloat16, 1, 200, cap), szInvalidUsage);
-  EXPECT_EQ(checkSlotHeader(header(100, szBfloat16, 2, 200, 0), 100, szBfloat16, 1, 200, cap), szInvalidUsage);
-  EXPECT_EQ(checkSlotHeader(header(100, szBfloat16, 1, 199, 0), 100, szBfloat16, 1, 200, cap), szCorruptFrame);
-  EXPECT_EQ(checkSlotHeader(header(100, szBfloat16, 1, 1001, kSlotFrame), 100, szBfloat16, 1, 200, cap), szCorruptFrame);
-  EXPECT_EQ(checkSlotHeader(header(100, szBfloat16, 1, 200, 0x8), 100, szBfloat16, 1, 200, cap), szCorruptFrame);
+  EXPECT_EQ(checkSlotHeader(header(100, szBfloat16, 1, 200, 0), 7, 100, szBfloat16, 1, 200, cap), 0);
+  EXPECT_EQ(checkSlotHeader(header(100, szBfloat16, 1, 150, kSlotFrame), 7, 100, szBfloat16, 1, 200, cap), 0);
+  EXPECT_EQ(checkSlotHeader(header(101, szBfloat16, 1, 200, 0), 7, 100, szBfloat16, 1, 200, cap), szInvalidUsage);
+  EXPECT_EQ(checkSlotHeader(header(100, szFloat16, 1, 200, 0), 7, 100, szBfloat16, 1, 200, cap), szInvalidUsage);
+  EXPECT_EQ(checkSlotHeader(header(100, szBfloat16, 2, 200, 0), 7, 100, szBfloat16, 1, 200, cap), szInvalidUsage);
+  EXPECT_EQ(checkSlotHeader(header(100, szBfloat16, 1, 199, 0), 7, 100, szBfloat16, 1, 200, cap), szCorruptFrame);
+  EXPECT_EQ(checkSlotHeader(header(100, szBfloat16, 1, 1001, kSlotFrame), 7, 100, szBfloat16, 1, 200, cap), szCorruptFrame);
+  EXPECT_EQ(checkSlotHeader(header(100, szBfloat16, 1, 200, 0x8), 7, 100, szBfloat16, 1, 200, cap), szCorruptFrame);
+  // A slot that holds another step (a proxy or wire out of order) is corrupt, never decoded.
+  EXPECT_EQ(checkSlotHeader(header(100, szBfloat16, 1, 200, 0, 8), 7, 100, szBfloat16, 1, 200, cap), szCorruptFrame);
+  EXPECT_EQ(checkSlotHeader(header(100, szBfloat16, 1, 150, kSlotFrame, 6), 7, 100, szBfloat16, 1, 200, cap), szCorruptFrame);
 }
 
 // Host memory standing in for the ring, the credits and the receiver's error word.
@@ -102,7 +106,7 @@ bool sendOp(HostChannel& ch, uint64_t base, const std::vector<uint8_t>& msg, int
     }
     const uint64_t off = i * ch.sliceBytes, n = std::min<uint64_t>(ch.sliceBytes, msg.size() - off);
     memcpy(ch.payloads[j].data(), msg.data() + off, n);
-    ch.headers[j] = header(count, type, slices, n, 0);
+    ch.headers[j] = header(count, type, slices, n, 0, step);
     ch.ready[j].store(readyValue(step), std::memory_order_release);
   }
   return true;
@@ -121,7 +125,7 @@ int recvOp(HostChannel& ch, uint64_t base, std::vector<uint8_t>& out, int type, 
       std::this_thread::yield();
     }
     const uint64_t off = i * ch.sliceBytes, n = std::min<uint64_t>(ch.sliceBytes, out.size() - off);
-    int v = checkSlotHeader(ch.headers[j], count, type, slices, n, ch.sliceBytes);
+    int v = checkSlotHeader(ch.headers[j], step, count, type, slices, n, ch.sliceBytes);
     if (v != 0) {
       ch.error = v;
       return v;

@@ -69,10 +69,14 @@ void exchange(const Case& c, size_t* wrong, szResult_t* err) {
       uint8_t *send = nullptr, *recv = nullptr;
       cudaMalloc(&send, bytes + 1);
       cudaMalloc(&recv, bytes + 1);
-      cudaMemcpy(send, data.data(), bytes, cudaMemcpyHostToDevice);
-      cudaMemset(recv, 0xA5, bytes + 1);
       cudaStream_t s;  // non-blocking: with one GPU, the other rank's cudaMemcpy must not wait for it
       cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+      // On the stream and waited for: the legacy stream's cudaMemset (asynchronous) and a pageable
+      // cudaMemcpy (it may return before its DMA lands) are not ordered with a non-blocking
+      // stream, so the 0xA5 fill could land after the received data (seen on H200).
+      cudaMemcpyAsync(send, data.data(), bytes, cudaMemcpyHostToDevice, s);
+      cudaMemsetAsync(recv, 0xA5, bytes + 1, s);
+      cudaStreamSynchronize(s);
       int peer = 1 - r;
       for (int g = 0; g < c.groups && res[r] == szSuccess; ++g) {
         szGroupStart();
@@ -149,7 +153,8 @@ void copyBehindHeldReceive(const char* wire, szResult_t res[2], double sum[2]) {
       cudaStream_t s;
       cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
       double v = 2.5;
-      if (r == 1) cudaMemcpy(buf, &v, sizeof(double), cudaMemcpyHostToDevice);
+      if (r == 1) cudaMemcpyAsync(buf, &v, sizeof(double), cudaMemcpyHostToDevice, s);
+      cudaStreamSynchronize(s);  // landed before the exchange (a pageable cudaMemcpy may return earlier)
       barrier(1);
       for (int i = 0; i < 3 && res[r] == szSuccess; ++i) {
         if (r == 0) {

@@ -142,13 +142,16 @@ fi
 if [ "$QUICK" != "--quick" ] && python3 -c "import torch, nanobind, scikit_build_core" 2>/dev/null; then
   # The Python package against this GPU (built here: the machine's Python and torch), its pytest
   # suite with Python's fault handler and glibc's heap checks (a crash names its frame).
-  STEP_TIMEOUT=400 step py_build env SPLITZIP_CUDA=1 SPLITZIP_JOBS=16 ${DEPS:+DEPS=$DEPS LIBRARY_PATH=$DEPS/usr/lib/x86_64-linux-gnu} \
+  # The system compiler, whose libstdc++ the Python process loads (README, "Python").
+  SYSPATH=$( [ -x /usr/bin/g++ ] && echo "/usr/bin:$PATH" || echo "$PATH")
+  STEP_TIMEOUT=400 step py_build env PATH="$SYSPATH" SPLITZIP_CUDA=1 SPLITZIP_JOBS=16 ${DEPS:+DEPS=$DEPS LIBRARY_PATH=$DEPS/usr/lib/x86_64-linux-gnu} \
     python3 -m pip install --no-build-isolation --no-deps ./python &&
     STEP_TIMEOUT=200 step py_tests env ${DEPS:+LD_LIBRARY_PATH=$DEPS/usr/lib/x86_64-linux-gnu} MALLOC_CHECK_=3 \
       LD_PRELOAD="$(ls /lib/x86_64-linux-gnu/libc_malloc_debug.so.0 2>/dev/null)" \
       python3 -X faulthandler -m pytest -v -p no:cacheprovider python/tests ||
     STEP_TIMEOUT=200 step py_gdb cuda-gdb -batch -ex run -ex "bt 30" -ex "info sharedlibrary" --args \
       python3 -m pytest -x -q -p no:cacheprovider python/tests
+  step py_compilers sh -c 'command -v g++; g++ --version | head -1; ls -l /usr/bin/g++* 2>&1 | head -3; python3 -c "import sys; print(sys.version)"'
 fi
 if [ -z "$QUICK" ]; then
   SAN_FILTER='GpuCodec.KvLikeBf16Sizes:GpuCodec.EveryFp8E5m2Pattern:GpuCodec.MisalignedPointers:GpuCodec.CorruptFramesReportErrorsLikeTheCpuDecoder:GpuCodec.HistogramMatchesCpu'
@@ -201,7 +204,7 @@ fi
   grep -h -E "^\[  (PASSED|FAILED|SKIPPED) \]|tests? ran" "$LOGS"/cpu_tests.log "$LOGS"/gpu_tests.log 2>/dev/null | head -20
   grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" "$LOGS"/memcheck.log "$LOGS"/racecheck.log "$LOGS"/ipc_memcheck.log "$LOGS"/ipc_racecheck.log 2>/dev/null
   grep -h -E "^\[  (PASSED|FAILED) \]" "$LOGS"/gpu_tests_2.log "$LOGS"/gpu_tests_3.log "$LOGS"/ipc_tests_conn1.log 2>/dev/null
-  for f in py_tests py_gdb sr_ipc_slice_1048576 sr_ipc_slice_4194304 ncu_codec perf_bf16 perf_e5m2 nvcomp_bf16 nvcomp_e5m2 link_table sr_ipc demo demo_tcp demo_ipc sr_tcp sr_tcp_auto sr_nvlink sr_nvlink_auto sr_nvlink_ipc sr_1channel sr_sockets \
+  for f in py_compilers py_tests py_gdb sr_ipc_slice_1048576 sr_ipc_slice_4194304 ncu_codec perf_bf16 perf_e5m2 nvcomp_bf16 nvcomp_e5m2 link_table sr_ipc demo demo_tcp demo_ipc sr_tcp sr_tcp_auto sr_nvlink sr_nvlink_auto sr_nvlink_ipc sr_1channel sr_sockets \
            nccl_nvlink nccl_1channel nccl_sockets; do [ -f "$LOGS/$f.log" ] && { echo "--- $f"; cat "$LOGS/$f.log"; }; done
   printf '%s\n' "${SUMMARY[@]}"
 } | tee "$OUT/summary.txt"

@@ -124,6 +124,7 @@ TEST(SlotIpc, ManyMessagesMatchInOrder) {
   ASSERT_NE(src.base, nullptr);
   ASSERT_NE(dst.base, nullptr);
   CUDA_ASSERT(cudaMemcpy(src.ptr(), host.data(), host.size() * 2, cudaMemcpyHostToDevice));
+  CUDA_ASSERT(cudaDeviceSynchronize());  // a pageable cudaMemcpy may return before its DMA lands
   szResult_t async[2];
   bool drained[2];
   twoRanks(20000, [&](int r, szComm_t comm, cudaStream_t s) {
