@@ -74,9 +74,10 @@ __device__ void paceLink(const SlotChannel& ch, uint64_t bytes) {
   }
 }
 
-// Four 16-byte loads in flight per thread: one block alone must keep enough bytes moving to
-// approach its share of the memory bandwidth (a slice is one block's work).
-constexpr uint32_t kCopyUnroll = 4;
+// Eight 16-byte loads in flight per thread: one block alone must keep enough bytes moving to
+// approach its share of the memory bandwidth (a slice is one block's work; with four, raw
+// operations reached 83% of a grid copy's rate on H200).
+constexpr uint32_t kCopyUnroll = 8;
 
 __device__ __forceinline__ void blockCopy(uint8_t* dst, const uint8_t* src, uint64_t n) {
   const uint32_t tid = threadIdx.x;
