@@ -50,6 +50,9 @@ else
 endif
 LIB_OBJS := $(LIB_SRCS:%.cc=$(BUILD)/obj/%.o) $(CU_SRCS:%.cu=$(BUILD)/obj/%.o)
 TOOL_SRCS := $(wildcard tools/*.cc)
+# The interposer's pure logic (routing, group bookkeeping, handshake) builds everywhere, for the
+# CPU tests; the interposer itself needs CUDA and NCCL's header (interpose/README below).
+INTERPOSE_LOGIC := $(patsubst %.cc,$(BUILD)/obj/%.o,interpose/route.cc interpose/group_state.cc interpose/handshake.cc)
 TEST_SRCS := $(wildcard tests/*.cc)
 GPU_TEST_SRCS := $(if $(filter 1,$(CUDA)),$(wildcard tests/gpu/*.cc tests/gpu/*.cu))
 PERF_SRCS := $(wildcard perf/*.cc) $(if $(filter 1,$(CUDA)),$(wildcard perf/*.cu))
@@ -79,14 +82,25 @@ GPU_TESTS := $(if $(GPU_TEST_SRCS),$(BUILD)/tests/splitzip_gpu_tests)
 MPI_TESTS := $(if $(and $(MPI_LIBS),$(MPI_TEST_SRCS)),$(BUILD)/tests/splitzip_mpi_tests)
 PERFS := $(patsubst perf/%,$(BUILD)/perf/%,$(basename $(PERF_SRCS)))
 EXAMPLES := $(patsubst examples/%.cc,$(BUILD)/examples/%,$(EXAMPLE_SRCS))
+# The interposer (CUDA builds only; rules below "test") and its CPU tests: a fake NCCL
+# (libnccl.so.2 of its own, recording every call) and a program on it, which
+# tests/interpose_fake_nccl_test.cc runs with the interposer preloaded.
+ifeq ($(CUDA),1)
+  INTERPOSER := $(BUILD)/lib/libsplitzip_nccl.so
+  INTERPOSE_OBJS := $(patsubst %.cc,$(BUILD)/obj/%.o,$(wildcard interpose/*.cc))
+  INTERPOSE_LIB := $(BUILD)/obj/interpose/libsplitzip_pnccl.a
+  FAKE_NCCL := $(BUILD)/tests/interpose/libnccl.so.2
+  FAKE_APP := $(BUILD)/tests/interpose/fake_app
+  INTERPOSE_TEST_ENV := SZ_TEST_INTERPOSER=$(INTERPOSER) SZ_TEST_FAKE_APP=$(FAKE_APP)
+endif
 
 .PHONY: all lib test gpu-test demo install uninstall clean fuzz print-gencode print-nvcc kept-objects
 # The examples' and perf tests' objects are named only by pattern rules, which would make them
 # intermediate files, deleted after each build (and `make demo` after `make` would recompile).
 # Naming them here keeps them; unlike .SECONDARY, a deleted object is still rebuilt.
 kept-objects: $(EXAMPLE_SRCS:%.cc=$(BUILD)/obj/%.o) $(patsubst %,$(BUILD)/obj/%.o,$(basename $(PERF_SRCS))) \
-  $(PERF_COMMON:%.cc=$(BUILD)/obj/%.o)
-all: lib $(CLI) $(TESTS) $(GPU_TESTS) $(MPI_TESTS) $(PERFS) $(EXAMPLES)
+  $(PERF_COMMON:%.cc=$(BUILD)/obj/%.o) $(if $(FAKE_APP),$(BUILD)/obj/tests/interpose/fake_app.o $(BUILD)/obj/tests/interpose/fake_nccl.o)
+all: lib $(CLI) $(TESTS) $(GPU_TESTS) $(MPI_TESTS) $(PERFS) $(EXAMPLES) $(INTERPOSER)
 lib: $(LIB) $(SHLIB)
 
 # Objects of a CUDA and a CUDA=0 build differ: switching rebuilds everything in $(BUILD).
@@ -117,7 +131,7 @@ $(CLI): $(TOOL_SRCS:%.cc=$(BUILD)/obj/%.o) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CXX) -o $@ $^ $(LDFLAGS) $(LDLIBS)
 
-$(TESTS): $(TEST_SRCS:%.cc=$(BUILD)/obj/%.o) $(LIB)
+$(TESTS): $(TEST_SRCS:%.cc=$(BUILD)/obj/%.o) $(INTERPOSE_LOGIC) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CXX) -o $@ $^ $(LDFLAGS) -lgtest -lgtest_main $(LDLIBS)
 
@@ -138,9 +152,29 @@ $(BUILD)/tests/splitzip_mpi_tests: $(MPI_TEST_SRCS:%.cc=$(BUILD)/obj/%.o) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CXX) -o $@ $^ $(LDFLAGS) -lgtest $(LDLIBS) $(MPI_LIBS)
 
+# The drop-in NCCL interposer (interpose/, docs/INTERPOSE.md): LD_PRELOAD it into a program
+# that uses NCCL. It carries its own copy of the library, whose NCCL references are renamed to
+# NCCL's pncclX names (forwarded to the real NCCL by interpose/real_nccl.cc, so they never come
+# back through the interposer), and the static CUDA runtime; it exports only the NCCL calls it
+# wraps (interpose/exports.map) and links no libnccl (the program's own is found at run time).
+ifeq ($(CUDA),1)
+$(INTERPOSE_LIB): $(LIB)
+	nm -u $< | awk '$$2 ~ /^nccl[A-Z]/ { print $$2, "p" $$2 }' | sort -u > $@.syms
+	objcopy --redefine-syms=$@.syms $< $@
+$(INTERPOSER): $(INTERPOSE_OBJS) $(INTERPOSE_LIB) interpose/exports.map
+	@mkdir -p $(dir $@)
+	$(CXX) -shared -Wl,-soname,libsplitzip_nccl.so -Wl,--version-script=interpose/exports.map -Wl,-z,defs \
+	  -Wl,--exclude-libs,ALL -o $@ $(INTERPOSE_OBJS) $(INTERPOSE_LIB) $(LDFLAGS) -lisal -lfmt -lcrypto \
+	  -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -pthread
+$(FAKE_NCCL): $(BUILD)/obj/tests/interpose/fake_nccl.o
+	$(CXX) -shared -Wl,-soname,libnccl.so.2 -o $@ $^ -pthread
+$(FAKE_APP): $(BUILD)/obj/tests/interpose/fake_app.o $(FAKE_NCCL)
+	$(CXX) -o $@ $< -L$(dir $(FAKE_NCCL)) -l:libnccl.so.2 -Wl,-rpath,'$$ORIGIN' -ldl -pthread
+endif
+
 # The tests' ranks all run on this machine: their sockets stay on loopback unless told otherwise.
-test: $(TESTS) $(CLI)
-	SZ_SOCKET_IFNAME=$${SZ_SOCKET_IFNAME:-lo} $(TESTS)
+test: $(TESTS) $(CLI) $(INTERPOSER) $(FAKE_APP)
+	SZ_SOCKET_IFNAME=$${SZ_SOCKET_IFNAME:-lo} $(INTERPOSE_TEST_ENV) $(TESTS)
 
 # Without a GPU every GPU test skips, and the binary says so (tests/gpu/gpu_presence.cc).
 gpu-test: $(GPU_TESTS)
