@@ -43,6 +43,15 @@ std::vector<std::shared_ptr<Entry>>& groupEntries() {
   return entries;
 }
 
+bool deviceMemory(const void* p) {
+  cudaPointerAttributes attr;
+  if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return attr.type == cudaMemoryTypeDevice || attr.type == cudaMemoryTypeManaged;
+}
+
 bool capturing(cudaStream_t stream) {
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
   if (cudaStreamIsCapturing(stream, &status) != cudaSuccess) {
@@ -74,6 +83,12 @@ ncclResult_t p2p(bool send, void* buf, size_t count, ncclDataType_t type, int pe
                           : SZI_REAL(ncclRecv, buf, count, type, peer, comm, stream);
     if (r != ncclSuccess) threadSzError().clear();
     return r;
+  }
+  if (!deviceMemory(buf)) {  // SplitZip would move it on the host, blocking, out of the stream's order
+    threadSzError() = std::string("SplitZip interposer: ") + fn + ": the buffer is not device memory; SplitZip "
+                      "compresses device buffers only (SZ_INTERPOSE=0 runs the program on NCCL alone)";
+    WARN("%s", threadSzError().c_str());
+    return ncclInvalidUsage;
   }
   ++(send ? e->sends : e->recvs);
   if (!e->firstLogged.exchange(true))
