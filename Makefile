@@ -232,7 +232,8 @@ fuzz: $(FUZZER) $(FUZZ_SEEDS)
 -include $(FUZZ_OBJS:.o=.d)
 
 # The header, both libraries, the CLI (it links the static library: nothing to find at run
-# time), splitzip.pc and a CMake package (find_package(splitzip): target splitzip::splitzip).
+# time), the NCCL interposer (CUDA builds), splitzip.pc and a CMake package
+# (find_package(splitzip): target splitzip::splitzip).
 # Programs linked through either find the shared library without LD_LIBRARY_PATH: pkg-config's
 # Libs carry an rpath to $(PREFIX)/lib, and CMake puts one in the programs it builds.
 ABS_PREFIX = $(abspath $(PREFIX))
@@ -240,7 +241,7 @@ INSTALL_LIB = $(DESTDIR)$(ABS_PREFIX)/lib
 INSTALL_CMAKE = $(INSTALL_LIB)/cmake/splitzip
 PACKAGING_SED = sed -e 's|@PREFIX@|$(ABS_PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' -e 's|@SONAME@|$(SONAME)|g' \
   -e 's|@LIBS_PRIVATE@|$(strip $(LDLIBS))|g'
-install: lib $(CLI)
+install: lib $(CLI) $(INTERPOSER)
 	install -d $(DESTDIR)$(ABS_PREFIX)/include $(DESTDIR)$(ABS_PREFIX)/bin $(INSTALL_LIB)/pkgconfig $(INSTALL_CMAKE)
 	install -m 644 include/splitzip.h $(DESTDIR)$(ABS_PREFIX)/include/
 	install -m 644 $(LIB) $(INSTALL_LIB)/
@@ -248,6 +249,7 @@ install: lib $(CLI)
 	ln -sf $(notdir $(SHLIB_REAL)) $(INSTALL_LIB)/$(SONAME)
 	ln -sf $(SONAME) $(INSTALL_LIB)/libsplitzip.so
 	install -m 755 $(CLI) $(DESTDIR)$(ABS_PREFIX)/bin/
+	$(if $(INTERPOSER),install -m 755 $(INTERPOSER) $(INSTALL_LIB)/)
 	$(PACKAGING_SED) packaging/splitzip.pc.in > $(INSTALL_LIB)/pkgconfig/splitzip.pc
 	$(PACKAGING_SED) packaging/splitzipConfig.cmake.in > $(INSTALL_CMAKE)/splitzipConfig.cmake
 	$(PACKAGING_SED) packaging/splitzipConfigVersion.cmake.in > $(INSTALL_CMAKE)/splitzipConfigVersion.cmake
@@ -255,7 +257,7 @@ install: lib $(CLI)
 uninstall:
 	rm -f $(DESTDIR)$(ABS_PREFIX)/include/splitzip.h $(DESTDIR)$(ABS_PREFIX)/bin/splitzip \
 	  $(INSTALL_LIB)/libsplitzip.a $(INSTALL_LIB)/libsplitzip.so $(INSTALL_LIB)/$(SONAME) \
-	  $(INSTALL_LIB)/$(notdir $(SHLIB_REAL)) $(INSTALL_LIB)/pkgconfig/splitzip.pc \
+	  $(INSTALL_LIB)/$(notdir $(SHLIB_REAL)) $(INSTALL_LIB)/libsplitzip_nccl.so $(INSTALL_LIB)/pkgconfig/splitzip.pc \
 	  $(INSTALL_CMAKE)/splitzipConfig.cmake $(INSTALL_CMAKE)/splitzipConfigVersion.cmake
 	-rmdir $(INSTALL_CMAKE) 2>/dev/null
 
