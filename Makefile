@@ -167,6 +167,7 @@ $(INTERPOSER): $(INTERPOSE_OBJS) $(INTERPOSE_LIB) interpose/exports.map
 	  -Wl,--exclude-libs,ALL -o $@ $(INTERPOSE_OBJS) $(INTERPOSE_LIB) $(LDFLAGS) -lisal -lfmt -lcrypto \
 	  -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -pthread
 $(FAKE_NCCL): $(BUILD)/obj/tests/interpose/fake_nccl.o
+	@mkdir -p $(dir $@)
 	$(CXX) -shared -Wl,-soname,libnccl.so.2 -o $@ $^ -pthread
 $(FAKE_APP): $(BUILD)/obj/tests/interpose/fake_app.o $(FAKE_NCCL)
 	$(CXX) -o $@ $< -L$(dir $(FAKE_NCCL)) -l:libnccl.so.2 -Wl,-rpath,'$$ORIGIN' -ldl -pthread

@@ -17,7 +17,7 @@
 
 namespace {
 
-struct Run {
+struct AppRun {
   std::string out;  // stdout and stderr
   int status = -1;
 };
@@ -29,11 +29,11 @@ const char* app() { return getenv("SZ_TEST_FAKE_APP"); }
   if (interposer() == nullptr || app() == nullptr)                                             \
   GTEST_SKIP() << "SKIPPED: no interposer in this build (CUDA=0, or not run by make test)"
 
-Run run(const std::string& mode, const std::string& env, bool preload = true) {
+AppRun run(const std::string& mode, const std::string& env, bool preload = true) {
   std::string cmd = "env -u SZ_CODEC -u SZ_INTERPOSE -u SZ_AUTO_MIN_BYTES CUDA_VISIBLE_DEVICES= SZ_DEBUG=INFO " + env +
                     (preload ? std::string(" LD_PRELOAD=") + interposer() : std::string()) + " timeout 60 " + app() +
                     " " + mode + " 2>&1";
-  Run r;
+  AppRun r;
   FILE* p = popen(cmd.c_str(), "r");
   if (p == nullptr) return r;
   char buf[4096];
@@ -43,11 +43,22 @@ Run run(const std::string& mode, const std::string& env, bool preload = true) {
   return r;
 }
 
-bool has(const Run& r, const std::string& s) { return r.out.find(s) != std::string::npos; }
+bool has(const AppRun& r, const std::string& s) { return r.out.find(s) != std::string::npos; }
+
+// Runs `mode` with the interposer; it must exit 0 and its output hold every `present` string
+// and no `absent` one.
+AppRun expectRun(const std::string& mode, const std::string& env, const std::vector<std::string>& present,
+              const std::vector<std::string>& absent) {
+  AppRun r = run(mode, env);
+  EXPECT_EQ(r.status, 0) << mode << " " << env << "\n" << r.out;
+  for (const std::string& want : present) EXPECT_TRUE(has(r, want)) << "missing: " << want << "\n" << r.out;
+  for (const std::string& not_ : absent) EXPECT_FALSE(has(r, not_)) << "unexpected: " << not_ << "\n" << r.out;
+  return r;
+}
 
 // The program's own lines ("rank N: call -> result") and the fake NCCL's log, sorted (the two
 // rank threads interleave): what the program saw and what reached NCCL.
-std::vector<std::string> observable(const Run& r) {
+std::vector<std::string> observable(const AppRun& r) {
   std::vector<std::string> lines;
   std::istringstream in(r.out);
   std::string line;
@@ -77,17 +88,16 @@ TEST(InterposeFakeNccl, ExportsOnlyTheNcclCallsItWraps) {
 
 TEST(InterposeFakeNccl, ForwardsToTheProgramsNcclWhenNoGpu) {
   SKIP_WITHOUT_INTERPOSER();
-  Run plain = run("ranks", "", false), with = run("ranks", "");
-  ASSERT_EQ(plain.status, 0) << plain.out;
-  ASSERT_EQ(with.status, 0) << with.out;
+  AppRun plain = run("ranks", "", false);
+  EXPECT_EQ(plain.status, 0) << plain.out;
   EXPECT_TRUE(has(plain, "id tagged: 0"));
-  EXPECT_TRUE(has(with, "id tagged: 1")) << "the id carries the handshake's tag";
-  EXPECT_TRUE(has(with, "forwarding to the NCCL in ")) << with.out;
-  EXPECT_TRUE(has(with, "tests/interpose/libnccl.so.2")) << "the program's NCCL, not a system one";
-  EXPECT_TRUE(has(with, "szCommInitFromNccl failed")) << "the verdict was 'all': both ranks tried\n" << with.out;
-  EXPECT_TRUE(has(with, "could not make its SplitZip communicator")) << with.out;
-  EXPECT_TRUE(has(with, "rank 0: groupEnd(unbalanced) -> 5")) << "ncclInvalidUsage, as NCCL says";
-  EXPECT_TRUE(has(with, "ncclSend rank=0 count=524288 type=9 peer=1"));
+  // The id carries the handshake's tag; the NCCL found is the program's, not a system one; the
+  // verdict was "all" (both ranks tried szCommInitFromNccl, which has no GPU here); an
+  // unbalanced ncclGroupEnd is ncclInvalidUsage, as NCCL says.
+  AppRun with = expectRun("ranks", "", {"id tagged: 1", "forwarding to the NCCL in ", "tests/interpose/libnccl.so.2",
+                                     "szCommInitFromNccl failed", "could not make its SplitZip communicator",
+                                     "rank 0: groupEnd(unbalanced) -> 5", "ncclSend rank=0 count=524288 type=9 peer=1"},
+                       {});
   std::vector<std::string> a = observable(plain), b = observable(with);
   a.erase(std::remove(a.begin(), a.end(), "id tagged: 0"), a.end());
   b.erase(std::remove(b.begin(), b.end(), "id tagged: 1"), b.end());
@@ -96,67 +106,47 @@ TEST(InterposeFakeNccl, ForwardsToTheProgramsNcclWhenNoGpu) {
 
 TEST(InterposeFakeNccl, APeerWithoutTheInterposerMeansNoSplitZip) {
   SKIP_WITHOUT_INTERPOSER();
-  Run r = run("plainpeer", "");
-  ASSERT_EQ(r.status, 0) << r.out;
-  EXPECT_TRUE(has(r, "not every rank runs the interposer")) << r.out;
-  EXPECT_FALSE(has(r, "szCommInitFromNccl")) << "no SplitZip communicator is even tried\n" << r.out;
-  EXPECT_TRUE(has(r, "ncclSend rank=1 count=524288 type=9 peer=0"));
+  // No SplitZip communicator is even tried: "szCommInitFromNccl" never appears.
+  expectRun("plainpeer", "", {"not every rank runs the interposer", "ncclSend rank=1 count=524288 type=9 peer=0"},
+            {"szCommInitFromNccl"});
 }
 
-TEST(InterposeFakeNccl, DifferentSettingsMeanNoSplitZip) {
+TEST(InterposeFakeNccl, CodecOffMakesNoSplitZipCommunicator) {
   SKIP_WITHOUT_INTERPOSER();
-  // One process, so the ranks share settings; a different codec on one rank is the handshake
-  // test's DifferentSettingsGiveNoToEveryRank. Here: codec off makes no SplitZip communicator.
-  Run r = run("ranks", "SZ_CODEC=off");
-  ASSERT_EQ(r.status, 0) << r.out;
-  EXPECT_TRUE(has(r, "id tagged: 0")) << r.out;
-  EXPECT_FALSE(has(r, "szCommInitFromNccl")) << r.out;
+  // One process, so its ranks share settings; ranks with different settings are the handshake
+  // test's DifferentSettingsGiveNoToEveryRank.
+  expectRun("ranks", "SZ_CODEC=off", {"id tagged: 0"}, {"szCommInitFromNccl"});
 }
 
 TEST(InterposeFakeNccl, SwitchedOff) {
   SKIP_WITHOUT_INTERPOSER();
-  Run off = run("ranks", "SZ_INTERPOSE=0"), plain = run("ranks", "", false);
-  ASSERT_EQ(off.status, 0) << off.out;
-  EXPECT_TRUE(has(off, "id tagged: 0"));
-  EXPECT_FALSE(has(off, "SplitZip interposer:")) << "SZ_INTERPOSE=0: nothing of the interposer runs\n" << off.out;
-  EXPECT_EQ(observable(off), observable(plain));
-  Run bad = run("ranks", "SZ_INTERPOSE=maybe");
-  EXPECT_TRUE(has(bad, "SZ_INTERPOSE")) << "an invalid value is named on stderr\n" << bad.out;
-  EXPECT_TRUE(has(bad, "id tagged: 1")) << "and the default (on) is used";
+  // SZ_INTERPOSE=0: no tag, no registrar or rendezvous socket, no SplitZip communicator, and
+  // NCCL sees what it sees without the interposer.
+  AppRun off = expectRun("ranks", "SZ_INTERPOSE=0", {"id tagged: 0"}, {"listening on", "szCommInitFromNccl"});
+  EXPECT_EQ(observable(off), observable(run("ranks", "", false)));
+  // An invalid value is named on stderr, and the default (on) is used.
+  expectRun("ranks", "SZ_INTERPOSE=maybe", {"SZ_INTERPOSE", "id tagged: 1"}, {});
 }
 
 TEST(InterposeFakeNccl, InitsInsideAGroupAttachAtItsEnd) {
   SKIP_WITHOUT_INTERPOSER();
-  Run r = run("groupinit", "");
-  ASSERT_EQ(r.status, 0) << r.out;
-  EXPECT_TRUE(has(r, "rank 0: groupEnd -> 0")) << r.out;
-  EXPECT_TRUE(has(r, "rank 1: groupEnd -> 0")) << r.out;
-  EXPECT_TRUE(has(r, "szCommInitFromNccl failed")) << "the verdict came after NCCL ran the inits\n" << r.out;
-  EXPECT_TRUE(has(r, "ncclCommInitRankConfig blocking=1"));
+  // The verdict ("all": both tried szCommInitFromNccl) came after NCCL ran the deferred inits.
+  expectRun("groupinit", "", {"rank 0: groupEnd -> 0", "rank 1: groupEnd -> 0", "szCommInitFromNccl failed",
+                              "ncclCommInitRankConfig blocking=1"}, {});
 }
 
 TEST(InterposeFakeNccl, NonBlockingCommunicatorsAreForwarded) {
   SKIP_WITHOUT_INTERPOSER();
-  Run r = run("nonblocking", "");
-  ASSERT_EQ(r.status, 0) << r.out;
-  EXPECT_TRUE(has(r, "non-blocking communicator: forwarded")) << r.out;
-  EXPECT_FALSE(has(r, "szCommInitFromNccl")) << r.out;
+  expectRun("nonblocking", "", {"non-blocking communicator: forwarded"}, {"szCommInitFromNccl"});
 }
 
 TEST(InterposeFakeNccl, SplitAbortRevokeAndInitAllReachNccl) {
   SKIP_WITHOUT_INTERPOSER();
-  Run split = run("split", "");
-  ASSERT_EQ(split.status, 0) << split.out;
-  EXPECT_TRUE(has(split, "rank 0: child made"));
-  EXPECT_TRUE(has(split, "rank 1: child none")) << "NCCL_SPLIT_NOCOLOR";
-  EXPECT_TRUE(has(split, "ncclCommSplit color=-1 key=1"));
-  EXPECT_TRUE(has(split, "ncclCommAbort rank=1"));
-  Run all = run("initall", "");
-  ASSERT_EQ(all.status, 0) << all.out;
-  EXPECT_TRUE(has(all, "ncclCommInitAll ndev=2"));
-  EXPECT_TRUE(has(all, "ncclCommRevoke rank=0 flags=0"));
-  EXPECT_TRUE(has(all, "ncclCommDestroy rank=1"));
-  EXPECT_TRUE(has(all, "szCommInitFromNccl failed")) << "one process: attached without a handshake\n" << all.out;
+  expectRun("split", "", {"rank 0: child made", "rank 1: child none", "ncclCommSplit color=-1 key=1",
+                          "ncclCommAbort rank=1"}, {});
+  // One process holds both ranks: attached without a handshake.
+  expectRun("initall", "", {"ncclCommInitAll ndev=2", "ncclCommRevoke rank=0 flags=0", "ncclCommDestroy rank=1",
+                            "szCommInitFromNccl failed"}, {});
 }
 
 }  // namespace
