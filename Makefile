@@ -100,7 +100,7 @@ endif
 # Naming them here keeps them; unlike .SECONDARY, a deleted object is still rebuilt.
 kept-objects: $(EXAMPLE_SRCS:%.cc=$(BUILD)/obj/%.o) $(patsubst %,$(BUILD)/obj/%.o,$(basename $(PERF_SRCS))) \
   $(PERF_COMMON:%.cc=$(BUILD)/obj/%.o) $(if $(FAKE_APP),$(BUILD)/obj/tests/interpose/fake_app.o $(BUILD)/obj/tests/interpose/fake_nccl.o)
-all: lib $(CLI) $(TESTS) $(GPU_TESTS) $(MPI_TESTS) $(PERFS) $(EXAMPLES) $(INTERPOSER)
+all: lib $(CLI) $(TESTS) $(GPU_TESTS) $(MPI_TESTS) $(PERFS) $(EXAMPLES) $(INTERPOSER) $(FAKE_APP)
 lib: $(LIB) $(SHLIB)
 
 # Objects of a CUDA and a CUDA=0 build differ: switching rebuilds everything in $(BUILD).
