@@ -50,6 +50,9 @@ else
 endif
 LIB_OBJS := $(LIB_SRCS:%.cc=$(BUILD)/obj/%.o) $(CU_SRCS:%.cu=$(BUILD)/obj/%.o)
 TOOL_SRCS := $(wildcard tools/*.cc)
+# The interposer's pure logic (routing, group bookkeeping, handshake) builds everywhere, for the
+# CPU tests; the interposer itself needs CUDA and NCCL's header (interpose/README below).
+INTERPOSE_LOGIC := $(patsubst %.cc,$(BUILD)/obj/%.o,interpose/route.cc interpose/group_state.cc interpose/handshake.cc)
 TEST_SRCS := $(wildcard tests/*.cc)
 GPU_TEST_SRCS := $(if $(filter 1,$(CUDA)),$(wildcard tests/gpu/*.cc tests/gpu/*.cu))
 PERF_SRCS := $(wildcard perf/*.cc) $(if $(filter 1,$(CUDA)),$(wildcard perf/*.cu))
@@ -79,14 +82,25 @@ GPU_TESTS := $(if $(GPU_TEST_SRCS),$(BUILD)/tests/splitzip_gpu_tests)
 MPI_TESTS := $(if $(and $(MPI_LIBS),$(MPI_TEST_SRCS)),$(BUILD)/tests/splitzip_mpi_tests)
 PERFS := $(patsubst perf/%,$(BUILD)/perf/%,$(basename $(PERF_SRCS)))
 EXAMPLES := $(patsubst examples/%.cc,$(BUILD)/examples/%,$(EXAMPLE_SRCS))
+# The interposer (CUDA builds only; rules below "test") and its CPU tests: a fake NCCL
+# (libnccl.so.2 of its own, recording every call) and a program on it, which
+# tests/interpose_fake_nccl_test.cc runs with the interposer preloaded.
+ifeq ($(CUDA),1)
+  INTERPOSER := $(BUILD)/lib/libsplitzip_nccl.so
+  INTERPOSE_OBJS := $(patsubst %.cc,$(BUILD)/obj/%.o,$(wildcard interpose/*.cc))
+  INTERPOSE_LIB := $(BUILD)/obj/interpose/libsplitzip_pnccl.a
+  FAKE_NCCL := $(BUILD)/tests/interpose/libnccl.so.2
+  FAKE_APP := $(BUILD)/tests/interpose/fake_app
+  INTERPOSE_TEST_ENV := SZ_TEST_INTERPOSER=$(INTERPOSER) SZ_TEST_FAKE_APP=$(FAKE_APP)
+endif
 
 .PHONY: all lib test gpu-test demo install uninstall clean fuzz print-gencode print-nvcc kept-objects
 # The examples' and perf tests' objects are named only by pattern rules, which would make them
 # intermediate files, deleted after each build (and `make demo` after `make` would recompile).
 # Naming them here keeps them; unlike .SECONDARY, a deleted object is still rebuilt.
 kept-objects: $(EXAMPLE_SRCS:%.cc=$(BUILD)/obj/%.o) $(patsubst %,$(BUILD)/obj/%.o,$(basename $(PERF_SRCS))) \
-  $(PERF_COMMON:%.cc=$(BUILD)/obj/%.o)
-all: lib $(CLI) $(TESTS) $(GPU_TESTS) $(MPI_TESTS) $(PERFS) $(EXAMPLES)
+  $(PERF_COMMON:%.cc=$(BUILD)/obj/%.o) $(if $(FAKE_APP),$(BUILD)/obj/tests/interpose/fake_app.o $(BUILD)/obj/tests/interpose/fake_nccl.o)
+all: lib $(CLI) $(TESTS) $(GPU_TESTS) $(MPI_TESTS) $(PERFS) $(EXAMPLES) $(INTERPOSER) $(FAKE_APP)
 lib: $(LIB) $(SHLIB)
 
 # Objects of a CUDA and a CUDA=0 build differ: switching rebuilds everything in $(BUILD).
@@ -117,7 +131,7 @@ $(CLI): $(TOOL_SRCS:%.cc=$(BUILD)/obj/%.o) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CXX) -o $@ $^ $(LDFLAGS) $(LDLIBS)
 
-$(TESTS): $(TEST_SRCS:%.cc=$(BUILD)/obj/%.o) $(LIB)
+$(TESTS): $(TEST_SRCS:%.cc=$(BUILD)/obj/%.o) $(INTERPOSE_LOGIC) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CXX) -o $@ $^ $(LDFLAGS) -lgtest -lgtest_main $(LDLIBS)
 
@@ -138,9 +152,30 @@ $(BUILD)/tests/splitzip_mpi_tests: $(MPI_TEST_SRCS:%.cc=$(BUILD)/obj/%.o) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CXX) -o $@ $^ $(LDFLAGS) -lgtest $(LDLIBS) $(MPI_LIBS)
 
+# The drop-in NCCL interposer (interpose/, docs/INTERPOSE.md): LD_PRELOAD it into a program
+# that uses NCCL. It carries its own copy of the library, whose NCCL references are renamed to
+# NCCL's pncclX names (forwarded to the real NCCL by interpose/real_nccl.cc, so they never come
+# back through the interposer), and the static CUDA runtime; it exports only the NCCL calls it
+# wraps (interpose/exports.map) and links no libnccl (the program's own is found at run time).
+ifeq ($(CUDA),1)
+$(INTERPOSE_LIB): $(LIB)
+	nm -u $< | awk '$$2 ~ /^nccl[A-Z]/ { print $$2, "p" $$2 }' | sort -u > $@.syms
+	objcopy --redefine-syms=$@.syms $< $@
+$(INTERPOSER): $(INTERPOSE_OBJS) $(INTERPOSE_LIB) interpose/exports.map
+	@mkdir -p $(dir $@)
+	$(CXX) -shared -Wl,-soname,libsplitzip_nccl.so -Wl,--version-script=interpose/exports.map -Wl,-z,defs \
+	  -Wl,--exclude-libs,ALL -o $@ $(INTERPOSE_OBJS) $(INTERPOSE_LIB) $(LDFLAGS) -lisal -lfmt -lcrypto \
+	  -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -pthread
+$(FAKE_NCCL): $(BUILD)/obj/tests/interpose/fake_nccl.o
+	@mkdir -p $(dir $@)
+	$(CXX) -shared -Wl,-soname,libnccl.so.2 -o $@ $^ -pthread
+$(FAKE_APP): $(BUILD)/obj/tests/interpose/fake_app.o $(FAKE_NCCL)
+	$(CXX) -o $@ $< -L$(dir $(FAKE_NCCL)) -l:libnccl.so.2 -Wl,-rpath,'$$ORIGIN' -ldl -pthread
+endif
+
 # The tests' ranks all run on this machine: their sockets stay on loopback unless told otherwise.
-test: $(TESTS) $(CLI)
-	SZ_SOCKET_IFNAME=$${SZ_SOCKET_IFNAME:-lo} $(TESTS)
+test: $(TESTS) $(CLI) $(INTERPOSER) $(FAKE_APP)
+	SZ_SOCKET_IFNAME=$${SZ_SOCKET_IFNAME:-lo} $(INTERPOSE_TEST_ENV) $(TESTS)
 
 # Without a GPU every GPU test skips, and the binary says so (tests/gpu/gpu_presence.cc).
 gpu-test: $(GPU_TESTS)
@@ -196,7 +231,8 @@ fuzz: $(FUZZER) $(FUZZ_SEEDS)
 -include $(FUZZ_OBJS:.o=.d)
 
 # The header, both libraries, the CLI (it links the static library: nothing to find at run
-# time), splitzip.pc and a CMake package (find_package(splitzip): target splitzip::splitzip).
+# time), the NCCL interposer (CUDA builds), splitzip.pc and a CMake package
+# (find_package(splitzip): target splitzip::splitzip).
 # Programs linked through either find the shared library without LD_LIBRARY_PATH: pkg-config's
 # Libs carry an rpath to $(PREFIX)/lib, and CMake puts one in the programs it builds.
 ABS_PREFIX = $(abspath $(PREFIX))
@@ -204,7 +240,7 @@ INSTALL_LIB = $(DESTDIR)$(ABS_PREFIX)/lib
 INSTALL_CMAKE = $(INSTALL_LIB)/cmake/splitzip
 PACKAGING_SED = sed -e 's|@PREFIX@|$(ABS_PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' -e 's|@SONAME@|$(SONAME)|g' \
   -e 's|@LIBS_PRIVATE@|$(strip $(LDLIBS))|g'
-install: lib $(CLI)
+install: lib $(CLI) $(INTERPOSER)
 	install -d $(DESTDIR)$(ABS_PREFIX)/include $(DESTDIR)$(ABS_PREFIX)/bin $(INSTALL_LIB)/pkgconfig $(INSTALL_CMAKE)
 	install -m 644 include/splitzip.h $(DESTDIR)$(ABS_PREFIX)/include/
 	install -m 644 $(LIB) $(INSTALL_LIB)/
@@ -212,6 +248,7 @@ install: lib $(CLI)
 	ln -sf $(notdir $(SHLIB_REAL)) $(INSTALL_LIB)/$(SONAME)
 	ln -sf $(SONAME) $(INSTALL_LIB)/libsplitzip.so
 	install -m 755 $(CLI) $(DESTDIR)$(ABS_PREFIX)/bin/
+	$(if $(INTERPOSER),install -m 755 $(INTERPOSER) $(INSTALL_LIB)/)
 	$(PACKAGING_SED) packaging/splitzip.pc.in > $(INSTALL_LIB)/pkgconfig/splitzip.pc
 	$(PACKAGING_SED) packaging/splitzipConfig.cmake.in > $(INSTALL_CMAKE)/splitzipConfig.cmake
 	$(PACKAGING_SED) packaging/splitzipConfigVersion.cmake.in > $(INSTALL_CMAKE)/splitzipConfigVersion.cmake
@@ -219,7 +256,7 @@ install: lib $(CLI)
 uninstall:
 	rm -f $(DESTDIR)$(ABS_PREFIX)/include/splitzip.h $(DESTDIR)$(ABS_PREFIX)/bin/splitzip \
 	  $(INSTALL_LIB)/libsplitzip.a $(INSTALL_LIB)/libsplitzip.so $(INSTALL_LIB)/$(SONAME) \
-	  $(INSTALL_LIB)/$(notdir $(SHLIB_REAL)) $(INSTALL_LIB)/pkgconfig/splitzip.pc \
+	  $(INSTALL_LIB)/$(notdir $(SHLIB_REAL)) $(INSTALL_LIB)/libsplitzip_nccl.so $(INSTALL_LIB)/pkgconfig/splitzip.pc \
 	  $(INSTALL_CMAKE)/splitzipConfig.cmake $(INSTALL_CMAKE)/splitzipConfigVersion.cmake
 	-rmdir $(INSTALL_CMAKE) 2>/dev/null
 

@@ -2,7 +2,7 @@
 """Every SZ_* variable: documented in docs/ENV.md, and an invalid value reported.
 
 1. Every variable the library reads (getenv("SZ_...") and SZ_PARAM(..., "...") in src/, codec/,
-   transport/, kernels/) has a row in docs/ENV.md's table.
+   transport/, kernels/, interpose/) has a row in docs/ENV.md's table.
 2. Each variable read on a CPU-only machine, set to an invalid value, is named on stderr by a
    two-rank sendrecv_perf run (a line and the default, or a failed init naming it). The slot
    protocol's (SZ_SLOT_*, SZ_IPC_LINK_GBPS) are read only with the ipc wire on a GPU; their
@@ -39,12 +39,15 @@ INVALID = {
     "SZ_COMM_ID": ("no-port", "no-port"),
 }
 GPU_ONLY = {"SZ_SLOT_SLICE_BYTES", "SZ_SLOT_BLOCKS", "SZ_SLOT_COUNT", "SZ_IPC_LINK_GBPS"}
+# Read by the NCCL interposer alone (interpose/), not by sendrecv_perf: its invalid values are
+# checked with the interposer preloaded by tests/interpose_fake_nccl_test.cc.
+INTERPOSER_ONLY = {"SZ_INTERPOSE", "SZ_INTERPOSE_STATS"}
 NO_INVALID_VALUE = {"SZ_COMM_SECRET"}  # any string is a secret
 
 
 def library_variables():
     names = set()
-    for top in ("src", "codec", "transport", "kernels"):
+    for top in ("src", "codec", "transport", "kernels", "interpose"):
         for dirpath, _, files in os.walk(os.path.join(ROOT, top)):
             for f in files:
                 text = open(os.path.join(dirpath, f), errors="replace").read()
@@ -59,7 +62,7 @@ def main():
     read = library_variables()
     for name in sorted(read - documented):
         failures.append(f"{name} is read by the library but has no row in docs/ENV.md")
-    for name in sorted(read - set(INVALID) - GPU_ONLY - NO_INVALID_VALUE):
+    for name in sorted(read - set(INVALID) - GPU_ONLY - NO_INVALID_VALUE - INTERPOSER_ONLY):
         failures.append(f"{name}: no invalid-value case in tests/env_test.py")
     base = dict(os.environ, SZ_SOCKET_IFNAME="lo")
     for k in list(base):
