@@ -185,6 +185,8 @@ if [ "$QUICK" != "--quick" ]; then
     STEP_TIMEOUT=60 step sr_sockets $MPI -x NCCL_P2P_DISABLE=1 -x NCCL_SHM_DISABLE=1 -x NCCL_NET=Socket -x NCCL_SOCKET_IFNAME=lo \
       $SR --codec on -b 1M -e 64M -f 8 -J "$LOGS/sr_sockets.json"
     STEP_TIMEOUT=60 step sr_nvlink_auto $MPI $SR --codec auto -b 4 -e 1G -f 32 -J "$LOGS/sr_nvlink_auto.json"
+    # The interposer under unchanged PyTorch (docs/INTERPOSE.md): plain NCCL, then preloaded.
+    STEP_TIMEOUT=180 step interpose_torch tests/interpose/run_torch_p2p.sh --sizes 1M,16M,64M,256M
     # The ipc wire between the two GPUs: encode straight into the peer's memory over NVLink.
     STEP_TIMEOUT=60 step sr_nvlink_ipc $MPI ./build/perf/sendrecv_perf --wire ipc ${KV_BF16:+--data $KV_BF16} -n 10 -w 3 \
       --codec on -b 4 -e 1G -f 16 -J "$LOGS/sr_nvlink_ipc.json"
@@ -204,7 +206,7 @@ fi
   grep -h -E "^\[  (PASSED|FAILED|SKIPPED) \]|tests? ran" "$LOGS"/cpu_tests.log "$LOGS"/gpu_tests.log 2>/dev/null | head -20
   grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" "$LOGS"/memcheck.log "$LOGS"/racecheck.log "$LOGS"/ipc_memcheck.log "$LOGS"/ipc_racecheck.log 2>/dev/null
   grep -h -E "^\[  (PASSED|FAILED) \]" "$LOGS"/gpu_tests_2.log "$LOGS"/gpu_tests_3.log "$LOGS"/ipc_tests_conn1.log 2>/dev/null
-  for f in py_compilers py_tests py_gdb sr_ipc_slice_1048576 sr_ipc_slice_4194304 ncu_codec perf_bf16 perf_e5m2 nvcomp_bf16 nvcomp_e5m2 link_table sr_ipc demo demo_tcp demo_ipc sr_tcp sr_tcp_auto sr_nvlink sr_nvlink_auto sr_nvlink_ipc sr_1channel sr_sockets \
+  for f in py_compilers py_tests py_gdb sr_ipc_slice_1048576 sr_ipc_slice_4194304 ncu_codec perf_bf16 perf_e5m2 nvcomp_bf16 nvcomp_e5m2 link_table sr_ipc demo demo_tcp demo_ipc sr_tcp sr_tcp_auto sr_nvlink sr_nvlink_auto sr_nvlink_ipc interpose_torch sr_1channel sr_sockets \
            nccl_nvlink nccl_1channel nccl_sockets; do [ -f "$LOGS/$f.log" ] && { echo "--- $f"; cat "$LOGS/$f.log"; }; done
   printf '%s\n' "${SUMMARY[@]}"
 } | tee "$OUT/summary.txt"
