@@ -79,12 +79,14 @@ TypeTraits traitsOf(const szDataType_t& field) {
 }
 
 // Calibrated on the KV cache of TinyStories-656K over the calibration span of WikiText-2
-// (tests/data/default_*.codebook; tests/data/README.md says how to regenerate). FP32 shares
+// (tests/data/default_*.codebook; tests/data/README.md says how to regenerate): its 15 most
+// frequent exponents, then exponent 0, so that zeros (the zero padding of a partly filled
+// block or pool) cost a code like any other element instead of an escape each. FP32 shares
 // the BF16 codebook: both have the same 8-bit exponent field.
 const uint8_t kDefaultBf16[kCodebookSize] = {127, 126, 128, 125, 124, 123, 129, 122,
-                                             121, 120, 119, 118, 117, 116, 130, 115};
+                                             121, 120, 119, 118, 117, 116, 130, 0};
 const uint8_t kDefaultFp8e5m2[kCodebookSize] = {15, 14, 16, 13, 12, 17, 11, 10,
-                                                9, 8, 7, 6, 5, 18, 4, 3};
+                                                9, 8, 7, 6, 5, 18, 4, 0};
 
 const struct { szDataType_t type; const char* name; } kTypeNames[] = {
     {szBfloat16, "bf16"}, {szFloat32, "fp32"}, {szFloat8e5m2, "fp8e5m2"}};

@@ -240,13 +240,25 @@ szResult_t szGetUniqueId(szUniqueId* uniqueId);
 #define SZ_CODEC_ON 1   /* compress every compressible message */
 #define SZ_CODEC_AUTO 2 /* compress only where the wire/codec model says it pays (default) */
 
+/* Codebook modes of szConfig_t.codebookMode (paper §3.3; docs/PIPELINE.md, "Codebooks that
+ * follow the data"). Frames carry their codebook, so the receiver's mode does not matter to it. */
+#define SZ_CODEBOOK_AUTO 0    /* start from `codebook` (NULL: each type's built-in default); a
+                                 sender that sees its frames escape more than the codebook should
+                                 give recalibrates on the data it sends (top-16) and switches, per
+                                 peer and type (default). Host-buffer operations; device ones
+                                 keep their starting codebook */
+#define SZ_CODEBOOK_DEFAULT 1 /* each type's built-in default (szCodebookDefault), never changed;
+                                 `codebook` must be NULL */
+#define SZ_CODEBOOK_FIXED 2   /* `codebook` (required) for its type, the default for the other
+                                 types, never changed */
+
 typedef struct {
   size_t size;           /* sizeof(szConfig_t) */
   unsigned int magic;    /* SZ_CONFIG_MAGIC */
   unsigned int version;  /* SZ_VERSION_CODE */
   const char* wire;      /* "tcp", "nccl" or NULL: SZ_WIRE, else "nccl" with CUDA, else "tcp" */
   int codec;             /* SZ_CODEC_*, or -1: SZ_CODEC (on|off|auto, default auto) */
-  const szCodebook_t* codebook; /* NULL: the built-in default */
+  const szCodebook_t* codebook; /* see codebookMode; NULL: the built-in default of each type */
   size_t sliceBytes;     /* uncompressed bytes per slice; 0: SZ_SLICE_BYTES (default 4 MiB) */
   int pipelineDepth;     /* slices in flight per peer and direction; 0: SZ_PIPELINE_DEPTH (4) */
   int blocking;          /* 1 (default): init blocks; 0: init returns szInProgress at once and
@@ -254,11 +266,16 @@ typedef struct {
   int timeoutMs;         /* an operation that makes no progress this long fails (szTimeout; a
                             long transfer that keeps moving never does); 0: SZ_TIMEOUT_MS (60000) */
   int crc;               /* 1: CRC32C on every slice (host frames and raw slices); -1: SZ_CRC */
+  /* Fields after this point came after 0.1.0; a struct of 0.1.0's size (without them) is still
+   * accepted, its missing fields taking their -1/NULL defaults. */
+  int codebookMode;      /* SZ_CODEBOOK_*, or -1: SZ_CODEBOOK_FIXED when `codebook` is set,
+                            else SZ_CODEBOOK (auto, default or a codebook file: fixed; default
+                            auto) */
 } szConfig_t;
 
 #define SZ_CONFIG_MAGIC 0x535A4346u
 #define SZ_CONFIG_INITIALIZER \
-  { sizeof(szConfig_t), SZ_CONFIG_MAGIC, SZ_VERSION_CODE, NULL, -1, NULL, 0, 0, 1, 0, -1 }
+  { sizeof(szConfig_t), SZ_CONFIG_MAGIC, SZ_VERSION_CODE, NULL, -1, NULL, 0, 0, 1, 0, -1, -1 }
 
 /* Creates rank `rank` (0..nranks-1) of a communicator of `nranks` ranks named by `commId`.
  * Collective: every rank calls it (from one thread per rank, or one process per rank).
@@ -342,6 +359,9 @@ typedef struct {
   uint64_t recvRawBytes;      /* receives: uncompressed bytes received */
   uint64_t recvWireBytes;     /* receives: bytes received from the wire (headers included) */
   uint64_t recvSlices;        /* receives: slices received */
+  uint64_t recalibrations;    /* sends: codebook switches after drift (SZ_CODEBOOK_AUTO) */
+  double escapeRate;          /* sends: escapes per element of the compressed frames sent (0
+                                 before any); paper §3.2 */
 } szStats_t;
 /* Counters of this rank's operations since init (stage times are cumulative). */
 szResult_t szCommGetStats(const szComm_t comm, szStats_t* stats);

@@ -4,7 +4,6 @@
 #include "cuda_check.h"
 #include "decode_frame.cuh"
 #include "device_props.h"
-#include "kernel_loading.h"
 #include "sm_copy.h"
 
 namespace sz {
@@ -19,13 +18,6 @@ __global__ void __launch_bounds__(kDecodeThreads, kBlocksPerSm) decodeKernel(Dec
 }
 
 }  // namespace
-
-szResult_t loadDecodeKernels() {
-  cudaFuncAttributes a;
-  CUDACHECK(cudaFuncGetAttributes(&a, decodeKernel<true>));
-  CUDACHECK(cudaFuncGetAttributes(&a, decodeKernel<false>));
-  return szSuccess;
-}
 
 }  // namespace sz
 

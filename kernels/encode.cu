@@ -6,13 +6,13 @@
 // would make it at least as large as the input. No host synchronization.
 #include <cuda_runtime.h>
 
+#include <cstddef>
 #include <cstring>
 
-#include "codec/calibrate.h"
+#include "calibrate.h"
 #include "codec/frame.h"
 #include "cuda_check.h"
 #include "device_props.h"
-#include "kernel_loading.h"
 #include "sm_copy.h"
 #include "encode_tiles.cuh"
 
@@ -21,7 +21,9 @@ namespace {
 
 // Temporary memory: [tile counter | total escapes | histogram | codebook | tile status...].
 constexpr size_t kTempCounter = 0, kTempTotal = 8, kTempHist = 16;
-constexpr size_t kTempCodebook = kTempHist + 256 * 8, kTempStatus = kTempCodebook + 32;
+constexpr size_t kTempCodebook = kTempHist + kCalibrateCountsBytes, kTempStatus = kTempCodebook + 32;
+static_assert(sizeof(szCodebook_t) <= kTempStatus - kTempCodebook, "the calibrated codebook fits its place");
+constexpr size_t kTempExponents = kTempCodebook + offsetof(szCodebook_t, exponents);
 
 // Decoupled look-back status words: flag in the top two bits, escape count below.
 constexpr unsigned long long kFlagAggregate = 1ull << 62, kFlagPrefix = 2ull << 62;
@@ -88,7 +90,7 @@ struct GridTiles {
 
 template <int kType, bool kAligned>
 __global__ void __launch_bounds__(kEncodeThreads, blocksPerSm<kType>()) encodeKernel(EncodeParams p) {
-  TileParams tp{p.in, p.out, p.l, p.budget, p.calibrated ? p.temp + kTempCodebook : p.codebook};
+  TileParams tp{p.in, p.out, p.l, p.budget, p.calibrated ? p.temp + kTempExponents : p.codebook};
   GridTiles sched{p.temp};
   encodeTiles<kType, kAligned>(tp, p.numTiles, sched);
 }
@@ -106,25 +108,11 @@ template <bool kAligned>
 __global__ void finalizeKernel(FinalizeParams p) {
   uint64_t escapes = p.f.forceRaw ? 0 : *reinterpret_cast<const unsigned long long*>(p.temp + kTempTotal);
   FrameFinish f = p.f;
-  f.codebook = p.calibrated ? p.temp + kTempCodebook : p.codebook;
-  if (p.calibrated) f.used = p.temp[kTempCodebook + kCodebookSize];
+  f.codebook = p.calibrated ? p.temp + kTempExponents : p.codebook;
+  if (p.calibrated) f.used = reinterpret_cast<const szCodebook_t*>(p.temp + kTempCodebook)->used;
   const uint64_t gtid = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   uint64_t bytes = finishFrame<kAligned>(f, escapes, gtid, uint64_t(gridDim.x) * blockDim.x);
   if (gtid == 0) *p.outBytes = bytes;
-}
-
-}  // namespace
-
-// Exponent histogram of device data into 256 unsigned long long counters (shared with
-// szHistogramAsync in histogram.cu).
-szResult_t launchHistogram(const void* d_data, size_t count, int type, unsigned long long* d_counts,
-                           cudaStream_t stream);
-
-namespace {
-
-__global__ void selectCodebookKernel(uint8_t* temp, uint32_t expBits) {
-  const unsigned long long* hist = reinterpret_cast<const unsigned long long*>(temp + kTempHist);
-  temp[kTempCodebook + kCodebookSize] = uint8_t(selectCodebook(hist, expBits, temp + kTempCodebook));
 }
 
 template <int kType>
@@ -141,20 +129,6 @@ bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 
 
 }  // namespace
 
-szResult_t loadEncodeKernels() {
-  cudaFuncAttributes a;
-  for (const void* f : {reinterpret_cast<const void*>(encodeKernel<szBfloat16, true>),
-                        reinterpret_cast<const void*>(encodeKernel<szBfloat16, false>),
-                        reinterpret_cast<const void*>(encodeKernel<szFloat32, true>),
-                        reinterpret_cast<const void*>(encodeKernel<szFloat32, false>),
-                        reinterpret_cast<const void*>(encodeKernel<szFloat8e5m2, true>),
-                        reinterpret_cast<const void*>(encodeKernel<szFloat8e5m2, false>),
-                        reinterpret_cast<const void*>(finalizeKernel<true>),
-                        reinterpret_cast<const void*>(finalizeKernel<false>),
-                        reinterpret_cast<const void*>(selectCodebookKernel)})
-    CUDACHECK(cudaFuncGetAttributes(&a, f));
-  return szSuccess;
-}
 }  // namespace sz
 
 using namespace sz;
@@ -205,11 +179,9 @@ extern "C" szResult_t szEncodeAsync(const void* d_in, size_t count, szDataType_t
   uint64_t budget = forceRaw ? 0 : (l.rawBytes - fixed - 1) / kEscapeBytes;
   if (!forceRaw) {
     SZCHECK(smCopyAsync(temp, nullptr, needTemp, stream));
-    if (calibrate) {
-      SZCHECK(launchHistogram(d_in, count, type, reinterpret_cast<unsigned long long*>(temp + kTempHist), stream));
-      selectCodebookKernel<<<1, 1, 0, stream>>>(temp, t.expBits);
-      CUDACHECK(cudaGetLastError());
-    }
+    if (calibrate)
+      SZCHECK(calibrateAsync(d_in, count, type, reinterpret_cast<unsigned long long*>(temp + kTempHist),
+                             reinterpret_cast<szCodebook_t*>(temp + kTempCodebook), stream));
     EncodeParams p{};
     p.in = static_cast<const uint8_t*>(d_in);
     p.out = static_cast<uint8_t*>(d_out);

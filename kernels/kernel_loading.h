@@ -11,9 +11,7 @@
 namespace sz {
 
 // Each loads its file's kernels into the current device's context.
-szResult_t loadEncodeKernels();
-szResult_t loadDecodeKernels();
-szResult_t loadHistogramKernels();
+szResult_t loadHistogramKernels();  // calibrate.cu: histogram and codebook selection
 szResult_t loadCopyKernels();
 szResult_t loadSlotKernels();
 

@@ -3,6 +3,7 @@
 #include "src/comm.h"
 
 #include <chrono>
+#include <cstddef>
 #include <cstdlib>
 #include <thread>
 #include <cstring>
@@ -72,10 +73,36 @@ szResult_t commFail(szComm* comm, szResult_t res) {
   return res;
 }
 
+// A device send's frames, for the codebook drift policy (codebook_drift.h): its compressed
+// slices' escapes, its raw ones (all escapes), and the histogram a calibrating send took.
+static void followCodebook(szComm* comm, const SlotCompletion& c) {
+  if (c.status != szSuccess) {  // its frames say nothing sure; a histogram it took still counts
+    if (!c.counts.empty()) comm->codebooks->calibrated(c.peer, c.type, c.counts.data());
+    return;
+  }
+  szFrameInfo_t f{};
+  f.type = c.type;
+  f.codebook = c.codebook;
+  const uint64_t compressed = c.slices ? c.count * c.compressedSlices / c.slices : 0;
+  if (compressed > 0) {
+    f.count = compressed;
+    f.escapeCount = c.escapes;
+    comm->codebooks->sent(c.peer, f, c.codebook);
+  }
+  if (c.count > compressed) {
+    f.count = c.count - compressed;
+    f.escapeCount = 0;
+    f.raw = 1;
+    comm->codebooks->sent(c.peer, f, c.codebook);
+  }
+  if (!c.counts.empty()) comm->codebooks->calibrated(c.peer, c.type, c.counts.data());
+}
+
 szResult_t commReapSlots(szComm* comm) {
   if (!comm->slotPath) return szSuccess;
   const bool autoMode = comm->cfg.codec == SZ_CODEC_AUTO;
   szResult_t res = comm->slotPath->reap([comm, autoMode](const SlotCompletion& c) {
+    if (c.send && c.frames) followCodebook(comm, c);
     std::lock_guard<std::mutex> lock(comm->statsMu);
     if (!c.send) {
       comm->stats.recvRawBytes += c.bytes;
@@ -89,6 +116,7 @@ szResult_t commReapSlots(szComm* comm) {
     comm->stats.escapes += c.escapes;
     comm->stats.slices += c.slices;
     comm->stats.compressedSlices += c.compressedSlices;
+    comm->compressedElements += c.slices ? c.count * c.compressedSlices / c.slices : 0;
     comm->stats.wireSeconds += c.seconds;
     if (autoMode && c.status == szSuccess && c.bytes >= uint64_t(szParamAutoMinBytes()))
       comm->autoModel.record(c.peer, c.bytes, c.frames, c.seconds);
@@ -96,8 +124,42 @@ szResult_t commReapSlots(szComm* comm) {
   return res == szSuccess ? res : commFail(comm, res);
 }
 
+// szConfig_t as SplitZip 0.1.0 had it: everything before codebookMode.
+constexpr size_t kConfigBytes010 = offsetof(szConfig_t, codebookMode);
+
+// The codebook: szConfig_t's mode and codebook (a field set wins over its variable), else
+// SZ_CODEBOOK: auto (the default), default, or a codebook file, kept fixed.
+szResult_t resolveCodebook(const szConfig_t* c, CommConfig* out) {
+  int mode = c && c->size > kConfigBytes010 ? c->codebookMode : -1;
+  const szCodebook_t* given = c ? c->codebook : nullptr;
+  if (mode == -1 && given != nullptr) mode = SZ_CODEBOOK_FIXED;
+  const char* env = getenv("SZ_CODEBOOK");
+  if (mode == -1 && env != nullptr && *env != '\0') {
+    if (strcasecmp(env, "auto") == 0) {
+      mode = SZ_CODEBOOK_AUTO;
+    } else if (strcasecmp(env, "default") == 0) {
+      mode = SZ_CODEBOOK_DEFAULT;
+    } else {
+      SZCHECK(szCodebookLoad(env, &out->codebook));
+      mode = SZ_CODEBOOK_FIXED;
+      given = &out->codebook;
+    }
+  }
+  if (mode == -1) mode = SZ_CODEBOOK_AUTO;
+  if (mode < SZ_CODEBOOK_AUTO || mode > SZ_CODEBOOK_FIXED)
+    return szSetError(szInvalidArgument, "szConfig_t.codebookMode %d: use SZ_CODEBOOK_AUTO, _DEFAULT or _FIXED", mode);
+  if (mode == SZ_CODEBOOK_FIXED && given == nullptr)
+    return szSetError(szInvalidArgument, "SZ_CODEBOOK_FIXED needs szConfig_t.codebook");
+  if (mode == SZ_CODEBOOK_DEFAULT && given != nullptr)
+    return szSetError(szInvalidArgument, "szConfig_t.codebook given with SZ_CODEBOOK_DEFAULT");
+  if (given != nullptr) out->codebook = *given;
+  else SZCHECK(szCodebookDefault(szBfloat16, &out->codebook));
+  out->followCodebook = mode == SZ_CODEBOOK_AUTO;
+  return szCodebookValidate(&out->codebook);
+}
+
 szResult_t resolveConfig(const szConfig_t* c, CommConfig* out) {
-  if (c != nullptr && (c->magic != SZ_CONFIG_MAGIC || c->size != sizeof(szConfig_t)))
+  if (c != nullptr && (c->magic != SZ_CONFIG_MAGIC || (c->size != sizeof(szConfig_t) && c->size != kConfigBytes010)))
     return szSetError(szInvalidArgument, "szConfig_t not initialized with SZ_CONFIG_INITIALIZER");
   if (c != nullptr && c->version > SZ_VERSION_CODE)
     return szSetError(szInvalidArgument, "szConfig_t of SplitZip version %u, newer than this library (%u)",
@@ -115,14 +177,7 @@ szResult_t resolveConfig(const szConfig_t* c, CommConfig* out) {
   }
   if (out->codec < SZ_CODEC_OFF || out->codec > SZ_CODEC_AUTO)
     return szSetError(szInvalidArgument, "szConfig_t.codec %d: use SZ_CODEC_ON, _OFF or _AUTO", out->codec);
-  if (c && c->codebook) {
-    out->codebook = *c->codebook;
-  } else if (const char* path = getenv("SZ_CODEBOOK")) {
-    SZCHECK(szCodebookLoad(path, &out->codebook));
-  } else {
-    SZCHECK(szCodebookDefault(szBfloat16, &out->codebook));
-  }
-  SZCHECK(szCodebookValidate(&out->codebook));
+  SZCHECK(resolveCodebook(c, out));
   out->sliceBytes = c && c->sliceBytes ? c->sliceBytes : size_t(szParamSliceBytes());
   out->depth = c && c->pipelineDepth ? c->pipelineDepth : int(szParamPipelineDepth());
   out->timeoutMs = c && c->timeoutMs ? c->timeoutMs : int(szParamTimeoutMs());
@@ -148,7 +203,7 @@ struct ConfigDigest {
   int32_t codec, depth, crc, nranks;
   uint64_t sliceBytes;
   uint8_t codebook[SZ_CODEBOOK_SIZE];
-  int32_t codebookType;
+  int32_t codebookType, followCodebook;
 };
 
 void destroyComm(szComm* comm, bool abort) {
@@ -212,6 +267,7 @@ szResult_t initComm(szComm* comm, int nranks, const szUniqueId& id, int rank, vo
   mine.sliceBytes = comm->cfg.sliceBytes;
   memcpy(mine.codebook, comm->cfg.codebook.exponents, SZ_CODEBOOK_SIZE);
   mine.codebookType = comm->cfg.codebook.type;
+  mine.followCodebook = comm->cfg.followCodebook;
   SZCHECK(szBootstrapAllGather(comm->bootstrap, all.data(), sizeof(ConfigDigest)));
   for (int r = 0; r < nranks; ++r)
     if (memcmp(&all[size_t(r)], &mine, sizeof(mine)) != 0)
@@ -241,11 +297,13 @@ szResult_t initComm(szComm* comm, int nranks, const szUniqueId& id, int rank, vo
   SZCHECK(comm->ack->connect(comm->bootstrap, wc, &comm->ackComm));
   size_t slotBytes = 0;  // the largest frame of a slice of the smallest element type
   SZCHECK(szEncodeMaxSize(comm->cfg.sliceBytes, szUint8, &slotBytes));
+  comm->codebooks.reset(new CodebookDrift(comm->cfg.followCodebook, &comm->cfg.codebook));
   comm->pipeline.reset(new Pipeline(comm, slotBytes));
-  INFO(SZ_INIT, "SplitZip %d.%d.%d rank %d/%d: wire %s, codec %s, slice %zu bytes, depth %d, timeout %d ms, crc %d",
-       SZ_MAJOR, SZ_MINOR, SZ_PATCH, rank, nranks, comm->cfg.wire.c_str(),
+  INFO(SZ_INIT, "SplitZip %d.%d.%d rank %d/%d: wire %s, codec %s, codebook %s, slice %zu bytes, depth %d, "
+       "timeout %d ms, crc %d", SZ_MAJOR, SZ_MINOR, SZ_PATCH, rank, nranks, comm->cfg.wire.c_str(),
        comm->cfg.codec == SZ_CODEC_ON ? "on" : comm->cfg.codec == SZ_CODEC_OFF ? "off" : "auto",
-       comm->cfg.sliceBytes, comm->cfg.depth, comm->cfg.timeoutMs, (int)comm->cfg.crc);
+       comm->cfg.followCodebook ? "auto" : "fixed", comm->cfg.sliceBytes, comm->cfg.depth, comm->cfg.timeoutMs,
+       (int)comm->cfg.crc);
   return szSuccess;
 }
 
@@ -371,5 +429,7 @@ extern "C" szResult_t szCommGetStats(const szComm_t comm, szStats_t* stats) {
   if (comm->asyncError.load() == szSuccess) commReapSlots(comm);
   std::lock_guard<std::mutex> lock(comm->statsMu);
   *stats = comm->stats;
+  stats->recalibrations = comm->codebooks ? comm->codebooks->recalibrations() : 0;
+  stats->escapeRate = comm->compressedElements ? double(stats->escapes) / double(comm->compressedElements) : 0.0;
   return szSuccess;
 }

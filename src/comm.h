@@ -15,6 +15,7 @@
 #include "transport/slot_wire.h"
 #include "transport/transport.h"
 #include "src/proto/auto_model.h"
+#include "src/proto/codebook_drift.h"
 #include "splitzip.h"
 
 struct szBootstrap;
@@ -47,7 +48,8 @@ struct Op {
 struct CommConfig {
   std::string wire;
   int codec;  // SZ_CODEC_*
-  szCodebook_t codebook;
+  szCodebook_t codebook;  // the fixed codebook, or where auto starts (for its type)
+  bool followCodebook;    // SZ_CODEBOOK_AUTO: recalibrate on drift (codebook_drift.h)
   size_t sliceBytes;
   int depth;
   int timeoutMs;
@@ -80,12 +82,14 @@ struct szComm {
   std::unique_ptr<sz::SlotPath> slotPath;
   int cudaDevice = -1;  // the GPU the communicator uses (current at init), -1 without one
   sz::AutoModel autoModel;  // SZ_CODEC_AUTO: frames or raw, per peer and message size
+  std::unique_ptr<sz::CodebookDrift> codebooks;  // the senders' codebooks, per peer and type
   std::unique_ptr<sz::Pipeline> pipeline;
   std::atomic<int> asyncError{szSuccess};  // szInProgress while a non-blocking init runs
   std::mutex errorMu;  // asyncError and its message (szSetCommError) change together
   std::thread initThread;    // a non-blocking init
   std::mutex statsMu;
   szStats_t stats{};
+  uint64_t compressedElements = 0;  // sends: elements of compressed frames (stats.escapeRate)
   bool ownsNccl = false;
   ~szComm();
   void* ncclComm = nullptr;  // nccl wire: the NCCL communicator used

@@ -144,6 +144,13 @@ SlotRequest slotRequest(szComm* comm, const Op& op) {
   r.frames = op.send && szTypeIsCompressible(op.type) &&
              (codec == SZ_CODEC_ON || (codec == SZ_CODEC_AUTO && bytes >= uint64_t(szParamAutoMinBytes()) &&
                                        comm->autoModel.useFrames(op.peer, bytes)));
+  if (r.frames && r.count > 0) {  // the codebook that follows the data; a histogram only on drift
+    const CodebookDrift::Plan plan = comm->codebooks->plan(op.peer, op.type);
+    r.codebook = plan.codebook;
+    r.calibrate = plan.calibrate;
+  } else if (r.frames) {
+    szCodebookDefault(op.type, &r.codebook);  // an empty frame: any valid codebook
+  }
   uint64_t offset = 0;
   for (const Segment& seg : op.segments) {
     r.segs.push_back(SlotSegment{seg.ptr, seg.bytes, offset});

@@ -114,6 +114,7 @@ struct Slot {
   bool hostRunning = false;
   bool ready = false;
   uint64_t payloadBytes = 0;
+  szCodebook_t codebook{};        // host frames: the one the slice was encoded with
   Clock::time_point posted;
 };
 
@@ -164,10 +165,6 @@ class OpRunner {
   }
   // Raw slices travel straight from and into the user's memory where it is contiguous.
   bool directRaw() const { return !frames_; }
-  // The communicator's codebook is for one type; the other compressible types use their default.
-  const szCodebook_t* codebook() const {
-    return comm_->cfg.codebook.type == op_->type ? &comm_->cfg.codebook : nullptr;
-  }
   uint64_t sliceOffset(uint64_t slice) const { return slice * sliceElems_ * elemBytes_; }
   uint64_t sliceBytes(uint64_t slice) const {
     uint64_t off = sliceOffset(slice), total = op_->count * elemBytes_;
@@ -312,10 +309,13 @@ szResult_t OpRunner::startSlice(Slot& s, uint64_t slice) {
   size_t cap = pipe_->slotBytes();
   uint64_t* out = &s.payloadBytes;
   s.hostRunning = true;
-  const szCodebook_t* cb = codebook();
-  s.hostTask = runTask([comm, src, count, type, cb, frame, cap, out]() {
+  const CodebookDrift::Plan plan = comm_->codebooks->plan(op_->peer, type);
+  const int peer = op_->peer;
+  szCodebook_t* cb = &s.codebook;
+  s.hostTask = runTask([comm, src, count, type, plan, peer, frame, cap, out, cb]() {
     auto t0 = Clock::now();
     size_t bytesOut = 0;
+    *cb = plan.calibrate ? comm->codebooks->calibrateHost(peer, type, src, count) : plan.codebook;
     szResult_t r = szEncode(src, count, type, cb, 0, frame, cap, &bytesOut);
     *out = bytesOut;
     std::lock_guard<std::mutex> lock(comm->statsMu);
@@ -345,9 +345,11 @@ szResult_t OpRunner::postSend(Slot& s) {
   if (frames_) {
     szFrameInfo_t info;
     if (szFrameGetInfo(payload, s.payloadBytes, &info) == szSuccess) {
+      comm_->codebooks->sent(op_->peer, info, s.codebook);
       std::lock_guard<std::mutex> lock(comm_->statsMu);
       comm_->stats.escapes += info.escapeCount;
       comm_->stats.compressedSlices += info.raw ? 0 : 1;
+      comm_->compressedElements += info.raw ? 0 : info.count;
     }
   }
   s.hdr = SliceHeader{kSliceMagic, seq_, uint64_t(s.slice), s.payloadBytes, 0, 0};

@@ -147,10 +147,11 @@ TEST_F(Cli, StatsJsonMatchesHandComputedValues) {
   for (auto [e, n] : {std::pair<int, int>{127, 4000}, {126, 3000}, {125, 2000}, {124, 990}, {200, 10}})
     for (int i = 0; i < n; ++i) v.push_back(uint16_t((i & 0x807F) | (e << 7)));
   writeBytes(path("h.bf16"), v.data(), 2 * v.size());
-  CliRun r = run("stats --json --dtype bf16 " + quote(path("h.bf16")) + " " + quote(path("h.bf16")));
+  CliRun r = run("stats --json --codebook default --dtype bf16 " + quote(path("h.bf16")) + " " + quote(path("h.bf16")));
   expectOk(r, "stats");
   json j = json::parse(r.out);
   EXPECT_EQ(j["dtype"], "bf16");
+  EXPECT_EQ(j["codebook_source"], "built-in default");
   ASSERT_EQ(j["files"].size(), 2u);
   const json& s = j["files"][0];
   EXPECT_EQ(s["elements"], 10000);
@@ -164,7 +165,8 @@ TEST_F(Cli, StatsJsonMatchesHandComputedValues) {
   EXPECT_NEAR(s["entropy_bits"].get<double>(), h, 1e-12);
   EXPECT_DOUBLE_EQ(s["top8_coverage"].get<double>(), 1.0);
   EXPECT_DOUBLE_EQ(s["top16_coverage"].get<double>(), 1.0);
-  EXPECT_EQ(s["escapes"], 10);  // 200 is not in the default codebook (114..129)
+  EXPECT_EQ(s["escapes"], 10);  // 200 is not in the default codebook (116..130 and 0)
+  EXPECT_EQ(s["codebook"]["exponents"][15], 0);
   EXPECT_DOUBLE_EQ(s["escape_rate"].get<double>(), 0.001);
   EXPECT_EQ(s["oracle_escapes"], 0);
   EXPECT_EQ(s["oracle_codebook"][4], 200);
@@ -177,13 +179,48 @@ TEST_F(Cli, StatsJsonMatchesHandComputedValues) {
   EXPECT_EQ(j["total"]["elements"], 20000);
   EXPECT_EQ(j["total"]["escapes"], 20);
   // The compressed file is exactly the predicted size.
-  expectOk(run("compress --dtype bf16 " + quote(path("h.bf16")) + " " + quote(path("h.sz"))), "compress");
+  r = run("compress --dtype bf16 --codebook default " + quote(path("h.bf16")) + " " + quote(path("h.sz")));
+  expectOk(r, "compress");
   EXPECT_EQ(readBytes(path("h.sz")).size(), size_t(frame));
+  EXPECT_NE(r.out.find("codebook built-in default"), std::string::npos) << r.out;
   // Text mode names the same numbers.
-  r = run("stats --dtype bf16 " + quote(path("h.bf16")));
+  r = run("stats --codebook default --dtype bf16 " + quote(path("h.bf16")));
   expectOk(r, "stats text");
+  EXPECT_NE(r.out.find("codebook: built-in default"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("10 escapes"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("5 distinct exponents"), std::string::npos) << r.out;
+}
+
+TEST_F(Cli, CompressAndStatsCalibrateOnTheInputByDefault) {
+  // Exponents 60..75 and 200, none but 0 in the default codebook: the default escapes nearly
+  // everything (stored raw), the input's own top-16 escapes only exponent 200's 10 elements.
+  std::vector<uint16_t> v;
+  for (int i = 0; i < 20000; ++i) v.push_back(uint16_t((i & 0x807F) | ((i < 10 ? 200 : 60 + i % 16) << 7)));
+  writeBytes(path("far.bf16"), v.data(), 2 * v.size());
+  CliRun r = run("stats --json --dtype bf16 " + quote(path("far.bf16")));
+  expectOk(r, "stats");
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["codebook_source"], "calibrated on the input");
+  const json& s = j["files"][0];
+  EXPECT_EQ(s["codebook"]["used"], 16);
+  EXPECT_EQ(s["codebook"]["exponents"], s["oracle_codebook"]);
+  EXPECT_EQ(s["escapes"], 10);
+  EXPECT_EQ(s["escapes"], s["oracle_escapes"]);
+  // 96 + 20000 sign-mantissa + 10000 codes + align16(8 + 2 * 20 index) + 3 * 10 escapes.
+  const size_t frame = 96 + 20000 + 10000 + 48 + 30;
+  EXPECT_EQ(s["predicted_frame_bytes"], frame);
+  r = run("compress --dtype bf16 " + quote(path("far.bf16")) + " " + quote(path("far.sz")));
+  expectOk(r, "compress");
+  EXPECT_EQ(readBytes(path("far.sz")).size(), frame);
+  EXPECT_NE(r.out.find("codebook calibrated on the input: 70 71 72"), std::string::npos) << r.out;
+  r = run("compress --dtype bf16 --codebook default " + quote(path("far.bf16")) + " " + quote(path("def.sz")));
+  expectOk(r, "compress --codebook default");
+  EXPECT_NE(r.out.find("stored raw"), std::string::npos) << r.out;
+  EXPECT_EQ(readBytes(path("def.sz")).size(), 96 + 2 * v.size());
+  expectRoundTrip(path("far.bf16"), "bf16", readBytes(path("far.bf16")));
+  r = run("stats --dtype bf16 " + quote(path("far.bf16")));
+  expectOk(r, "stats text");
+  EXPECT_NE(r.out.find("codebook: calibrated on the input"), std::string::npos) << r.out;
 }
 
 TEST_F(Cli, CalibrateThenCompressWithTheCodebook) {

@@ -128,15 +128,25 @@ void writeFileBytes(const std::string& path, const void* data, size_t bytes) {
 
 void checkOutputPath(const std::string& path) { close(openOutput(path)); }
 
-szCodebook_t codebookFor(szDataType_t type, const std::string& path) {
+std::string CodebookChoice::describe() const {
+  if (calibrates()) return "calibrated on the input";
+  return value == "default" ? "built-in default" : "file " + value;
+}
+
+szCodebook_t CodebookChoice::resolve(const szHistogram_t& hist) const {
+  const szDataType_t type = hist.type;
   szCodebook_t cb;
-  if (path.empty()) {
+  if (calibrates()) {
+    check(szCodebookFromHistogram(&hist, &cb), "calibration");
+    return cb;
+  }
+  if (value == "default") {
     check(szCodebookDefault(type, &cb), "default codebook");
     return cb;
   }
-  check(szCodebookLoad(path.c_str(), &cb), "codebook");
+  check(szCodebookLoad(value.c_str(), &cb), "codebook");
   if (cb.type != type)
-    throw CliError(fmt::format("codebook {} is for {}, the data is {}", path, dtypeName(cb.type),
+    throw CliError(fmt::format("codebook {} is for {}, the data is {}", value, dtypeName(cb.type),
                                dtypeName(type)));
   return cb;
 }

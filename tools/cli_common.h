@@ -66,7 +66,17 @@ void writeFileBytes(const std::string& path, const void* data, size_t bytes);
 // The same checks without writing: for outputs a library call writes (szCodebookSave).
 void checkOutputPath(const std::string& path);
 
-// The codebook for `type`: loaded from `path`, or the built-in default when `path` is empty.
-szCodebook_t codebookFor(szDataType_t type, const std::string& path);
+// The --codebook choice of `compress` and `stats`: "auto" (the default) calibrates on the input
+// (its exact top-16, paper §3.3), "default" takes the built-in codebook, anything else names a
+// codebook file.
+struct CodebookChoice {
+  std::string value = "auto";
+  bool calibrates() const { return value == "auto"; }
+  // What the tool prints: "calibrated on the input", "built-in default" or "file PATH".
+  std::string describe() const;
+  // The codebook for data of hist.type whose exponent histogram is `hist` (read only when
+  // calibrating). A file for another type is a CliError.
+  szCodebook_t resolve(const szHistogram_t& hist) const;
+};
 
 }  // namespace sztool

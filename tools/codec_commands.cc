@@ -15,7 +15,7 @@ namespace {
 
 struct CompressOptions {
   szDataType_t type = szBfloat16;
-  std::string codebook;
+  CodebookChoice codebook;
   bool crc = false;
   std::string input, output;
 };
@@ -24,10 +24,12 @@ struct DecompressOptions {
   std::string input, output;
 };
 
-
 void runCompress(const CompressOptions& o) {
   TensorData d = readTensorFile(o.input, o.type);
-  const szCodebook_t cb = codebookFor(o.type, o.codebook);
+  szHistogram_t hist;
+  check(szHistogramInit(&hist, o.type), "histogram");
+  if (o.codebook.calibrates()) check(szHistogramAccumulate(&hist, d.bytes.data(), d.count), "histogram");
+  const szCodebook_t cb = o.codebook.resolve(hist);
   size_t max = 0, bytes = 0;
   check(szEncodeMaxSize(d.count, o.type, &max), o.input);
   std::vector<uint8_t> frame(max);
@@ -37,10 +39,10 @@ void runCompress(const CompressOptions& o) {
   szFrameInfo_t info;
   check(szFrameGetInfo(frame.data(), bytes, &info), "checking the new frame");
   writeFileBytes(o.output, frame.data(), bytes);
-  fmt::print("{} -> {}: {} {} elements, {} -> {} bytes, ratio {}, {} escapes{}{}\n", o.input,
+  fmt::print("{} -> {}: {} {} elements, {} -> {} bytes, ratio {}, {} escapes{}{}, codebook {}: {}\n", o.input,
              o.output, d.count, dtypeName(o.type), d.bytes.size(), bytes,
              ratioText(d.bytes.size(), bytes), info.escapeCount, info.raw ? ", stored raw" : "",
-             o.crc ? ", CRC32C" : "");
+             o.crc ? ", CRC32C" : "", o.codebook.describe(), joinInts(codebookExponents(cb)));
 }
 
 void runDecompress(const DecompressOptions& o) {
@@ -78,7 +80,7 @@ void addCodecCommands(CLI::App& app) {
   auto c = std::make_shared<CompressOptions>();
   CLI::App* compress = app.add_subcommand("compress", "compress a tensor file into a SplitZip frame");
   addDtypeOption(*compress, &c->type);
-  compress->add_option("--codebook", c->codebook, "codebook file (default: the built-in codebook)");
+  addCodebookOption(*compress, &c->codebook);
   compress->add_flag("--crc", c->crc, "store CRC32C checksums of header and payload");
   compress->add_option("input", c->input, "raw, .npy or .safetensors file")->required();
   compress->add_option("output", c->output, "frame file to write")->required();

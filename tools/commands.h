@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli_common.h"
 #include "splitzip.h"
 
 namespace sztool {
@@ -15,5 +16,8 @@ void addBenchCommand(CLI::App& app);      // bench.cc
 
 // Adds the required --dtype option (bf16, fp32, fp8e5m2) storing into `type`.
 CLI::Option* addDtypeOption(CLI::App& cmd, szDataType_t* type);
+
+// Adds --codebook (auto, default or a codebook file; cli_common.h) storing into `choice`.
+CLI::Option* addCodebookOption(CLI::App& cmd, CodebookChoice* choice);
 
 }  // namespace sztool

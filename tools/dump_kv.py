@@ -23,7 +23,8 @@ Outputs (any combination):
                            decreasing count, ties to the smaller exponent); with --codebook-dir,
                            also the escape rate under those codebooks and the predicted ratio.
   --write-codebooks DIR    write DIR/default_{bf16,fp32,fp8e5m2}.codebook (docs/FORMAT.md,
-                           "Codebook file") from the histogram of the run.
+                           "Codebook file") from the histogram of the run: its top-16 with
+                           exponent 0 (zeros) in place of the 16th.
   --input FILE.safetensors instead of running a model, read the tensors of a file written by
                            this tool (dtype taken from the file) for --histogram.
 
@@ -239,7 +240,9 @@ def coverage(hist: list[int], k: int) -> float:
 
 def default_codebook(hist: list[int]) -> tuple[list[int], int]:
     """(16 exponents, used): the top-16 seen; if fewer were seen, padded with the unseen
-    exponents closest to the most frequent one, alternating above/below (above first)."""
+    exponents closest to the most frequent one, alternating above/below (above first). Then
+    exponent 0 (zeros) takes the 16th entry when the book lacks it, so zero padding in a KV
+    buffer costs a code instead of an escape (codec/codebook.cc)."""
     seen = ranked(hist)
     book = seen[:16]
     used = len(book)
@@ -252,6 +255,8 @@ def default_codebook(hist: list[int]) -> tuple[list[int], int]:
             if 0 <= e < len(hist) and e not in book and len(book) < 16:
                 book.append(e)
         d += 1
+    if 0 not in book:
+        book[15] = 0
     return book, max(used, 1)  # the format needs used >= 1
 
 

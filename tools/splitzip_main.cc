@@ -20,6 +20,12 @@ CLI::Option* addDtypeOption(CLI::App& cmd, szDataType_t* type) {
       ->transform(CLI::IsMember(names, CLI::ignore_case));
 }
 
+CLI::Option* addCodebookOption(CLI::App& cmd, CodebookChoice* choice) {
+  return cmd.add_option("--codebook", choice->value,
+                        "auto (the default): calibrated on the input, its exact top-16; default: the built-in "
+                        "codebook; else a codebook file");
+}
+
 }  // namespace sztool
 
 int main(int argc, char** argv) {

@@ -1,7 +1,9 @@
 // `splitzip stats`: the exponent statistics of paper Table 1 for each file (and for all files
 // taken as one tensor): histogram, entropy, top-8/top-16 coverage, distinct exponents, escape
 // rate and predicted ratio under the codebook and under the data's own top-16 (the oracle).
-// The predicted frame size is cross-checked by actually encoding each file.
+// The codebook is chosen as `compress` chooses it (--codebook auto, default or a file: with
+// auto, each file's own top-16, as compress would write it). The predicted frame size is
+// cross-checked by actually encoding each file.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -19,7 +21,7 @@ namespace {
 
 struct StatsOptions {
   szDataType_t type = szBfloat16;
-  std::string codebook;
+  CodebookChoice codebook;
   bool json = false;
   std::vector<std::string> files;
 };
@@ -34,9 +36,11 @@ uint64_t encodedFrameBytes(const TensorData& d, szDataType_t type, const szCodeb
   return bytes;
 }
 
-nlohmann::json toJson(const std::string& name, szDataType_t type, const ExponentStats& s) {
+nlohmann::json toJson(const std::string& name, szDataType_t type, const szCodebook_t& cb,
+                      const ExponentStats& s) {
   const uint64_t raw = s.count * szTypeSize(type);
   return {{"file", name},
+          {"codebook", {{"used", cb.used}, {"exponents", codebookExponents(cb)}}},
           {"elements", s.count},
           {"raw_bytes", raw},
           {"histogram", s.histogram},
@@ -76,7 +80,8 @@ void printText(const nlohmann::json& r, const std::string& dtype) {
              "coverage {:.6f}%\n",
              r["entropy_bits"].get<double>(), r["distinct_exponents"].get<int>(),
              100 * r["top8_coverage"].get<double>(), 100 * r["top16_coverage"].get<double>());
-  fmt::print("  codebook: escape rate {:.6f}% ({} escapes), predicted ratio {:.4f} ({} byte frame",
+  fmt::print("  codebook {} (used {}): escape rate {:.6f}% ({} escapes), predicted ratio {:.4f} ({} byte frame",
+             joinInts(r["codebook"]["exponents"].get<std::vector<int>>()), r["codebook"]["used"].get<int>(),
              100 * r["escape_rate"].get<double>(), r["escapes"].get<uint64_t>(),
              r["predicted_ratio"].get<double>(), r["predicted_frame_bytes"].get<uint64_t>());
   fmt::print(r.contains("encoded_frame_bytes") ? ", encoding agrees)\n" : ")\n");
@@ -86,7 +91,6 @@ void printText(const nlohmann::json& r, const std::string& dtype) {
 }
 
 void runStats(const StatsOptions& o) {
-  const szCodebook_t cb = codebookFor(o.type, o.codebook);
   szHistogram_t total;
   check(szHistogramInit(&total, o.type), "histogram");
   nlohmann::json files = nlohmann::json::array();
@@ -96,25 +100,27 @@ void runStats(const StatsOptions& o) {
     check(szHistogramInit(&hist, o.type), "histogram");
     check(szHistogramAccumulate(&hist, d.bytes.data(), d.count), "histogram");
     for (int e = 0; e < 256; ++e) total.counts[e] += hist.counts[e];
+    const szCodebook_t cb = o.codebook.resolve(hist);
     ExponentStats s = exponentStats(hist, cb);
     uint64_t encoded = encodedFrameBytes(d, o.type, cb);
     if (encoded != s.frameBytes)
       throw CliError(fmt::format("{}: predicted frame size {} but szEncode wrote {} bytes (a bug: "
                                  "please report it)", path, s.frameBytes, encoded));
-    files.push_back(toJson(path, o.type, s));
+    files.push_back(toJson(path, o.type, cb, s));
     files.back()["encoded_frame_bytes"] = encoded;
   }
-  nlohmann::json all = toJson("(all files as one tensor)", o.type, exponentStats(total, cb));
+  const szCodebook_t allCb = o.codebook.resolve(total);  // auto: calibrated on all files
+  nlohmann::json all = toJson("(all files as one tensor)", o.type, allCb, exponentStats(total, allCb));
   if (o.json) {
     nlohmann::json out = {{"dtype", dtypeName(o.type)},
-                          {"codebook", {{"used", cb.used}, {"exponents", codebookExponents(cb)}}},
+                          {"codebook_source", o.codebook.describe()},
                           {"files", files},
                           {"total", all}};
     std::cout << out.dump(2) << '\n';
     return;
   }
-  fmt::print("codebook ({}, used {}): {}\n", o.codebook.empty() ? "built-in default" : o.codebook,
-             cb.used, joinInts(codebookExponents(cb)));
+  fmt::print("codebook: {}{}\n", o.codebook.describe(),
+             o.codebook.calibrates() ? " (each file's own top-16, as compress writes it; --codebook default for the built-in)" : "");
   for (const auto& r : files) printText(r, dtypeName(o.type));
   if (files.size() > 1) printText(all, dtypeName(o.type));
 }
@@ -126,7 +132,7 @@ void addStatsCommand(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "stats", "exponent histogram, entropy, top-k coverage, escape rate and predicted ratio");
   addDtypeOption(*cmd, &o->type);
-  cmd->add_option("--codebook", o->codebook, "codebook file (default: the built-in codebook)");
+  addCodebookOption(*cmd, &o->codebook);
   cmd->add_flag("--json", o->json, "print JSON instead of text");
   cmd->add_option("files", o->files, "raw, .npy or .safetensors files")->required();
   cmd->callback([o] { runStats(*o); });

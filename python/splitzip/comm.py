@@ -173,7 +173,9 @@ class Communicator:
 
     def stats(self) -> dict[str, int | float]:
         """This rank's counters since init (szCommGetStats): raw_bytes and wire_bytes sent,
-        escapes, slices, compressed_slices, and the seconds spent in each stage."""
+        escapes, slices, compressed_slices, recalibrations (codebook switches on drift),
+        escape_rate (escapes per element of the compressed frames sent), and the seconds
+        spent in each stage."""
         return self._comm.stats()
 
     def abort(self) -> None:

@@ -26,7 +26,7 @@ cudaStream_t stream(uintptr_t handle) { return reinterpret_cast<cudaStream_t>(ha
 struct StatsField {
   const char* name;
   uint64_t szStats_t::*counter;
-  double szStats_t::*seconds;
+  double szStats_t::*seconds;  // or another double (escapeRate)
 };
 constexpr StatsField kStatsFields[] = {
     {"raw_bytes", &szStats_t::rawBytes, nullptr},
@@ -34,6 +34,8 @@ constexpr StatsField kStatsFields[] = {
     {"escapes", &szStats_t::escapes, nullptr},
     {"slices", &szStats_t::slices, nullptr},
     {"compressed_slices", &szStats_t::compressedSlices, nullptr},
+    {"recalibrations", &szStats_t::recalibrations, nullptr},
+    {"escape_rate", nullptr, &szStats_t::escapeRate},
     {"encode_seconds", nullptr, &szStats_t::encodeSeconds},
     {"wire_seconds", nullptr, &szStats_t::wireSeconds},
     {"decode_seconds", nullptr, &szStats_t::decodeSeconds},

@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <cstring>
 
+#include "kernels/calibrate.h"
 #include "kernels/cuda_check.h"
 #include "kernels/kernel_loading.h"
+#include "kernels/sm_copy.h"
 #include "base/checks.h"
 
 namespace sz {
@@ -15,6 +17,8 @@ constexpr int kResultSlots = 1024;      // operations in flight per communicator
 constexpr int kEvents = 256;            // launches in flight per communicator
 constexpr uint64_t kTableBytes = 16 << 20;  // buffer-list tables of the launches in flight
 constexpr int kScratchArenas = 2;       // launches with compressed buffer lists in flight
+
+constexpr int kCountBins = 256;          // a calibration's exponent histogram
 
 uint64_t align16(uint64_t v) { return (v + 15) & ~uint64_t(15); }
 
@@ -43,8 +47,9 @@ const char* describe(szResult_t status) {
 
 szResult_t SlotPath::create(const szSlotWire* wire, void* wireComm, int rank, int nranks, const SlotPathConfig& config,
                             std::unique_ptr<SlotPath>* out) {
-  SZCHECK(loadSlotKernels());  // and the copy kernels of sends to self (kernel_loading.h)
-  SZCHECK(loadCopyKernels());
+  SZCHECK(loadSlotKernels());  // and the copy kernels (sends to self, calibration), the
+  SZCHECK(loadCopyKernels());  // histogram (kernel_loading.h)
+  SZCHECK(loadHistogramKernels());
   std::unique_ptr<SlotPath> p(new SlotPath());
   p->rank_ = rank;
   p->nranks_ = nranks;
@@ -70,6 +75,11 @@ szResult_t SlotPath::create(const szSlotWire* wire, void* wireComm, int rank, in
     p->scratch_.push_back(s);
     p->freeScratch_.push_back(i);
   }
+  // One calibration out at a time per (peer, type) (CodebookDrift): three types per peer.
+  const int calib = 3 * nranks;
+  CUDACHECK(cudaMalloc(&p->calibDev_, sizeof(unsigned long long) * kCountBins * calib));
+  CUDACHECK(cudaHostAlloc(&p->calibHost_, sizeof(unsigned long long) * kCountBins * calib, cudaHostAllocMapped));
+  for (int i = calib - 1; i >= 0; --i) p->freeCalib_.push_back(i);
   for (int i = 0; i < kEvents; ++i) {
     cudaEvent_t e;
     CUDACHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
@@ -88,13 +98,33 @@ SlotPath::~SlotPath() {
   if (table_) cudaFreeHost(table_);
   if (results_) cudaFreeHost(results_);
   if (accums_) cudaFree(accums_);
+  if (calibHost_) cudaFreeHost(calibHost_);
+  if (calibDev_) cudaFree(calibDev_);
   cudaGetLastError();
 }
 
-szResult_t SlotPath::waitOldest(const std::function<void(const SlotCompletion&)>& done) {
+szResult_t SlotPath::waitOldest() {
   if (inflight_.empty()) return szSuccess;
   CUDACHECK(cudaEventSynchronize(inflight_.front().event));
-  return reap(done);
+  return collect();
+}
+
+// The exponent histogram of the start of a send (kCalibrateElems), on its stream ahead of its
+// launch, copied to pinned memory for the host to read when the launch is reaped. No copy
+// engine: zeroing and the copy are kernels (kernels/sm_copy.h).
+szResult_t SlotPath::calibrate(const SlotRequest& r, int buf, cudaStream_t stream) {
+  unsigned long long* d = calibDev_ + size_t(buf) * kCountBins;
+  const size_t bytes = sizeof(unsigned long long) * kCountBins;
+  SZCHECK(smCopyAsync(d, nullptr, bytes, stream));
+  const uint64_t elem = szTypeSize(r.type);
+  uint64_t left = std::min(r.count, kCalibrateElems);
+  for (const SlotSegment& s : r.segs) {
+    if (left == 0) break;
+    const uint64_t n = std::min(left, s.bytes / elem);
+    SZCHECK(launchHistogram(s.ptr, n, r.type, d, stream));
+    left -= n;
+  }
+  return smCopyAsync(calibHost_ + size_t(buf) * kCountBins, d, bytes, stream);
 }
 
 szResult_t SlotPath::takeTable(uint64_t bytes, uint64_t* offset) {
@@ -103,7 +133,7 @@ szResult_t SlotPath::takeTable(uint64_t bytes, uint64_t* offset) {
                       (unsigned long long)bytes, (unsigned long long)kTableBytes);
   if (tableHead_ + bytes > kTableBytes) {
     // The arena restarts once every launch that uses it has finished.
-    while (!inflight_.empty()) SZCHECK(waitOldest([](const SlotCompletion&) {}));
+    while (!inflight_.empty()) SZCHECK(waitOldest());
     tableHead_ = 0;
   }
   *offset = tableHead_;
@@ -134,10 +164,13 @@ szResult_t SlotPath::enqueue(const std::vector<SlotRequest>& reqs, cudaStream_t 
       needScratch |= (r.send ? r.frames : true) && szTypeIsCompressible(r.type);
     }
   }
-  auto ignore = [](const SlotCompletion&) {};
-  while (freeEvents_.empty() || freeResults_.size() < reqs.size() || (needScratch && freeScratch_.empty())) {
+  const size_t calibrations = size_t(std::count_if(reqs.begin(), reqs.end(), [](const SlotRequest& r) {
+    return r.send && r.frames && r.calibrate;
+  }));
+  while (freeEvents_.empty() || freeResults_.size() < reqs.size() || (needScratch && freeScratch_.empty()) ||
+         freeCalib_.size() < calibrations) {
     if (inflight_.empty()) return szSetError(szInternalError, "slot path: pools exhausted with nothing in flight");
-    SZCHECK(waitOldest(ignore));
+    SZCHECK(waitOldest());
   }
   uint64_t table = 0;
   if (tableBytes) SZCHECK(takeTable(tableBytes, &table));
@@ -196,17 +229,20 @@ szResult_t SlotPath::enqueue(const std::vector<SlotRequest>& reqs, cudaStream_t 
     results_[slot] = SlotOpResult{};
     op.accum = accums_ + slot;
     op.result = results_ + slot;
-    memcpy(op.codebook, cfg_.codebook.exponents, SZ_CODEBOOK_SIZE);
-    op.used = cfg_.codebook.used;
-    if (r.type != cfg_.codebook.type && szTypeIsCompressible(r.type)) {
-      szCodebook_t cb;
-      SZCHECK(szCodebookDefault(r.type, &cb));
-      memcpy(op.codebook, cb.exponents, SZ_CODEBOOK_SIZE);
-      op.used = cb.used;
+    memcpy(op.codebook, r.codebook.exponents, SZ_CODEBOOK_SIZE);
+    op.used = r.codebook.used;
+    l.ops.push_back(SlotCompletion{r.send, r.peer, r.type, r.count, bytes, r.frames, r.codebook, szSuccess, 0, 0, 0,
+                                   slices[k], 0, {}});
+    l.calib.push_back(-1);
+    if (r.send && r.frames && r.calibrate) {
+      l.calib.back() = freeCalib_.back();
+      freeCalib_.pop_back();
     }
-    l.ops.push_back(SlotCompletion{r.send, r.peer, bytes, r.frames, szSuccess, 0, 0, 0, slices[k], 0});
   }
-  szResult_t res = launchSlotOps(launch, nextBlock, stream);
+  szResult_t res = szSuccess;
+  for (size_t k = 0; k < reqs.size() && res == szSuccess; ++k)
+    if (l.calib[k] >= 0) res = calibrate(reqs[k], l.calib[k], stream);
+  if (res == szSuccess) res = launchSlotOps(launch, nextBlock, stream);
   if (res == szSuccess) {
     l.event = freeEvents_.back();
     if (cudaEventRecord(l.event, stream) != cudaSuccess)
@@ -214,6 +250,8 @@ szResult_t SlotPath::enqueue(const std::vector<SlotRequest>& reqs, cudaStream_t 
   }
   if (res != szSuccess) {  // the channels' steps moved: the communicator cannot go on
     for (int s : l.results) freeResults_.push_back(s);
+    for (int c : l.calib)
+      if (c >= 0) freeCalib_.push_back(c);
     if (l.scratch >= 0) freeScratch_.push_back(l.scratch);
     return res;
   }
@@ -222,7 +260,8 @@ szResult_t SlotPath::enqueue(const std::vector<SlotRequest>& reqs, cudaStream_t 
   return szSuccess;
 }
 
-szResult_t SlotPath::finish(Launch& l, const std::function<void(const SlotCompletion&)>& done) {
+// A finished launch's operations, kept for reap's caller; the first failure among them.
+szResult_t SlotPath::finish(Launch& l) {
   szResult_t first = szSuccess;
   for (size_t k = 0; k < l.ops.size(); ++k) {
     SlotCompletion& c = l.ops[k];
@@ -233,17 +272,23 @@ szResult_t SlotPath::finish(Launch& l, const std::function<void(const SlotComple
     c.compressedSlices = r.compressedSlices;
     c.seconds = r.endNs > r.startNs ? double(r.endNs - r.startNs) * 1e-9 : 0;
     freeResults_.push_back(l.results[k]);
+    if (l.calib[k] >= 0) {  // the histogram ran ahead of the launch, whatever the launch's outcome
+      const unsigned long long* h = calibHost_ + size_t(l.calib[k]) * kCountBins;
+      c.counts.assign(h, h + kCountBins);
+      freeCalib_.push_back(l.calib[k]);
+    }
     if (c.status != szSuccess && first == szSuccess)
       first = szSetError(c.status, "%s rank %d (%llu bytes): %s", c.send ? "device send to" : "device receive from",
                          c.peer, (unsigned long long)c.bytes, describe(c.status));
-    done(c);
+    finished_.push_back(std::move(c));
   }
   freeEvents_.push_back(l.event);
   if (l.scratch >= 0) freeScratch_.push_back(l.scratch);
   return first;
 }
 
-szResult_t SlotPath::reap(const std::function<void(const SlotCompletion&)>& done) {
+// Collects every finished launch; the first failure among them.
+szResult_t SlotPath::collect() {
   szResult_t first = szSuccess;
   for (auto it = inflight_.begin(); it != inflight_.end();) {
     cudaError_t q = cudaEventQuery(it->event);
@@ -255,11 +300,19 @@ szResult_t SlotPath::reap(const std::function<void(const SlotCompletion&)>& done
       cudaGetLastError();
       return szSetError(szUnhandledCudaError, "slot path: a launch failed: %s", cudaGetErrorString(q));
     }
-    szResult_t r = finish(*it, done);
+    szResult_t r = finish(*it);
     if (first == szSuccess) first = r;
     it = inflight_.erase(it);
   }
   if (inflight_.empty()) tableHead_ = 0;
+  return first;
+}
+
+szResult_t SlotPath::reap(const std::function<void(const SlotCompletion&)>& done) {
+  szResult_t first = collect();
+  std::vector<SlotCompletion> ready;
+  ready.swap(finished_);
+  for (const SlotCompletion& c : ready) done(c);
   return first;
 }
 

@@ -26,8 +26,13 @@ struct SlotRequest {
   szDataType_t type = szUint8;
   uint64_t count = 0;
   bool frames = false;  // send: compressible slices travel as frames
+  szCodebook_t codebook{};  // frames: the codebook to encode with
+  bool calibrate = false;   // frames: also take the exponent histogram of the data (its start)
   std::vector<SlotSegment> segs;
 };
+
+// Elements at the start of a send that a calibration's histogram covers.
+constexpr uint64_t kCalibrateElems = uint64_t(1) << 22;
 
 struct SlotPathConfig {
   uint64_t sliceBytes;
@@ -41,11 +46,14 @@ struct SlotPathConfig {
 struct SlotCompletion {
   bool send;
   int peer;
-  uint64_t bytes;
+  szDataType_t type;
+  uint64_t count, bytes;
   bool frames;
+  szCodebook_t codebook;  // frames: the one the operation was encoded with
   szResult_t status;
   uint64_t wireBytes, escapes, compressedSlices, slices;
   double seconds;  // first slice started to last slice finished, on the GPU's clock
+  std::vector<unsigned long long> counts;  // a calibrating send: its exponent histogram (256)
 };
 
 class SlotPath {
@@ -59,23 +67,26 @@ class SlotPath {
 
   // One launch on `stream` running `reqs` together (at most kMaxSlotOps).
   szResult_t enqueue(const std::vector<SlotRequest>& reqs, cudaStream_t stream);
-  // Collects finished launches, calling `done` for each of their operations; returns the first
-  // failure among them (with its message).
+  // Collects finished launches, calling `done` for each of their operations (also those that
+  // finished while enqueue waited for pools); returns the first failure among them.
   szResult_t reap(const std::function<void(const SlotCompletion&)>& done);
-  bool idle() const { return inflight_.empty(); }
+  bool idle() const { return inflight_.empty() && finished_.empty(); }
 
  private:
   struct Launch {
     CUevent_st* event;
     std::vector<int> results;  // result slots, in request order
     std::vector<SlotCompletion> ops;
+    std::vector<int> calib;         // per operation: its calibration buffer or -1
     uint64_t tableBegin, tableEnd;  // range of the pinned table arena
     int scratch;                    // scratch arena or -1
   };
   SlotPath() = default;
   szResult_t takeTable(uint64_t bytes, uint64_t* offset);
-  szResult_t finish(Launch& l, const std::function<void(const SlotCompletion&)>& done);
-  szResult_t waitOldest(const std::function<void(const SlotCompletion&)>& done);
+  szResult_t finish(Launch& l);
+  szResult_t collect();
+  szResult_t waitOldest();
+  szResult_t calibrate(const SlotRequest& r, int buf, cudaStream_t stream);
 
   int rank_ = 0, nranks_ = 0;
   SlotPathConfig cfg_{};
@@ -90,6 +101,10 @@ class SlotPath {
   std::vector<int> freeScratch_;
   std::vector<CUevent_st*> freeEvents_, allEvents_;
   std::deque<Launch> inflight_;
+  std::vector<SlotCompletion> finished_;   // collected, not yet handed to reap's caller
+  unsigned long long* calibDev_ = nullptr;   // device: 256 counters per calibration buffer
+  unsigned long long* calibHost_ = nullptr;  // pinned: their copies, read when the launch is reaped
+  std::vector<int> freeCalib_;
 };
 
 }  // namespace sz

@@ -1,11 +1,16 @@
-// Exponent histogram on the GPU (paper §3.3 calibration): shared-memory bins per block, one
-// global atomic per bin and block. Also szHistogramAsync.
+// Calibration on the GPU (paper §3.3; calibrate.h): the exponent histogram (shared-memory bins
+// per block, one global atomic per bin and block), the top-16 codebook chosen by one thread from
+// it, and szHistogramAsync.
+#include "calibrate.h"
+
 #include <cuda_runtime.h>
 
+#include "codec/calibrate.h"
 #include "codec/dtype.h"
 #include "cuda_check.h"
 #include "device_props.h"
 #include "kernel_loading.h"
+#include "sm_copy.h"
 
 namespace sz {
 namespace {
@@ -27,6 +32,14 @@ __global__ void histogramKernel(const uint8_t* data, uint64_t count, int type,
     if (bins[i]) atomicAdd(&counts[i], (unsigned long long)bins[i]);
 }
 
+// 16 passes over at most 256 counters: a few microseconds on one thread.
+__global__ void selectCodebookKernel(const unsigned long long* counts, int type, szCodebook_t* out) {
+  szCodebook_t cb;
+  cb.type = szDataType_t(type);
+  cb.used = selectCodebook(counts, typeTraits(type).expBits, cb.exponents);
+  *out = cb;
+}
+
 }  // namespace
 
 szResult_t launchHistogram(const void* d_data, size_t count, int type, unsigned long long* d_counts,
@@ -42,9 +55,23 @@ szResult_t launchHistogram(const void* d_data, size_t count, int type, unsigned 
   return szSuccess;
 }
 
+szResult_t calibrateAsync(const void* d_data, size_t count, szDataType_t type, unsigned long long* d_counts,
+                          szCodebook_t* d_codebook, cudaStream_t stream) {
+  if ((d_data == nullptr && count > 0) || d_counts == nullptr || d_codebook == nullptr)
+    return szSetError(szInvalidArgument, "calibrateAsync: NULL data, counts or codebook");
+  if (!szTypeIsCompressible(type))
+    return szSetError(szInvalidArgument, "calibrateAsync: %s has no exponent to calibrate", szTypeName(type));
+  SZCHECK(smCopyAsync(d_counts, nullptr, kCalibrateCountsBytes, stream));
+  SZCHECK(launchHistogram(d_data, count, type, d_counts, stream));
+  selectCodebookKernel<<<1, 1, 0, stream>>>(d_counts, type, d_codebook);
+  CUDACHECK(cudaGetLastError());
+  return szSuccess;
+}
+
 szResult_t loadHistogramKernels() {
   cudaFuncAttributes a;
   CUDACHECK(cudaFuncGetAttributes(&a, histogramKernel));
+  CUDACHECK(cudaFuncGetAttributes(&a, selectCodebookKernel));
   return szSuccess;
 }
 

@@ -1,0 +1,134 @@
+// Drift detection and recalibration of codebooks (see codebook_drift.h).
+#include "src/proto/codebook_drift.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "codec/dtype.h"
+
+namespace sz {
+namespace {
+
+// Escapes per element of the data of histogram `counts` under `cb` (0 for no data).
+double escapeRate(const unsigned long long* counts, uint32_t range, const szCodebook_t& cb) {
+  unsigned long long total = 0, covered = 0;
+  for (uint32_t e = 0; e < range; ++e) total += counts[e];
+  for (uint8_t e : cb.exponents)
+    if (e < range) covered += counts[e];
+  return total ? double(total - covered) / double(total) : 0.0;
+}
+
+// A frame this small may be raw for its header's sake alone: it says nothing about escapes.
+constexpr uint64_t kMinRawEvidence = kChunkElems;
+
+}  // namespace
+
+CodebookDrift::CodebookDrift(bool follow, const szCodebook_t* initial, uint64_t windowElems)
+    : follow_(follow), window_(windowElems ? windowElems : 1) {
+  if (initial != nullptr) {
+    initial_ = *initial;
+    haveInitial_ = true;
+  }
+}
+
+double CodebookDrift::triggerMargin(szDataType_t type) {
+  const TypeTraits t = typeTraits(type);
+  const double compressedBytes = double(t.elemBits() - t.expBits + 4) / 8;  // sign-mantissa + code
+  return kTriggerRatioLoss * compressedBytes / kEscapeBytes;
+}
+
+CodebookDrift::State& CodebookDrift::find(int peer, szDataType_t type) {
+  auto [it, fresh] = states_.try_emplace(std::make_pair(peer, int(type)));
+  if (fresh) {
+    if (haveInitial_ && initial_.type == type) it->second.codebook = initial_;
+    else szCodebookDefault(type, &it->second.codebook);  // a compressible type: cannot fail
+  }
+  return it->second;
+}
+
+CodebookDrift::Plan CodebookDrift::plan(int peer, szDataType_t type) {
+  std::lock_guard<std::mutex> lock(mu_);
+  State& s = find(peer, type);
+  Plan p{s.codebook, follow_ && (s.drifted || s.probes > 0) && !s.pending};
+  if (p.calibrate) {
+    s.pending = true;
+    s.drifted = false;
+  }
+  return p;
+}
+
+szCodebook_t CodebookDrift::calibrated(int peer, szDataType_t type, const unsigned long long* counts) {
+  std::lock_guard<std::mutex> lock(mu_);
+  State& s = find(peer, type);
+  s.pending = false;
+  const uint32_t range = 1u << typeTraits(type).expBits;
+  for (uint32_t e = 0; e < range; ++e) s.probe[e] += counts[e];
+  ++s.probes;
+  szHistogram_t hist;
+  szHistogramInit(&hist, type);
+  // Soon after a switch, the data that made it and this data together: alternating data then
+  // gets one codebook for both instead of switching at every window.
+  const bool merge = s.lastSwitched && s.sinceCalibration < kRecentWindows;
+  for (uint32_t e = 0; e < range; ++e) hist.counts[e] = s.probe[e] + (merge ? s.madeFrom[e] : 0);
+  szCodebook_t fresh;
+  szCodebookFromHistogram(&hist, &fresh);
+  const double now = escapeRate(hist.counts, range, s.codebook), then = escapeRate(hist.counts, range, fresh);
+  const bool gains = now - then >= triggerMargin(type) / 2;
+  if (!gains && s.probes < kProbeSlices) return s.codebook;  // the drift may be in the next slices
+  if (s.sinceCalibration < kRecentWindows) {  // calibrations close together: wait longer each time
+    s.backoff = std::min(s.backoff ? 2 * s.backoff : 1, kMaxHold);
+    s.hold = s.backoff;
+  }
+  s.sinceCalibration = 0;
+  s.expected = then;
+  s.lastSwitched = gains;
+  s.probes = 0;
+  memset(s.probe, 0, sizeof(s.probe));
+  if (gains) {
+    s.codebook = fresh;
+    memcpy(s.madeFrom, hist.counts, sizeof(s.madeFrom));
+    ++recalibrations_;
+  }
+  return s.codebook;
+}
+
+szCodebook_t CodebookDrift::calibrateHost(int peer, szDataType_t type, const void* data, uint64_t count) {
+  szHistogram_t hist;  // outside the lock: the histogram is the cost, other senders go on meanwhile
+  szHistogramInit(&hist, type);
+  szHistogramAccumulate(&hist, data, count);
+  return calibrated(peer, type, hist.counts);
+}
+
+void CodebookDrift::sent(int peer, const szFrameInfo_t& frame, const szCodebook_t& encodedWith) {
+  if (!follow_ || !szTypeIsCompressible(frame.type)) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  State& s = find(peer, frame.type);
+  if (memcmp(encodedWith.exponents, s.codebook.exponents, sizeof(s.codebook.exponents)) != 0)
+    return;  // encoded before the last switch: says nothing of the current codebook
+  uint64_t escapes = frame.escapeCount;
+  if (frame.raw) {
+    if (frame.count < kMinRawEvidence) return;
+    escapes = frame.count;  // more escapes than a frame can pay for
+  }
+  s.windowElems += frame.count;
+  s.windowEscapes += escapes;
+  if (s.windowElems < window_) return;
+  const double rate = double(s.windowEscapes) / double(s.windowElems);
+  s.windowElems = s.windowEscapes = 0;
+  if (s.sinceCalibration < kMaxHold * 4) ++s.sinceCalibration;
+  else s.backoff = 0;  // long calm: a new drift is news again
+  if (s.hold > 0) {
+    --s.hold;
+    s.drifted = false;
+  } else {
+    s.drifted = rate > s.expected + triggerMargin(frame.type);
+    if (!s.drifted) s.expected = std::min(s.expected, (7 * s.expected + rate) / 8);  // follows better data down
+  }
+}
+
+uint64_t CodebookDrift::recalibrations() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return recalibrations_;
+}
+
+}  // namespace sz

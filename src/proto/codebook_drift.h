@@ -1,0 +1,93 @@
+// Codebooks that follow the data (SZ_CODEBOOK=auto; paper §3.3 calibration, done online): per
+// (peer, type) the codebook a sender encodes with, and the escape rate of the frames it sent.
+// When a window of frames escapes more than the codebook gave on the data it was calibrated on,
+// by more than costs 0.1 % of ratio, the next slice is calibrated (the caller takes a histogram
+// of the data being sent and hands it back) and the codebook switches when the data's own
+// top-16 saves at least half that on it; if it does not, up to kProbeSlices slices are taken
+// together (the drift may be in every other slice). Frames carry their codebook: the receiver needs
+// nothing. In steady state a sender only counts escapes (from the frame headers it sends); a
+// histogram is taken only on drift.
+//
+// Hysteresis, so data at the boundary does not flap: the trigger (0.1 % of ratio above the
+// expected rate) is above what a switch must gain (half that); after a calibration the expected
+// rate is what the data's own top-16 gave on it, switched to or not, so data that no codebook
+// fits better stops triggering; a drift soon after a switch is calibrated on the data of both
+// (the histogram that made the codebook and the new one), and calibrations that follow each
+// other closely wait twice as many windows each time (up to kMaxHold), so alternating data
+// costs few histograms.
+//
+// Pure logic, thread-safe: the host path (src/pipeline.cc, CPU histogram) and the device path
+// (kernels/calibrate.h) share it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <utility>
+
+#include "splitzip.h"
+
+namespace sz {
+
+class CodebookDrift {
+ public:
+  static constexpr uint64_t kDefaultWindowElems = uint64_t(1) << 18;
+  static constexpr double kTriggerRatioLoss = 0.001;  // escapes above expected that cost 0.1 % of ratio
+  static constexpr int kRecentWindows = 8;            // a drift this soon after a switch merges
+  static constexpr int kMaxHold = 64;                 // windows
+  static constexpr int kProbeSlices = 4;  // slices calibrated on, together, before giving up a drift
+
+  // follow = false: every type keeps `initial` (its type) or its default, never calibrating.
+  // `windowElems`: elements of frames judged together (at least one frame).
+  explicit CodebookDrift(bool follow = true, const szCodebook_t* initial = nullptr,
+                         uint64_t windowElems = kDefaultWindowElems);
+
+  struct Plan {
+    szCodebook_t codebook;  // encode with this ...
+    bool calibrate;         // ... unless set: take the slice's histogram and call calibrated()
+  };
+  // Before encoding a slice of a compressible `type` to `peer`. One calibration at a time: while
+  // one is out, the others encode with the current codebook.
+  Plan plan(int peer, szDataType_t type);
+  // The exponent histogram (2^exponent bits counts) of a slice planned with calibrate: returns
+  // the codebook to encode that slice with (the new one when it switched).
+  szCodebook_t calibrated(int peer, szDataType_t type, const unsigned long long* counts);
+  // calibrated() on the CPU histogram of `count` elements at host pointer `data` (the host path).
+  szCodebook_t calibrateHost(int peer, szDataType_t type, const void* data, uint64_t count);
+  // A frame was sent to `peer`: its header (szFrameGetInfo) and the codebook it was encoded
+  // with (the plan's or calibrated()'s; a raw frame's header has none). A raw frame of a
+  // compressible type counts as all escapes (they would not have paid); a frame encoded with
+  // another codebook than the current one (in flight across a switch) is not counted.
+  void sent(int peer, const szFrameInfo_t& frame, const szCodebook_t& encodedWith);
+
+  uint64_t recalibrations() const;  // codebook switches so far
+  // Escapes per element above the expected rate that trigger a calibration for `type`: 0.1 % of
+  // the compressed size (3 bytes an escape against 1.5 bytes a BF16 element: 0.05 %).
+  static double triggerMargin(szDataType_t type);
+
+ private:
+  struct State {
+    szCodebook_t codebook{};
+    double expected = 0;  // escape rate the codebook gave on the data it was calibrated on
+    uint64_t windowElems = 0, windowEscapes = 0;
+    bool pending = false;   // a planned calibration has not come back yet
+    bool drifted = false;   // the last window exceeded the trigger
+    bool lastSwitched = false;  // the last calibration switched codebooks
+    int hold = 0, backoff = 0;  // windows whose drift is ignored; the next calibration's hold
+    int sinceCalibration = kRecentWindows;  // windows
+    int probes = 0;  // slices calibrated on since the drift, without a gain yet
+    unsigned long long probe[256] = {};     // their histogram
+    unsigned long long madeFrom[256] = {};  // the histogram the codebook was calibrated on
+  };
+  State& find(int peer, szDataType_t type);
+
+  const bool follow_;
+  const uint64_t window_;
+  szCodebook_t initial_{};
+  bool haveInitial_ = false;
+  mutable std::mutex mu_;
+  std::map<std::pair<int, int>, State> states_;
+  uint64_t recalibrations_ = 0;
+};
+
+}  // namespace sz

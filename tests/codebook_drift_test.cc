@@ -1,0 +1,190 @@
+// The drift policy of SZ_CODEBOOK=auto (src/proto/codebook_drift.h) on simulated senders: each
+// slice is a histogram of exponents, encoded with the codebook the policy plans (after its
+// calibration when it asks for one), its escapes reported back as a frame header would.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "src/proto/codebook_drift.h"
+
+namespace {
+
+using sz::CodebookDrift;
+
+constexpr uint64_t kSliceElems = 1 << 16;
+
+// A KV-like BF16 exponent distribution: geometric on both sides of `centre` (about 1.5 % of
+// elements beyond 16 exponents of the centre).
+std::vector<double> kvWeights(int centre) {
+  std::vector<double> w(256, 0.0);
+  for (int d = -20; d <= 3; ++d) w[size_t(centre + d)] = d <= 0 ? std::pow(0.55, -d) : std::pow(0.3, d);
+  return w;
+}
+
+// One slice drawn from `weights` (multinomial: the noise of real slices).
+std::vector<unsigned long long> draw(const std::vector<double>& weights, std::mt19937& rng, uint64_t n = kSliceElems) {
+  std::discrete_distribution<int> d(weights.begin(), weights.end());
+  std::vector<unsigned long long> h(256, 0);
+  for (uint64_t i = 0; i < n; ++i) h[size_t(d(rng))]++;
+  return h;
+}
+
+uint64_t escapesUnder(const std::vector<unsigned long long>& h, const szCodebook_t& cb) {
+  uint64_t total = 0, covered = 0;
+  for (auto c : h) total += c;
+  for (uint8_t e : cb.exponents) covered += h[e];
+  return total - covered;
+}
+
+// Sends one slice of histogram `h` to `peer`; returns its escapes and counts the calibrations.
+struct Sender {
+  CodebookDrift& drift;
+  int calibrations = 0;
+  uint64_t send(const std::vector<unsigned long long>& h, int peer = 1) {
+    CodebookDrift::Plan p = drift.plan(peer, szBfloat16);
+    szCodebook_t cb = p.codebook;
+    if (p.calibrate) {
+      ++calibrations;
+      cb = drift.calibrated(peer, szBfloat16, h.data());
+    }
+    szFrameInfo_t f{};
+    f.type = szBfloat16;
+    f.count = 0;
+    for (auto c : h) f.count += c;
+    f.escapeCount = escapesUnder(h, cb);
+    f.raw = f.escapeCount * 3 >= f.count / 2;  // about where the encoder stores BF16 raw
+    f.codebook = cb;
+    if (f.raw) f.escapeCount = 0;
+    drift.sent(peer, f, cb);
+    return escapesUnder(h, cb);
+  }
+};
+
+TEST(CodebookDrift, TriggerMarginIsTenthOfAPercentOfTheRatio) {
+  EXPECT_DOUBLE_EQ(CodebookDrift::triggerMargin(szBfloat16), 0.001 * 1.5 / 3);
+  EXPECT_DOUBLE_EQ(CodebookDrift::triggerMargin(szFloat32), 0.001 * 3.5 / 3);
+  EXPECT_DOUBLE_EQ(CodebookDrift::triggerMargin(szFloat8e5m2), 0.001 * 0.875 / 3);
+}
+
+TEST(CodebookDrift, DataTheDefaultFitsIsNeverCalibrated) {
+  CodebookDrift drift(true, nullptr, kSliceElems);
+  Sender s{drift};
+  std::mt19937 rng(1);
+  std::vector<double> w(256, 0.0);  // the default's 16 exponents only, zeros included
+  szCodebook_t def;
+  ASSERT_EQ(szCodebookDefault(szBfloat16, &def), szSuccess);
+  for (int i = 0; i < 16; ++i) w[def.exponents[i]] = 1.0 + i;
+  w[110] = 0.0003;  // 0.02 % escapes: under the 0.05 % trigger
+  for (int i = 0; i < 100; ++i) s.send(draw(w, rng));
+  EXPECT_EQ(s.calibrations, 0);
+  EXPECT_EQ(drift.recalibrations(), 0u);
+}
+
+TEST(CodebookDrift, StepChangeSwitchesOnceAndTheEscapesRecoverAtTheNextSlice) {
+  CodebookDrift drift(true, nullptr, kSliceElems);
+  Sender s{drift};
+  std::mt19937 rng(2);
+  const auto before = kvWeights(127), after = kvWeights(127 + 9);  // the KV scaled by 2^9
+  for (int i = 0; i < 20; ++i) s.send(draw(before, rng));
+  const int calibrationsBefore = s.calibrations;
+  std::vector<uint64_t> escapes;
+  for (int i = 0; i < 50; ++i) escapes.push_back(s.send(draw(after, rng)));
+  EXPECT_GT(escapes[0], kSliceElems / 10) << "the default misses the shifted exponents";
+  // The first shifted slice shows the drift, the second is calibrated on: from then on the
+  // escapes are the data's own top-16's (the weights beyond 16 exponents: about 1 %).
+  for (size_t i = 1; i < escapes.size(); ++i) EXPECT_LT(escapes[i], kSliceElems / 50) << "slice " << i;
+  EXPECT_EQ(s.calibrations - calibrationsBefore, 1);
+  EXPECT_LE(drift.recalibrations(), 2u);  // at most once for the first data, once for the step
+  EXPECT_GE(drift.recalibrations(), 1u);
+}
+
+TEST(CodebookDrift, DataAtTheBoundaryDoesNotFlap) {
+  // The default's 16 exponents, but its 16th (0) no more frequent than exponent 100 outside it,
+  // each at the trigger's rate: windows cross the trigger about every other time, and a new
+  // codebook would only trade one for the other. No flapping: at most one switch, and once the
+  // expected rate has been measured, no more histograms.
+  CodebookDrift drift(true, nullptr, kSliceElems);
+  Sender s{drift};
+  std::mt19937 rng(3);
+  szCodebook_t def;
+  ASSERT_EQ(szCodebookDefault(szBfloat16, &def), szSuccess);
+  std::vector<double> w(256, 0.0);
+  const double margin = CodebookDrift::triggerMargin(szBfloat16) * 15;  // of 15 unit weights
+  for (int i = 0; i < 15; ++i) w[def.exponents[i]] = 1.0;
+  w[def.exponents[15]] = margin;
+  w[100] = margin;
+  for (int i = 0; i < 400; ++i) s.send(draw(w, rng));
+  EXPECT_LE(drift.recalibrations(), 1u);
+  EXPECT_GE(s.calibrations, 1) << "the windows did cross the trigger";
+  EXPECT_LE(s.calibrations, 2 * CodebookDrift::kProbeSlices) << "histograms kept coming";
+}
+
+TEST(CodebookDrift, AlternatingDataEndsWithOneCodebookForBoth) {
+  CodebookDrift drift(true, nullptr, kSliceElems);
+  Sender s{drift};
+  std::mt19937 rng(4);
+  std::vector<double> a(256, 0.0), b(256, 0.0);
+  for (int e = 0; e < 8; ++e) {
+    a[size_t(60 + e)] = 1.0 + e;
+    b[size_t(200 + e)] = 1.0 + e;
+  }
+  uint64_t lateEscapes = 0;
+  for (int i = 0; i < 300; ++i) {
+    uint64_t e = s.send(draw(i % 2 ? b : a, rng));
+    if (i >= 100) lateEscapes += e;
+  }
+  EXPECT_EQ(lateEscapes, 0u) << "the codebook covers both halves";
+  EXPECT_LE(drift.recalibrations(), 3u);
+  EXPECT_LE(s.calibrations, 6);
+}
+
+TEST(CodebookDrift, FixedNeverCalibratesAndStartsFromTheGivenCodebook) {
+  szCodebook_t mine{};
+  mine.type = szBfloat16;
+  mine.used = 16;
+  for (int i = 0; i < 16; ++i) mine.exponents[i] = uint8_t(60 + i);
+  CodebookDrift drift(false, &mine, kSliceElems);
+  Sender s{drift};
+  std::mt19937 rng(5);
+  for (int i = 0; i < 10; ++i) s.send(draw(kvWeights(127), rng));
+  EXPECT_EQ(s.calibrations, 0);
+  EXPECT_EQ(memcmp(drift.plan(3, szBfloat16).codebook.exponents, mine.exponents, 16), 0);
+  szCodebook_t def;
+  ASSERT_EQ(szCodebookDefault(szFloat8e5m2, &def), szSuccess);
+  EXPECT_EQ(memcmp(drift.plan(3, szFloat8e5m2).codebook.exponents, def.exponents, 16), 0) << "other types: their default";
+}
+
+TEST(CodebookDrift, RawFramesAreDriftPeersAreApartAndOneCalibrationAtATime) {
+  CodebookDrift drift(true, nullptr, 4096);
+  szCodebook_t def;
+  ASSERT_EQ(szCodebookDefault(szBfloat16, &def), szSuccess);
+  szFrameInfo_t raw{};
+  raw.type = szBfloat16;
+  raw.raw = 1;
+  raw.count = 1000;  // too small to tell: a raw frame this size may be raw for its header's sake
+  for (int i = 0; i < 5; ++i) drift.sent(0, raw, def);
+  EXPECT_FALSE(drift.plan(0, szBfloat16).calibrate);
+  raw.count = 8192;
+  drift.sent(0, raw, def);
+  EXPECT_FALSE(drift.plan(1, szBfloat16).calibrate) << "another peer";
+  EXPECT_FALSE(drift.plan(0, szFloat32).calibrate) << "another type";
+  EXPECT_TRUE(drift.plan(0, szBfloat16).calibrate);
+  EXPECT_FALSE(drift.plan(0, szBfloat16).calibrate) << "the planned calibration has not come back";
+  std::vector<unsigned long long> h(256, 0);
+  h[90] = 8192;
+  szCodebook_t cb = drift.calibrated(0, szBfloat16, h.data());
+  EXPECT_EQ(cb.exponents[0], 90);
+  EXPECT_EQ(drift.recalibrations(), 1u);
+  EXPECT_FALSE(drift.plan(0, szBfloat16).calibrate) << "it gained: no more probing";
+  // Frames still encoded with the previous codebook (in flight across the switch) are not held
+  // against the new one; the new one's are.
+  for (int i = 0; i < 3; ++i) drift.sent(0, raw, def);
+  EXPECT_FALSE(drift.plan(0, szBfloat16).calibrate);
+  drift.sent(0, raw, cb);
+  EXPECT_TRUE(drift.plan(0, szBfloat16).calibrate);
+}
+
+}  // namespace

@@ -1,0 +1,140 @@
+// Codebooks that follow the data in the communicator (SZ_CODEBOOK=auto, the default; host
+// buffers over tcp, two ranks as threads): the shipped real KV sample, then the same KV scaled
+// by 2^9 (its exponents shifted off the default codebook, as another model's KV would be). The
+// receiver's bytes stay bit-exact throughout; with auto the sender recalibrates once and the
+// shifted KV's ratio recovers to the unshifted one's, while a fixed default codebook stores it
+// raw. szCommGetStats reports the recalibrations and the escape rate. Also the configuration:
+// szConfig_t.codebookMode, SZ_CODEBOOK, and a szConfig_t of 0.1.0's size.
+#include <gtest/gtest.h>
+
+#include <cstddef>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "kv_samples.h"
+#include "splitzip.h"
+
+namespace {
+
+constexpr int kSends = 3;
+
+struct Transfer {
+  std::vector<double> ratios;  // per send
+  szStats_t stats{};
+};
+
+// Rank 0 sends each buffer of `data` kSends times to rank 1, which checks every byte.
+Transfer transfer(int codebookMode, const std::vector<std::vector<uint8_t>>& data) {
+  Transfer run;
+  szUniqueId id;
+  EXPECT_EQ(szGetUniqueId(&id), szSuccess) << szGetLastError(nullptr);
+  std::vector<std::thread> ranks;
+  for (int rank = 0; rank < 2; rank++)
+    ranks.emplace_back([&, rank] {
+      szConfig_t cfg = SZ_CONFIG_INITIALIZER;
+      cfg.wire = "tcp";
+      cfg.codec = SZ_CODEC_ON;
+      cfg.sliceBytes = 256 << 10;
+      cfg.timeoutMs = 30000;
+      cfg.codebookMode = codebookMode;
+      szComm_t comm = nullptr;
+      ASSERT_EQ(szCommInitRankConfig(&comm, 2, id, rank, &cfg), szSuccess) << szGetLastError(nullptr);
+      szStats_t last{};
+      for (const std::vector<uint8_t>& d : data) {
+        const size_t count = d.size() / 2;
+        for (int i = 0; i < kSends; ++i) {
+          if (rank == 0) {
+            ASSERT_EQ(szSend(d.data(), count, szBfloat16, 1, comm, nullptr), szSuccess) << szGetLastError(comm);
+            szStats_t now;
+            ASSERT_EQ(szCommGetStats(comm, &now), szSuccess);
+            run.ratios.push_back(double(now.rawBytes - last.rawBytes) / double(now.wireBytes - last.wireBytes));
+            last = now;
+          } else {
+            std::vector<uint8_t> got(d.size(), 0xA5);
+            ASSERT_EQ(szRecv(got.data(), count, szBfloat16, 0, comm, nullptr), szSuccess) << szGetLastError(comm);
+            ASSERT_TRUE(got == d) << "send " << i << ": received bytes differ";
+          }
+        }
+      }
+      if (rank == 0) run.stats = last;
+      EXPECT_EQ(szCommDestroy(comm), szSuccess);
+    });
+  for (std::thread& t : ranks) t.join();
+  return run;
+}
+
+TEST(CommCodebook, AutoRecalibratesOnceWhenTheKvShiftsAndTheRatioRecovers) {
+  setenv("SZ_SOCKET_IFNAME", "lo", 0);
+  const std::vector<uint8_t> kv = sztest::readKvSample("tinystories_kv_eval_bf16.safetensors");
+  ASSERT_FALSE(kv.empty());
+  const std::vector<uint8_t> shifted = sztest::scaledBf16(kv, 9);
+  Transfer autoRun = transfer(SZ_CODEBOOK_AUTO, {kv, shifted});
+  Transfer fixedRun = transfer(SZ_CODEBOOK_DEFAULT, {kv, shifted});
+  ASSERT_EQ(autoRun.ratios.size(), size_t(2 * kSends));
+  ASSERT_EQ(fixedRun.ratios.size(), size_t(2 * kSends));
+  // The default fits the sample: no recalibration while it is sent.
+  EXPECT_GT(autoRun.ratios[0], 1.32);
+  EXPECT_NEAR(autoRun.ratios[kSends - 1], fixedRun.ratios[kSends - 1], 0.0005);
+  // Shifted: the fixed default escapes nearly everything, auto switches within the first send.
+  EXPECT_LT(fixedRun.ratios[kSends], 1.01);
+  EXPECT_GT(autoRun.ratios[kSends], fixedRun.ratios[kSends] + 0.05);
+  for (int i = kSends + 1; i < 2 * kSends; ++i)
+    EXPECT_GT(autoRun.ratios[i], autoRun.ratios[0] * 0.997) << "send " << i << ": within 0.3 % of the unshifted KV's";
+  EXPECT_GE(autoRun.stats.recalibrations, 1u);
+  EXPECT_LE(autoRun.stats.recalibrations, 2u) << "more than the step and one refinement";
+  EXPECT_EQ(fixedRun.stats.recalibrations, 0u);
+  EXPECT_GT(autoRun.stats.escapeRate, 0.0);
+  EXPECT_LT(autoRun.stats.escapeRate, 0.01);
+}
+
+// The configuration's codebook choice, checked at init (one rank is enough for that).
+szResult_t initOne(szConfig_t cfg, std::string* why) {
+  szUniqueId id;
+  EXPECT_EQ(szGetUniqueId(&id), szSuccess);
+  szComm_t comm = nullptr;
+  szResult_t res = szCommInitRankConfig(&comm, 1, id, 0, &cfg);
+  *why = szGetLastError(nullptr);
+  if (res == szSuccess) szCommDestroy(comm);
+  return res;
+}
+
+TEST(CommCodebook, ConfigurationChoicesAndOldConfigSize) {
+  setenv("SZ_SOCKET_IFNAME", "lo", 0);
+  szCodebook_t cb;
+  ASSERT_EQ(szCodebookDefault(szBfloat16, &cb), szSuccess);
+  std::string why;
+  szConfig_t cfg = SZ_CONFIG_INITIALIZER;
+  cfg.wire = "tcp";
+  cfg.codebookMode = 7;
+  EXPECT_EQ(initOne(cfg, &why), szInvalidArgument);
+  EXPECT_NE(why.find("codebookMode 7"), std::string::npos) << why;
+  cfg.codebookMode = SZ_CODEBOOK_FIXED;
+  EXPECT_EQ(initOne(cfg, &why), szInvalidArgument);
+  EXPECT_NE(why.find("needs szConfig_t.codebook"), std::string::npos) << why;
+  cfg.codebookMode = SZ_CODEBOOK_DEFAULT;
+  cfg.codebook = &cb;
+  EXPECT_EQ(initOne(cfg, &why), szInvalidArgument);
+  for (int mode : {-1, SZ_CODEBOOK_AUTO, SZ_CODEBOOK_FIXED}) {
+    cfg.codebookMode = mode;
+    EXPECT_EQ(initOne(cfg, &why), szSuccess) << mode << ": " << why;
+  }
+  cfg.codebook = nullptr;
+  cfg.codebookMode = 7;
+  cfg.size = offsetof(szConfig_t, codebookMode);  // a program built against 0.1.0's header
+  EXPECT_EQ(initOne(cfg, &why), szSuccess) << "the mode field is not read: " << why;
+  cfg.size = sizeof(szConfig_t);
+  cfg.codebookMode = -1;
+  for (const char* env : {"auto", "DEFAULT"}) {
+    setenv("SZ_CODEBOOK", env, 1);
+    EXPECT_EQ(initOne(cfg, &why), szSuccess) << env << ": " << why;
+  }
+  setenv("SZ_CODEBOOK", "/nonexistent.codebook", 1);
+  EXPECT_NE(initOne(cfg, &why), szSuccess);
+  EXPECT_NE(why.find("/nonexistent.codebook"), std::string::npos) << why;
+  unsetenv("SZ_CODEBOOK");
+}
+
+}  // namespace

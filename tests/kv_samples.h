@@ -1,0 +1,60 @@
+// The real KV samples of tests/data (tests/data/README.md), read by the CPU and GPU tests: the
+// data section of a safetensors file whose tensors all have one dtype, in data-offset order.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+namespace sztest {
+
+// tests/data of the checkout the test binary was built in (BUILD/tests/binary -> the root).
+inline std::string kvSamplePath(const std::string& name) {
+  namespace fs = std::filesystem;
+  fs::path root = fs::read_symlink("/proc/self/exe").parent_path().parent_path().parent_path();
+  return (root / "tests" / "data" / name).string();
+}
+
+// The file's tensor bytes (everything after the 8-byte header length and the JSON header); empty
+// with a test failure when the file is missing or malformed.
+inline std::vector<uint8_t> readKvSample(const std::string& name) {
+  const std::string path = kvSamplePath(name);
+  std::ifstream f(path, std::ios::binary);
+  std::vector<uint8_t> file((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  uint64_t header = 0;
+  if (file.size() >= 8) memcpy(&header, file.data(), 8);
+  if (file.size() < 8 || header > file.size() - 8) {
+    ADD_FAILURE() << path << ": missing or not a safetensors file";
+    return {};
+  }
+  return std::vector<uint8_t>(file.begin() + 8 + std::ptrdiff_t(header), file.end());
+}
+
+// BF16 elements times 2^shift: `shift` added to every exponent of a normal value that stays
+// normal (zeros, denormals, Inf and NaN as they were). Shifts the KV's exponents off the default
+// codebook, as another model's KV would be.
+inline std::vector<uint8_t> scaledBf16(std::vector<uint8_t> v, int shift) {
+  for (size_t i = 0; i + 1 < v.size(); i += 2) {
+    uint16_t w;
+    memcpy(&w, &v[i], 2);
+    const int e = (w >> 7) & 0xFF;
+    if (e > 0 && e < 255 && e + shift > 0 && e + shift < 255) w = uint16_t((w & 0x807F) | ((e + shift) << 7));
+    memcpy(&v[i], &w, 2);
+  }
+  return v;
+}
+
+// BF16 widened to FP32: the same exponents, mantissas shifted up (FP32's default is BF16's).
+inline std::vector<uint8_t> widenBf16ToFp32(const std::vector<uint8_t>& bf16) {
+  std::vector<uint8_t> v(bf16.size() * 2, 0);
+  for (size_t i = 0; i < bf16.size() / 2; ++i) memcpy(&v[4 * i + 2], &bf16[2 * i], 2);
+  return v;
+}
+
+}  // namespace sztest
