@@ -20,6 +20,7 @@
 #include "base/checks.h"
 #include "transport/ib_comm.h"
 #include "transport/ib_status.h"
+#include "transport/slot_words.h"
 
 namespace sz {
 namespace {
@@ -28,14 +29,6 @@ constexpr auto kHeartbeat = std::chrono::milliseconds(100);
 constexpr auto kDrainLimit = std::chrono::seconds(2);
 constexpr int kPollBatch = 32;
 constexpr int kSpinPasses = 1024;  // idle passes before the thread starts sleeping
-
-uint64_t loadAcquire(const uint64_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
-void storeRelease(uint64_t* p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
-int loadInt(const int* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
-void raiseError(int* p, int code) {
-  int zero = 0;
-  __atomic_compare_exchange_n(p, &zero, code, false, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
-}
 
 struct Proxy {
   IbComm* c;
@@ -49,8 +42,8 @@ void breakPeer(Proxy& x, int peer, szResult_t code, const char* why) {
   if (!p.broken)
     WARN("ib wire: rank %d: the connection with rank %d failed (%s): %s", x.c->rank, peer, szResultName(code), why);
   p.broken = true;
-  raiseError(ibWord<int>(p.control, x.layout.sendError), code);
-  raiseError(ibWord<int>(p.control, x.layout.recvError), code);
+  slotRaiseError(ibWord<int>(p.control, x.layout.sendError), code);
+  slotRaiseError(ibWord<int>(p.control, x.layout.recvError), code);
 }
 
 // Posts one RDMA write on `stripe` (the caller checked that its queue has room): `sge` null
@@ -107,7 +100,7 @@ bool poll(Proxy& x, int peer) {
   if (x.landed.empty() || p.broken) return moved;
   if (p.recvRing.gpu && x.c->needFlush) szIbFlushGpuWrites();
   SlotSignal* signals = ibWord<SlotSignal>(p.control, x.layout.recvSignals);
-  for (auto [slot, step] : x.landed) storeRelease(&signals[slot].ready, readyValue(step));
+  for (auto [slot, step] : x.landed) slotStoreRelease(&signals[slot].ready, readyValue(step));
   return true;
 }
 
@@ -119,7 +112,7 @@ bool ship(Proxy& x, int peer) {
   while (!p.broken) {
     const uint64_t s = p.shipNext;
     const uint32_t j = slotOf(s, c->nslots), stripe = ibStripeOf(s, p.stripes);
-    if (loadAcquire(&signals[j].ready) != readyValue(s) || p.sendq[stripe].full()) break;
+    if (slotLoadAcquire(&signals[j].ready) != readyValue(s) || p.sendq[stripe].full()) break;
     const uint64_t bytes = ibWriteBytes(reinterpret_cast<volatile uint64_t*>(&signals[j].bytes)[0], c->stride);
     if (bytes == 0) {
       breakPeer(x, peer, szInternalError, "a send slot's signal holds more bytes than a slot");
@@ -155,7 +148,7 @@ bool control(Proxy& x, int peer) {
     moved = true;
   }
   for (int side = 0; side < 2 && !p.broken; ++side) {  // 0: this rank's send side, 1: its receive side
-    int e = loadInt(ibWord<int>(p.control, side == 0 ? l.sendPeerError : l.recvPeerError));
+    int e = slotLoadError(ibWord<int>(p.control, side == 0 ? l.sendPeerError : l.recvPeerError));
     if (e == 0 || (p.forwarded & (1 << side)) || p.sendq[0].full()) continue;
     ibv_sge sge{uint64_t(&e), sizeof(e), 0};
     const uint64_t to = side == 0 ? l.recvErrorIn : l.sendErrorIn;  // the peer's other side
@@ -164,8 +157,8 @@ bool control(Proxy& x, int peer) {
     moved = true;
   }
   for (int side = 0; side < 2; ++side) {
-    const int e = loadInt(ibWord<int>(p.control, side == 0 ? l.sendErrorIn : l.recvErrorIn));
-    if (e != 0) raiseError(ibWord<int>(p.control, side == 0 ? l.sendError : l.recvError), e);
+    const int e = slotLoadError(ibWord<int>(p.control, side == 0 ? l.sendErrorIn : l.recvErrorIn));
+    if (e != 0) slotRaiseError(ibWord<int>(p.control, side == 0 ? l.sendError : l.recvError), e);
   }
   return moved;
 }
