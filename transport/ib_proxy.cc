@@ -39,8 +39,9 @@ struct Proxy {
 // Stops both channels with `peer` (their kernels see `code`); logged once.
 void breakPeer(Proxy& x, int peer, szResult_t code, const char* why) {
   IbPeer& p = x.c->peers[size_t(peer)];
-  if (!p.broken)
-    WARN("ib wire: rank %d: the connection with rank %d failed (%s): %s", x.c->rank, peer, szResultName(code), why);
+  if (!p.broken)  // INFO, not WARN: a peer that closed its communicator first ends this way too
+    INFO(SZ_NET, "ib wire: rank %d: the connection with rank %d failed (%s): %s", x.c->rank, peer, szResultName(code),
+         why);
   p.broken = true;
   slotRaiseError(ibWord<int>(p.control, x.layout.sendError), code);
   slotRaiseError(ibWord<int>(p.control, x.layout.recvError), code);
