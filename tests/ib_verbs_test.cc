@@ -126,7 +126,7 @@ TEST(IbWire, ConnectWithoutDeviceFailsOnEveryRank) {
       szBootstrap* b = nullptr;
       ASSERT_EQ(szBootstrapInit(id, r, kRanks, kTimeoutMs, &b), szSuccess) << lastError();
       void* wc = nullptr;
-      results[size_t(r)] = szSlotWireIb.connect(b, szSlotWireConfig{256 << 10, 8, 0}, &wc);
+      results[size_t(r)] = szSlotWireIb.connect(b, szSlotWireConfig{256 << 10, 8, 0, nullptr}, &wc);
       messages[size_t(r)] = lastError();
       EXPECT_EQ(wc, nullptr);
       szBootstrapClose(b);

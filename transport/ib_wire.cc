@@ -218,4 +218,6 @@ szResult_t ibChannel(void* wireComm, int peer, int send, SlotChannel* ch) {
 }  // namespace
 }  // namespace sz
 
-const szSlotWire szSlotWireIb = {"ib", sz::ibConnect, sz::ibChannel, sz::ibClose};
+// 512 KiB slices (one work request each) and at most 64 blocks: 128 slots of a ring hold 64 MiB
+// in flight per direction, and 64 blocks encode faster than any NIC moves the frames.
+const szSlotWire szSlotWireIb = {"ib", 512 << 10, 64, sz::ibConnect, sz::ibChannel, sz::ibClose};
