@@ -91,7 +91,7 @@ bool poll(Proxy& x, int peer) {
       } else {
         uint32_t slot = 0;
         uint64_t step = 0;
-        if (p.landing.land(ntohl(wc[i].imm_data), &slot, &step) != szSuccess)
+        if (!(wc[i].wc_flags & IBV_WC_WITH_IMM) || p.landing.land(ntohl(wc[i].imm_data), &slot, &step) != szSuccess)
           breakPeer(x, peer, szRemoteError, "a write named a slot or step out of turn");
         else if (postRecv(x, peer, s))
           x.landed.emplace_back(slot, step);
