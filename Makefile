@@ -39,14 +39,26 @@ ifneq ($(DEPS),)
 endif
 
 LIB_SRCS := $(wildcard src/*.cc base/*.cc src/proto/*.cc codec/*.cc transport/*.cc)
+# The ib wire: the parts that need rdma-core's headers, and those that need CUDA too.
+IB_VERBS_SRCS := transport/ib_loader.cc transport/ib_status.cc transport/ib_devices.cc transport/ib_qp.cc
+IB_CUDA_SRCS := transport/ib_memory.cc transport/ib_proxy.cc transport/ib_wire.cc
 ifeq ($(CUDA),1)
   override CPPFLAGS += -I$(CUDA_HOME)/include -DSZ_HAVE_CUDA=1
   LIB_SRCS := $(filter-out src/proto/device_stub.cc,$(LIB_SRCS))
   CU_SRCS := $(wildcard kernels/*.cu)
   override LDLIBS += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lnccl -lcudart
 else
-  LIB_SRCS := $(filter-out transport/nccl.cc transport/ipc.cc src/init_nccl.cc src/proto/slot_path.cc src/proto/slot_proxy.cc,$(LIB_SRCS))  # wires that need CUDA
+  LIB_SRCS := $(filter-out transport/nccl.cc transport/ipc.cc src/init_nccl.cc src/proto/slot_path.cc src/proto/slot_proxy.cc $(IB_CUDA_SRCS),$(LIB_SRCS))  # wires that need CUDA
   CU_SRCS :=
+endif
+# rdma-core's headers (Debian libibverbs-dev): the ib wire is built where they are, its pure
+# parts (transport/ib_hca.cc, ib_gid.cc) everywhere. libibverbs itself is opened at run time
+# (transport/ib_loader.h): the library never links it. IBVERBS=0 leaves the wire out.
+IBVERBS ?= $(if $(wildcard /usr/include/infiniband/verbs.h $(if $(DEPS),$(DEPS)/usr/include/infiniband/verbs.h)),1,0)
+ifeq ($(IBVERBS),1)
+  override CPPFLAGS += -DSZ_HAVE_IBVERBS=1
+else
+  LIB_SRCS := $(filter-out $(IB_VERBS_SRCS) $(IB_CUDA_SRCS),$(LIB_SRCS))
 endif
 LIB_OBJS := $(LIB_SRCS:%.cc=$(BUILD)/obj/%.o) $(CU_SRCS:%.cu=$(BUILD)/obj/%.o)
 TOOL_SRCS := $(wildcard tools/*.cc)
@@ -103,8 +115,9 @@ kept-objects: $(EXAMPLE_SRCS:%.cc=$(BUILD)/obj/%.o) $(patsubst %,$(BUILD)/obj/%.
 all: lib $(CLI) $(TESTS) $(GPU_TESTS) $(MPI_TESTS) $(PERFS) $(EXAMPLES) $(INTERPOSER) $(FAKE_APP)
 lib: $(LIB) $(SHLIB)
 
-# Objects of a CUDA and a CUDA=0 build differ: switching rebuilds everything in $(BUILD).
-CONFIG_STAMP := $(BUILD)/.config-cuda$(CUDA)
+# Objects of a CUDA and a CUDA=0 build differ (and with or without the ib wire): switching
+# rebuilds everything in $(BUILD).
+CONFIG_STAMP := $(BUILD)/.config-cuda$(CUDA)-ib$(IBVERBS)
 $(CONFIG_STAMP):
 	@mkdir -p $(BUILD)
 	@rm -f $(BUILD)/.config-cuda*

@@ -36,3 +36,11 @@ SZ_PARAM(SlotCount, "SLOT_COUNT", 0)
 SZ_PARAM(NSocks, "NSOCKS", 2)
 // SO_SNDBUF/SO_RCVBUF of every TCP socket; 0 leaves the kernel's autotuning in charge.
 SZ_PARAM(SocketBufBytes, "SOCKET_BUF_BYTES", 0)
+// The ib wire (transport/ib_wire.cc): the GID index on RoCE ports (unset: a RoCE v2 one), the
+// queue pairs' ACK timeout (4.096 us * 2^value) and retry count (as NCCL_IB_TIMEOUT and
+// NCCL_IB_RETRY_CNT; they bound how long a vanished peer goes unnoticed), and 0 to keep the slot
+// rings in pinned host memory even where GPUDirect RDMA works.
+SZ_PARAM(IbGidIndex, "IB_GID_INDEX", -1)
+SZ_PARAM(IbTimeout, "IB_TIMEOUT", 18)
+SZ_PARAM(IbRetryCnt, "IB_RETRY_CNT", 7)
+SZ_PARAM(IbGdr, "IB_GDR", 1)

@@ -5,8 +5,9 @@
    transport/, kernels/, interpose/) has a row in docs/ENV.md's table.
 2. Each variable read on a CPU-only machine, set to an invalid value, is named on stderr by a
    two-rank sendrecv_perf run (a line and the default, or a failed init naming it). The slot
-   protocol's (SZ_SLOT_*, SZ_IPC_LINK_GBPS) are read only with the ipc wire on a GPU; their
-   numbers go through the same reader, which tests/param_test.cc covers.
+   protocol's (SZ_SLOT_*, SZ_IPC_LINK_GBPS) are read only with the ipc wire on a GPU, the ib
+   wire's (SZ_IB_*) only with that wire on a machine with an RDMA NIC; their numbers go through
+   the same reader, which tests/param_test.cc covers.
 
 Usage: tests/env_test.py [path/to/sendrecv_perf]. Exits 0 when every case passed.
 """
@@ -42,6 +43,9 @@ GPU_ONLY = {"SZ_SLOT_SLICE_BYTES", "SZ_SLOT_BLOCKS", "SZ_SLOT_COUNT", "SZ_IPC_LI
 # Read by the NCCL interposer alone (interpose/), not by sendrecv_perf: its invalid values are
 # checked with the interposer preloaded by tests/interpose_fake_nccl_test.cc.
 INTERPOSER_ONLY = {"SZ_INTERPOSE", "SZ_INTERPOSE_STATS"}
+# The ib wire's, read only by that wire's connect (a GPU and an RDMA NIC); SZ_IB_HCA's parser is
+# covered by tests/ib_pure_test.cc and tests/ib_verbs_test.cc.
+IB_ONLY = {"SZ_IB_HCA", "SZ_IB_GID_INDEX", "SZ_IB_TIMEOUT", "SZ_IB_RETRY_CNT", "SZ_IB_GDR"}
 NO_INVALID_VALUE = {"SZ_COMM_SECRET"}  # any string is a secret
 
 
@@ -62,7 +66,7 @@ def main():
     read = library_variables()
     for name in sorted(read - documented):
         failures.append(f"{name} is read by the library but has no row in docs/ENV.md")
-    for name in sorted(read - set(INVALID) - GPU_ONLY - NO_INVALID_VALUE - INTERPOSER_ONLY):
+    for name in sorted(read - set(INVALID) - GPU_ONLY - IB_ONLY - NO_INVALID_VALUE - INTERPOSER_ONLY):
         failures.append(f"{name}: no invalid-value case in tests/env_test.py")
     base = dict(os.environ, SZ_SOCKET_IFNAME="lo")
     for k in list(base):

@@ -42,5 +42,11 @@ struct szSlotWire {
 extern const szSlotWire szSlotWireIpc;
 #endif
 
+#if SZ_HAVE_CUDA && SZ_HAVE_IBVERBS
+// RDMA NICs through raw ibverbs (InfiniBand or RoCE; libibverbs opened at connect): one-sided
+// RDMA writes into the receiver's slot ring, moved by a proxy thread (docs/PIPELINE.md).
+extern const szSlotWire szSlotWireIb;
+#endif
+
 // The slot wire named `name`, or null if it is unknown or not built.
 const szSlotWire* szFindSlotWire(const char* name);

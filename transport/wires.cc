@@ -17,10 +17,16 @@ const szWire* szFindWire(const char* name) {
 }
 
 const szSlotWire* szFindSlotWire(const char* name) {
+  static const szSlotWire* const kSlotWires[] = {
 #if SZ_HAVE_CUDA
-  if (name != nullptr && strcmp(name, szSlotWireIpc.name) == 0) return &szSlotWireIpc;
-#else
-  (void)name;
+      &szSlotWireIpc,
 #endif
+#if SZ_HAVE_CUDA && SZ_HAVE_IBVERBS
+      &szSlotWireIb,
+#endif
+      nullptr,
+  };
+  for (const szSlotWire* const* w = kSlotWires; *w != nullptr; ++w)
+    if (name != nullptr && strcmp((*w)->name, name) == 0) return *w;
   return nullptr;
 }

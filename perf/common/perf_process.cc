@@ -97,8 +97,8 @@ void configure(Process& p) {
   szConfig_t& c = p.config;
   const char* envWire = getenv("SZ_WIRE");
   p.wire = !o.wire.empty() ? o.wire : envWire && *envWire ? envWire : p.devices > 0 ? "nccl" : "tcp";
-  if (o.wire.empty() && p.wire != "tcp" && p.wire != "nccl" && p.wire != "ipc")
-    throw SetupError("SZ_WIRE=" + p.wire + ": use tcp, nccl or ipc");
+  if (o.wire.empty() && p.wire != "tcp" && p.wire != "nccl" && p.wire != "ipc" && p.wire != "ib")
+    throw SetupError("SZ_WIRE=" + p.wire + ": use tcp, nccl, ipc or ib");
   c.wire = p.wire.c_str();
   const char* envCodec = getenv("SZ_CODEC");
   c.codec = !o.codec.empty()              ? codecMode("--codec ", o.codec)

@@ -1,0 +1,85 @@
+// The ib slot wire's state (transport/ib_wire.cc sets it up, transport/ib_proxy.cc moves the
+// slots). Per peer, in memory allocated and registered once at connect:
+//
+//   send ring   nslots slots the kernels fill (GPU memory, or pinned host memory), read by the NIC
+//   recv ring   nslots slots the peer's NIC writes into (registered for remote writes)
+//   control     pinned host memory: first what the peer writes (registered for remote writes:
+//               this rank's send credits and the peer's error words), then this rank's own words
+//               (its SlotSignals, the receive side's credit words, the kernels' error words)
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include "transport/ib_memory.h"
+#include "transport/ib_qp.h"
+#include "transport/ib_sendq.h"
+#include "transport/ib_steps.h"
+
+namespace sz {
+
+// Offsets into a peer's control memory (64-byte aligned parts).
+struct IbControlLayout {
+  uint64_t sendCredits, sendErrorIn, recvErrorIn, remoteBytes;  // the peer writes [0, remoteBytes)
+  uint64_t sendSignals, recvSignals, recvCredits, sendError, recvError, sendPeerError, recvPeerError, bytes;
+  explicit IbControlLayout(uint32_t nslots) {
+    const uint64_t words = (uint64_t(nslots) * 8 + 63) / 64 * 64, signals = uint64_t(nslots) * sizeof(SlotSignal);
+    sendCredits = 0;
+    sendErrorIn = words;
+    recvErrorIn = sendErrorIn + 64;
+    remoteBytes = recvErrorIn + 64;
+    sendSignals = remoteBytes;
+    recvSignals = sendSignals + (signals + 63) / 64 * 64;
+    recvCredits = recvSignals + (signals + 63) / 64 * 64;
+    sendError = recvCredits + words;
+    recvError = sendError + 64;
+    sendPeerError = recvError + 64;
+    recvPeerError = sendPeerError + 64;
+    bytes = recvPeerError + 64;
+  }
+};
+
+// Where the peer's memory is, per stripe (its rkeys are per port).
+struct IbRemote {
+  uint64_t ring = 0, control = 0;
+  uint32_t ringRkey = 0, controlRkey = 0;
+};
+
+struct IbPeer {
+  szIbBuffer sendRing, recvRing, control;
+  std::vector<szIbQp> qps;  // one per local port; the first `stripes` are connected
+  std::vector<IbSendQueue> sendq;
+  std::vector<IbRemote> remote;
+  uint32_t stripes = 0;
+  IbLanding landing;
+  uint64_t shipNext = 0;
+  int forwarded = 0;  // bit 0: the send side's error went to the peer; bit 1: the receive side's
+  bool broken = false;
+  std::chrono::steady_clock::time_point lastBeat{};
+};
+
+struct IbComm {
+  const szIbVerbs* verbs = nullptr;
+  std::vector<szIbPort> ports;
+  int rank = 0, nranks = 0, device = 0;
+  uint32_t nslots = 0;
+  uint64_t stride = 0, sliceBytes = 0;
+  bool gpuDirect = false, needFlush = false;
+  std::vector<IbPeer> peers;
+  std::atomic<bool> stop{false};
+  std::thread thread;
+};
+
+template <class T>
+T* ibWord(const szIbBuffer& control, uint64_t offset) {
+  return reinterpret_cast<T*>(control.addr + offset);
+}
+
+// The proxy thread: ships published send slots, lands the peer's writes, forwards credits and
+// error words, watches the peer with heartbeats; on `stop` it forwards what is left and waits
+// (bounded) for its writes to complete.
+void ibProxyLoop(IbComm* comm);
+
+}  // namespace sz

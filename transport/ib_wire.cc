@@ -1,0 +1,223 @@
+// The ib slot wire (docs/PIPELINE.md, "The ib wire"): the slot protocol over RDMA NICs with raw
+// ibverbs. Connect is collective and runs in three steps, each ending in an agreement of all
+// ranks (so a rank that fails makes every rank fail at once with its reason, instead of leaving
+// the others to time out):
+//
+//   1. local   libibverbs (dlopen), the selected ports, the knobs; every peer's rings and control
+//              words allocated and registered on every port, one RC queue pair and completion
+//              queue per (peer, port), receives posted
+//   2. peers   connection data (QPNs, LIDs, GIDs, PSNs, addresses, rkeys) to and from each peer
+//              over the bootstrap's authenticated point-to-point connections; queue pairs to RTS,
+//              striped over min(this rank's ports, the peer's) stripes
+//   3. proxy   the thread that moves the slots (transport/ib_proxy.cc)
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "base/bootstrap.h"
+#include "base/checks.h"
+#include "base/param.h"
+#include "kernels/cuda_check.h"
+#include "transport/ib_comm.h"
+#include "transport/slot_wire.h"
+
+namespace sz {
+namespace {
+
+constexpr uint32_t kInfoMagic = 0x535A4942;  // "SZIB"
+constexpr uint32_t kInfoVersion = 1;
+constexpr int kTagIbInfo = 0x1b;
+constexpr uint32_t kSignalEvery = 16;
+
+// What a rank tells one peer.
+struct PeerInfo {
+  uint32_t magic, version;
+  int32_t rank, peer;
+  uint64_t sliceBytes;
+  uint32_t nslots, ports;
+  uint64_t ring, control;
+  szIbQpInfo qp[kSzIbMaxPorts];
+  uint32_t ringRkey[kSzIbMaxPorts], controlRkey[kSzIbMaxPorts];
+};
+
+// Every rank's outcome of a step; the first failure is every rank's.
+szResult_t agree(szBootstrap* b, szResult_t mine, const char* step) {
+  struct Verdict {
+    int32_t result;
+    char message[220];
+  };
+  const int nranks = szBootstrapNranks(b), rank = szBootstrapRank(b);
+  std::vector<Verdict> all(static_cast<size_t>(nranks));
+  memset(all.data(), 0, all.size() * sizeof(Verdict));
+  all[size_t(rank)].result = mine;
+  if (mine != szSuccess) snprintf(all[size_t(rank)].message, sizeof(Verdict::message), "%s", szThreadLastError());
+  std::string kept = mine != szSuccess ? szThreadLastError() : "";
+  const szResult_t res = szBootstrapAllGather(b, all.data(), sizeof(Verdict));
+  if (mine != szSuccess) return szSetError(mine, "%s", kept.c_str());
+  SZCHECK(res);
+  for (int r = 0; r < nranks; ++r)
+    if (all[size_t(r)].result != szSuccess)
+      return szSetError(szResult_t(all[size_t(r)].result), "ib wire: rank %d failed to %s: %.*s", r, step,
+                        int(sizeof(Verdict::message)), all[size_t(r)].message);
+  return szSuccess;
+}
+
+szResult_t checkConfig(const szSlotWireConfig& config) {
+  if (config.sliceBytes == 0 || config.sliceBytes % kSliceAlign != 0 || config.nslots == 0 ||
+      config.nslots > kIbMaxSlots)
+    return szSetError(szInvalidArgument, "ib wire: slice bytes %llu (a multiple of %llu) and %u slots (1..%u)",
+                      (unsigned long long)config.sliceBytes, (unsigned long long)kSliceAlign, config.nslots,
+                      kIbMaxSlots);
+  if (szParamIbTimeout() < 1 || szParamIbTimeout() > 31 || szParamIbRetryCnt() > 7)
+    return szSetError(szInvalidArgument, "SZ_IB_TIMEOUT=%lld (1..31) and SZ_IB_RETRY_CNT=%lld (0..7)",
+                      (long long)szParamIbTimeout(), (long long)szParamIbRetryCnt());
+  return szSuccess;
+}
+
+// Step 1 for one peer: memory, queue pairs, receives; fills what the peer is told.
+szResult_t setUpPeer(IbComm* c, int peer, PeerInfo* info) {
+  IbPeer& p = c->peers[size_t(peer)];
+  const IbControlLayout layout(c->nslots);
+  const uint64_t ringBytes = c->stride * c->nslots;
+  SZCHECK(szIbAlloc(c->verbs, c->ports, ringBytes, 0, c->gpuDirect, 0, &p.sendRing));
+  SZCHECK(szIbAlloc(c->verbs, c->ports, ringBytes, 0, c->gpuDirect, IBV_ACCESS_REMOTE_WRITE, &p.recvRing));
+  SZCHECK(szIbAlloc(c->verbs, c->ports, layout.bytes, layout.remoteBytes, false, IBV_ACCESS_REMOTE_WRITE, &p.control));
+  uint64_t* credits[2] = {ibWord<uint64_t>(p.control, layout.sendCredits), ibWord<uint64_t>(p.control, layout.recvCredits)};
+  for (uint32_t j = 0; j < c->nslots; ++j) credits[0][j] = credits[1][j] = initialCredit(j);
+  p.landing = IbLanding(c->nslots);
+  // Writes in flight per queue pair: every slot once, its credit, two error words, heartbeats.
+  const uint32_t sendDepth = 2 * c->nslots + 8, recvDepth = c->nslots;
+  memset(info, 0, sizeof(*info));  // padding included: it goes over the network
+  info->magic = kInfoMagic;
+  info->version = kInfoVersion;
+  info->rank = c->rank;
+  info->peer = peer;
+  info->sliceBytes = c->sliceBytes;
+  info->nslots = c->nslots;
+  info->ports = uint32_t(c->ports.size());
+  info->ring = uint64_t(p.recvRing.addr);
+  info->control = uint64_t(p.control.addr);
+  p.qps.resize(c->ports.size());
+  for (size_t i = 0; i < c->ports.size(); ++i) {
+    SZCHECK(szIbCreateQp(c->verbs, c->ports[i], sendDepth, recvDepth, &p.qps[i]));
+    p.sendq.emplace_back(sendDepth, kSignalEvery);
+    for (uint32_t r = 0; r < recvDepth; ++r) {
+      ibv_recv_wr wr{}, *bad = nullptr;
+      if (ibv_post_recv(p.qps[i].qp, &wr, &bad) != 0)
+        return szSetError(szSystemError, "ib wire: %s: ibv_post_recv failed", c->ports[i].name.c_str());
+    }
+    info->qp[i] = p.qps[i].local;
+    info->ringRkey[i] = p.recvRing.mrs[i]->rkey;
+    info->controlRkey[i] = p.control.mrs[i]->rkey;
+  }
+  return szSuccess;
+}
+
+// Step 2 for one peer: checks what it sent and connects the stripes.
+szResult_t connectPeer(IbComm* c, int peer, const PeerInfo& in) {
+  if (in.magic != kInfoMagic || in.version != kInfoVersion || in.rank != peer || in.peer != c->rank ||
+      in.ports == 0 || in.ports > uint32_t(kSzIbMaxPorts))
+    return szSetError(szRemoteError, "ib wire: rank %d sent connection data that is not the ib wire's (version %u)",
+                      peer, in.version);
+  if (in.sliceBytes != c->sliceBytes || in.nslots != c->nslots)
+    return szSetError(szInvalidUsage, "ib wire: rank %d uses %llu-byte slices and %u slots, rank %d %llu and %u "
+                      "(SZ_SLOT_SLICE_BYTES, SZ_SLOT_COUNT)", peer, (unsigned long long)in.sliceBytes, in.nslots,
+                      c->rank, (unsigned long long)c->sliceBytes, c->nslots);
+  IbPeer& p = c->peers[size_t(peer)];
+  p.stripes = std::min(uint32_t(c->ports.size()), in.ports);
+  p.remote.resize(p.stripes);
+  for (uint32_t s = 0; s < p.stripes; ++s) {
+    p.remote[s] = IbRemote{in.ring, in.control, in.ringRkey[s], in.controlRkey[s]};
+    SZCHECK(szIbConnectQp(c->verbs, c->ports[s], in.qp[s], &p.qps[s]));
+  }
+  return szSuccess;
+}
+
+szResult_t ibClose(void* wireComm) {
+  IbComm* c = static_cast<IbComm*>(wireComm);
+  if (c == nullptr) return szSuccess;
+  c->stop.store(true, std::memory_order_release);
+  if (c->thread.joinable()) c->thread.join();
+  for (IbPeer& p : c->peers) {
+    for (szIbQp& q : p.qps) szIbDestroyQp(c->verbs, &q);
+    szIbFree(c->verbs, &p.sendRing);
+    szIbFree(c->verbs, &p.recvRing);
+    szIbFree(c->verbs, &p.control);
+  }
+  if (c->verbs) szIbClosePorts(c->verbs, &c->ports);
+  delete c;
+  return szSuccess;
+}
+
+szResult_t setUpLocal(IbComm* c, const szSlotWireConfig& config, std::vector<PeerInfo>* out) {
+  SZCHECK(checkConfig(config));
+  SZCHECK(szIbVerbsGet(&c->verbs));
+  SZCHECK(szIbOpenPorts(c->verbs, &c->ports));
+  CUDACHECK(cudaGetDevice(&c->device));
+  c->gpuDirect = szParamIbGdr() != 0 && szIbGpuDirectUsable(&c->needFlush);
+  for (int peer = 0; peer < c->nranks; ++peer)
+    if (peer != c->rank) SZCHECK(setUpPeer(c, peer, &(*out)[size_t(peer)]));
+  return szSuccess;
+}
+
+szResult_t exchange(szBootstrap* b, IbComm* c, std::vector<PeerInfo>& mine) {
+  std::vector<PeerInfo> theirs(mine.size());
+  for (int peer = 0; peer < c->nranks; ++peer)
+    if (peer != c->rank) SZCHECK(szBootstrapSend(b, peer, kTagIbInfo, &mine[size_t(peer)], sizeof(PeerInfo)));
+  for (int peer = 0; peer < c->nranks; ++peer)
+    if (peer != c->rank) SZCHECK(szBootstrapRecv(b, peer, kTagIbInfo, &theirs[size_t(peer)], sizeof(PeerInfo)));
+  for (int peer = 0; peer < c->nranks; ++peer)
+    if (peer != c->rank) SZCHECK(connectPeer(c, peer, theirs[size_t(peer)]));
+  return szSuccess;
+}
+
+szResult_t ibConnect(szBootstrap* b, const szSlotWireConfig& config, void** wireComm) {
+  IbComm* c = new IbComm();
+  c->rank = szBootstrapRank(b);
+  c->nranks = szBootstrapNranks(b);
+  c->nslots = config.nslots;
+  c->sliceBytes = config.sliceBytes;
+  c->stride = slotStride(config.sliceBytes);
+  c->peers.resize(size_t(c->nranks));
+  std::vector<PeerInfo> mine(size_t(c->nranks));
+  szResult_t res = agree(b, setUpLocal(c, config, &mine), "set up its RDMA ports and memory");
+  // Every rank has posted its receives before any queue pair reaches RTR.
+  if (res == szSuccess) res = agree(b, exchange(b, c, mine), "connect its queue pairs");
+  if (res != szSuccess) {
+    ibClose(c);
+    return res;
+  }
+  INFO(SZ_INIT | SZ_NET, "ib wire: rank %d: %zu port(s) (first %s), slot rings in %s memory", c->rank,
+       c->ports.size(), c->ports[0].name.c_str(), c->gpuDirect ? "GPU (GPUDirect RDMA)" : "pinned host");
+  c->thread = std::thread(ibProxyLoop, c);
+  *wireComm = c;
+  return szSuccess;
+}
+
+szResult_t ibChannel(void* wireComm, int peer, int send, SlotChannel* ch) {
+  IbComm* c = static_cast<IbComm*>(wireComm);
+  if (peer < 0 || peer >= c->nranks || peer == c->rank)
+    return szSetError(szInvalidArgument, "ib wire: no channel with rank %d", peer);
+  const IbPeer& p = c->peers[size_t(peer)];
+  const IbControlLayout l(c->nslots);
+  uint8_t* control = p.control.kernel;
+  *ch = SlotChannel{};
+  ch->ring = send ? p.sendRing.kernel : p.recvRing.kernel;
+  ch->signals = reinterpret_cast<SlotSignal*>(control + (send ? l.sendSignals : l.recvSignals));
+  ch->credits = reinterpret_cast<uint64_t*>(control + (send ? l.sendCredits : l.recvCredits));
+  ch->localError = reinterpret_cast<int*>(control + (send ? l.sendError : l.recvError));
+  ch->peerError = reinterpret_cast<int*>(control + (send ? l.sendPeerError : l.recvPeerError));
+  ch->stride = c->stride;
+  ch->sliceBytes = c->sliceBytes;
+  ch->nslots = c->nslots;
+  return szSuccess;
+}
+
+}  // namespace
+}  // namespace sz
+
+// 512 KiB slices (one work request each) and at most 64 blocks: 128 slots of a ring hold 64 MiB
+// in flight per direction, and 64 blocks encode faster than any NIC moves the frames.
+const szSlotWire szSlotWireIb = {"ib", 512 << 10, 64, sz::ibConnect, sz::ibChannel, sz::ibClose};
