@@ -13,6 +13,7 @@
 #include "kernels/cuda_check.h"
 #include "base/bootstrap.h"
 #include "base/checks.h"
+#include "transport/slot_words.h"
 
 namespace sz {
 namespace {
@@ -65,19 +66,11 @@ struct ProxyComm {
   std::thread thread;
 };
 
-uint64_t loadAcquire(const uint64_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
-void storeRelease(uint64_t* p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
-int loadInt(const int* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
-void setError(int* p, int code) {
-  int zero = 0;
-  __atomic_compare_exchange_n(p, &zero, code, false, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
-}
-
 // The peer's wire failed: every kernel waiting on it stops.
 void breakPeer(Peer& p) {
   p.broken = true;
-  setError(p.send.error, szRemoteError);
-  setError(p.recv.error, szRemoteError);
+  slotRaiseError(p.send.error, szRemoteError);
+  slotRaiseError(p.recv.error, szRemoteError);
 }
 
 // Advances `r` (null: nothing posted); true once it completed (*bytes: the message size), *ok
@@ -106,7 +99,7 @@ bool progressPeer(ProxyComm* c, int peer, Peer& p) {
     const uint64_t s = p.shipNext;
     const uint32_t j = slotOf(s, c->nslots);
     const SlotSignal& sig = p.send.signals[j];
-    if (loadAcquire(&sig.ready) != readyValue(s)) break;
+    if (slotLoadAcquire(&sig.ready) != readyValue(s)) break;
     const uint64_t bytes = __atomic_load_n(&sig.bytes, __ATOMIC_RELAXED);
     if (bytes > c->stride - kSlotHeaderBytes) {  // not what a kernel writes
       breakPeer(p);
@@ -125,7 +118,7 @@ bool progressPeer(ProxyComm* c, int peer, Peer& p) {
   // Land: post the receive of each next step whose slot the kernels returned; publish them to
   // the kernels in step order as they complete (the signal is written after the bytes landed).
   while (p.landPosted - p.landNext < c->nslots &&
-         slotFree(loadAcquire(&p.recv.credits[slotOf(p.landPosted, c->nslots)]), p.landPosted)) {
+         slotFree(slotLoadAcquire(&p.recv.credits[slotOf(p.landPosted, c->nslots)]), p.landPosted)) {
     szWireRequest* r = nullptr;
     uint8_t* slot = p.recv.ring + uint64_t(slotOf(p.landPosted, c->nslots)) * c->stride;
     if (w->irecv(c->data, peer, slot, c->stride, nullptr, &r) != szSuccess) {
@@ -143,7 +136,7 @@ bool progressPeer(ProxyComm* c, int peer, Peer& p) {
       return true;
     }
     p.lands.pop_front();
-    storeRelease(&p.recv.signals[slotOf(p.landNext, c->nslots)].ready, readyValue(p.landNext));
+    slotStoreRelease(&p.recv.signals[slotOf(p.landNext, c->nslots)].ready, readyValue(p.landNext));
     ++p.landNext;
     moved = true;
   }
@@ -155,7 +148,7 @@ bool progressPeer(ProxyComm* c, int peer, Peer& p) {
            szSuccess;
   };
   while (p.creditNext < p.landNext &&
-         loadAcquire(&p.recv.credits[slotOf(p.creditNext, c->nslots)]) >= creditAfter(p.creditNext, c->nslots)) {
+         slotLoadAcquire(&p.recv.credits[slotOf(p.creditNext, c->nslots)]) >= creditAfter(p.creditNext, c->nslots)) {
     if (!sendCtrl(kCredit, 0, p.creditNext)) {
       breakPeer(p);
       return true;
@@ -164,7 +157,7 @@ bool progressPeer(ProxyComm* c, int peer, Peer& p) {
     moved = true;
   }
   for (int side = 0; side < 2; ++side) {  // 0: this rank's send side, 1: its receive side
-    int e = loadInt(side == 0 ? p.send.peerError : p.recv.peerError);
+    int e = slotLoadError(side == 0 ? p.send.peerError : p.recv.peerError);
     if (e == 0 || (p.sentErrors & (1 << side))) continue;
     p.sentErrors |= 1 << side;
     if (!sendCtrl(kError, e, side == 0 ? 0 : 1)) breakPeer(p);
@@ -181,9 +174,9 @@ bool progressPeer(ProxyComm* c, int peer, Peer& p) {
       return true;
     }
     if (p.ctrlIn.kind == kCredit) {
-      storeRelease(&p.send.credits[slotOf(p.ctrlIn.step, c->nslots)], creditAfter(p.ctrlIn.step, c->nslots));
+      slotStoreRelease(&p.send.credits[slotOf(p.ctrlIn.step, c->nslots)], creditAfter(p.ctrlIn.step, c->nslots));
     } else if (p.ctrlIn.kind == kError) {
-      setError(p.ctrlIn.step == 0 ? p.recv.error : p.send.error, p.ctrlIn.code);
+      slotRaiseError(p.ctrlIn.step == 0 ? p.recv.error : p.send.error, p.ctrlIn.code);
     }
     moved = true;
     if (cw->irecv(c->ctrl, peer, &p.ctrlIn, sizeof(Ctrl), nullptr, &p.ctrlRecv) != szSuccess) {
