@@ -142,9 +142,7 @@ fi
 if [ "$QUICK" != "--quick" ] && python3 -c "import torch, nanobind, scikit_build_core" 2>/dev/null; then
   # The Python package against this GPU (built here: the machine's Python and torch), its pytest
   # suite with Python's fault handler and glibc's heap checks (a crash names its frame).
-  # The system compiler, whose libstdc++ the Python process loads (README, "Python").
-  SYSPATH=$( [ -x /usr/bin/g++ ] && echo "/usr/bin:$PATH" || echo "$PATH")
-  STEP_TIMEOUT=400 step py_build env PATH="$SYSPATH" SPLITZIP_CUDA=1 SPLITZIP_JOBS=16 ${DEPS:+DEPS=$DEPS LIBRARY_PATH=$DEPS/usr/lib/x86_64-linux-gnu} \
+  STEP_TIMEOUT=400 step py_build env SPLITZIP_CUDA=1 SPLITZIP_JOBS=16 ${DEPS:+DEPS=$DEPS LIBRARY_PATH=$DEPS/usr/lib/x86_64-linux-gnu} \
     python3 -m pip install --no-build-isolation --no-deps ./python &&
     STEP_TIMEOUT=200 step py_tests env ${DEPS:+LD_LIBRARY_PATH=$DEPS/usr/lib/x86_64-linux-gnu} MALLOC_CHECK_=3 \
       LD_PRELOAD="$(ls /lib/x86_64-linux-gnu/libc_malloc_debug.so.0 2>/dev/null)" \
