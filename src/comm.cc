@@ -83,7 +83,7 @@ static void followCodebook(szComm* comm, const SlotCompletion& c) {
   szFrameInfo_t f{};
   f.type = c.type;
   f.codebook = c.codebook;
-  const uint64_t compressed = c.slices ? c.count * c.compressedSlices / c.slices : 0;
+  const uint64_t compressed = c.compressedElements();
   if (compressed > 0) {
     f.count = compressed;
     f.escapeCount = c.escapes;
@@ -116,7 +116,7 @@ szResult_t commReapSlots(szComm* comm) {
     comm->stats.escapes += c.escapes;
     comm->stats.slices += c.slices;
     comm->stats.compressedSlices += c.compressedSlices;
-    comm->compressedElements += c.slices ? c.count * c.compressedSlices / c.slices : 0;
+    comm->compressedElements += c.compressedElements();
     comm->stats.wireSeconds += c.seconds;
     if (autoMode && c.status == szSuccess && c.bytes >= uint64_t(szParamAutoMinBytes()))
       comm->autoModel.record(c.peer, c.bytes, c.frames, c.seconds);
@@ -234,7 +234,6 @@ szResult_t connectSlotWire(szComm* comm, void* ncclComm) {
                                                                               : uint32_t(sms);
   pc.nslots = szParamSlotCount() > 0 ? uint32_t(szParamSlotCount()) : 2 * pc.blocks;
   pc.timeoutMs = comm->cfg.timeoutMs;
-  pc.codebook = comm->cfg.codebook;
   if (pc.sliceBytes % kSliceAlign != 0 || pc.blocks > 65536 || pc.nslots > (1u << 20))
     return szSetError(szInvalidArgument, "SZ_SLOT_SLICE_BYTES=%llu (a multiple of %llu), SZ_SLOT_BLOCKS=%u, SZ_SLOT_COUNT=%u",
                       (unsigned long long)pc.sliceBytes, (unsigned long long)kSliceAlign, pc.blocks, pc.nslots);

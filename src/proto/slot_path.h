@@ -39,7 +39,6 @@ struct SlotPathConfig {
   uint32_t nslots;
   uint32_t blocks;  // blocks per launch (split among its operations)
   int timeoutMs;
-  szCodebook_t codebook;
 };
 
 // What a finished operation reports.
@@ -54,6 +53,8 @@ struct SlotCompletion {
   uint64_t wireBytes, escapes, compressedSlices, slices;
   double seconds;  // first slice started to last slice finished, on the GPU's clock
   std::vector<unsigned long long> counts;  // a calibrating send: its exponent histogram (256)
+  // Elements of the slices that travelled compressed (slices are of equal size but the last).
+  uint64_t compressedElements() const { return slices ? count * compressedSlices / slices : 0; }
 };
 
 class SlotPath {
