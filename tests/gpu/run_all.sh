@@ -4,8 +4,8 @@
 # KV data (BF16 and FP8 E5M2) and nvCOMP side by side, and prints a short table last.
 # JSON results, summary.txt and logs.tar.gz go to $OUT (the device tool's output folder, which
 # takes at most 8 files) or build/gpu_out; the step logs are in logs.tar.gz.
-#   bash tests/gpu/run_all.sh [--quick|--comm]  (--quick: tests only; --comm: the communicator's
-#                                                tests, the main job and sendrecv_perf only)
+#   bash tests/gpu/run_all.sh [--quick|--comm|--probe]  (--quick: tests only; --comm: the
+#     communicator's tests, the main job and sendrecv_perf only; --probe: the ipc slot sweep)
 # With two GPUs it also runs the main job (make demo) and sendrecv_perf over NCCL on NVLink, on
 # one NCCL channel (a ~34 GB/s link) and on sockets over loopback, each next to plain NCCL
 # (perf/nccl_baseline.py); NVCOMP=1 adds nvCOMP.
@@ -48,6 +48,11 @@ dump_stacks() {  # dump_stacks PID: every thread's stack of our programs under P
            {if (++n <= 3 || $0 !~ / in \?\? /) buf = buf $0 "\n"; if ($0 ~ / in (sz|main|run|transfer|exchange|cuda|nccl)/) keep = 1}
            END {if (keep) printf "%s", buf}' | cut -c1-200 | head -150
   done
+}
+
+py_build() {  # the Python package against this GPU, built here (the machine's Python and torch)
+  STEP_TIMEOUT=400 step py_build env SPLITZIP_CUDA=1 SPLITZIP_JOBS=16 ${DEPS:+DEPS=$DEPS LIBRARY_PATH=$DEPS/usr/lib/x86_64-linux-gnu} \
+    python3 -m pip install --no-build-isolation --no-deps ./python
 }
 
 # Debian packages the image may lack (isal, gtest, fmt, CLI11, nlohmann-json), carried as .deb.
@@ -94,6 +99,25 @@ KV_BF16=; KV_E5M2=
 [ -s /tmp/kv_bf16.bin ] && KV_BF16=/tmp/kv_bf16.bin
 [ -s /tmp/kv_e5m2.bin ] && KV_E5M2=/tmp/kv_e5m2.bin
 
+if [ "$QUICK" = "--probe" ]; then  # diagnostics only: the raw ipc sweep and the Python package's linkage
+  SRP="env -u CUDA_DEVICE_MAX_CONNECTIONS ./build/perf/sendrecv_perf -t 2 --wire ipc ${KV_BF16:+--data $KV_BF16} -n 10 -w 2 -b 1G -e 1G"
+  for cfg in "0 0 0" "0 0 16" "0 0 32" "0 0 64" "0 66 0" "0 66 32" "0 33 0" "1048576 0 32" "1048576 66 66"; do
+    set -- $cfg
+    SZ_SLOT_SLICE_BYTES=$1 SZ_SLOT_BLOCKS=$2 SZ_SLOT_COUNT=$3 STEP_TIMEOUT=60 step "probe_s$1_b$2_n$3" $SRP --codec on
+  done
+  if python3 -c "import torch, nanobind, scikit_build_core" 2>/dev/null && py_build; then
+    SO=$(python3 -c "import importlib.util as u; print(u.find_spec('splitzip._splitzip').origin)")
+    step py_link sh -c "readelf -d $SO | grep -E 'NEEDED|PATH'; nm -D -C --defined-only $SO | grep -v ' sz' | head -40; nm -D --defined-only $SO | wc -l; ldd $SO"
+    SAVE="import splitzip as sz; sz.Codebook.default('bf16').save('/tmp/a.cb'); print(open('/tmp/a.cb').read())"
+    step py_save_plain env -u LD_LIBRARY_PATH python3 -X faulthandler -c "$SAVE"
+    step py_save_torch env -u LD_LIBRARY_PATH python3 -X faulthandler -c "import torch; $SAVE"
+    step py_save_deps python3 -X faulthandler -c "import torch; $SAVE"
+  fi
+  for f in "$LOGS"/probe_*.log "$LOGS"/py_link.log "$LOGS"/py_save_*.log; do echo "--- $(basename "$f")"; grep -E "^ +1073741824|Error|error|Fatal|^[0-9a-f]{16} |NEEDED|PATH|=>|exponents" "$f" | head -60; done
+  printf '%s\n' "${SUMMARY[@]}"
+  tar -czf "$OUT/logs.tar.gz" -C "$LOGS" .
+  exit 0
+fi
 [ "$QUICK" = "--comm" ] || step cpu_tests ./build/tests/splitzip_tests
 GPU_FILTER='*'
 [ "$QUICK" = "--comm" ] && GPU_FILTER='*CommGpu*'
@@ -142,8 +166,7 @@ fi
 if [ "$QUICK" != "--quick" ] && python3 -c "import torch, nanobind, scikit_build_core" 2>/dev/null; then
   # The Python package against this GPU (built here: the machine's Python and torch), its pytest
   # suite with Python's fault handler and glibc's heap checks (a crash names its frame).
-  STEP_TIMEOUT=400 step py_build env SPLITZIP_CUDA=1 SPLITZIP_JOBS=16 ${DEPS:+DEPS=$DEPS LIBRARY_PATH=$DEPS/usr/lib/x86_64-linux-gnu} \
-    python3 -m pip install --no-build-isolation --no-deps ./python &&
+  py_build &&
     STEP_TIMEOUT=200 step py_tests env ${DEPS:+LD_LIBRARY_PATH=$DEPS/usr/lib/x86_64-linux-gnu} MALLOC_CHECK_=3 \
       LD_PRELOAD="$(ls /lib/x86_64-linux-gnu/libc_malloc_debug.so.0 2>/dev/null)" \
       python3 -X faulthandler -m pytest -v -p no:cacheprovider python/tests ||
