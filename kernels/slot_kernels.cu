@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include "cuda_check.h"
+#include "block_copy.cuh"
 #include "decode_frame.cuh"
 #include "encode_tiles.cuh"
 #include "kernel_loading.h"
@@ -74,32 +75,6 @@ __device__ void paceLink(const SlotChannel& ch, uint64_t bytes) {
   }
 }
 
-// Four 16-byte loads in flight per thread: one block alone must keep enough bytes moving to
-// approach its share of the memory bandwidth (a slice is one block's work). Eight measured
-// slower on H200 (raw 1 GiB 404 against 421 GB/s).
-constexpr uint32_t kCopyUnroll = 4;
-
-__device__ __forceinline__ void blockCopy(uint8_t* dst, const uint8_t* src, uint64_t n) {
-  const uint32_t tid = threadIdx.x;
-  if (((reinterpret_cast<uintptr_t>(dst) | reinterpret_cast<uintptr_t>(src)) & 15) == 0) {
-    const uint64_t nvec = n / 16;
-    const uint4* s = reinterpret_cast<const uint4*>(src);
-    uint4* d = reinterpret_cast<uint4*>(dst);
-    for (uint64_t base = tid; base < nvec; base += kCopyUnroll * kSlotThreads) {
-      uint4 v[kCopyUnroll];
-#pragma unroll
-      for (uint32_t u = 0; u < kCopyUnroll; ++u)
-        if (base + u * kSlotThreads < nvec) v[u] = __ldcs(s + base + u * kSlotThreads);
-#pragma unroll
-      for (uint32_t u = 0; u < kCopyUnroll; ++u)
-        if (base + u * kSlotThreads < nvec) __stcg(d + base + u * kSlotThreads, v[u]);
-    }
-    for (uint64_t b = nvec * 16 + tid; b < n; b += kSlotThreads) dst[b] = src[b];
-  } else {
-    for (uint64_t b = tid; b < n; b += kSlotThreads) dst[b] = src[b];
-  }
-}
-
 // Copies bytes [off, off + n) of the operation's buffer list to `flat` (gather) or from it.
 // The segment table is read 32 entries at a time (it may live in host memory).
 __device__ void copyPieces(const SlotOp& op, uint64_t slice, uint64_t off, uint8_t* flat, uint64_t n, bool gather) {
@@ -116,8 +91,8 @@ __device__ void copyPieces(const SlotOp& op, uint64_t slice, uint64_t off, uint8
       const SlotSegment s = sSeg[b];
       uint64_t from = off + done - s.offset;
       uint64_t len = s.bytes - from < n - done ? s.bytes - from : n - done;
-      if (gather) blockCopy(flat + done, s.ptr + from, len);
-      else blockCopy(s.ptr + from, flat + done, len);
+      if (gather) blockCopy<kSlotThreads>(flat + done, s.ptr + from, len);
+      else blockCopy<kSlotThreads>(s.ptr + from, flat + done, len);
       done += len;
     }
     __syncthreads();  // sSeg is reloaded
@@ -245,7 +220,7 @@ __device__ __forceinline__ int sendSlice(const SlotLaunch& L, const SlotOp& op, 
   } else if (op.nsegs > 1) {
     copyPieces(op, i, off, payload, n, true);
   } else {
-    blockCopy(payload, op.seg0.ptr + off, n);
+    blockCopy<kSlotThreads>(payload, op.seg0.ptr + off, n);
   }
   if (tid == 0) sBytes = bytes;
   __syncthreads();  // the payload is written (and thread 0 has the frame size)
@@ -318,7 +293,7 @@ __device__ __forceinline__ int recvSlice(const SlotLaunch& L, const SlotOp& op, 
   } else if (op.nsegs > 1) {
     copyPieces(op, i, off, const_cast<uint8_t*>(payload), n, false);
   } else {
-    blockCopy(op.seg0.ptr + off, payload, n);
+    blockCopy<kSlotThreads>(op.seg0.ptr + off, payload, n);
   }
   __syncthreads();  // every read of the slot is done: it may be overwritten
   if (tid == 0) {

@@ -202,17 +202,23 @@ szResult_t runPending(std::vector<PendingOp> pending) {
   for (auto& [comm, ops] : byComm) SZCHECK(runSelfOps(comm, ops));
   // Device operations of communicators with a slot path: one launch per (communicator, stream),
   // enqueued now; the call returns.
+  // Finished launches are reaped first, so that the codebooks planned for these sends have seen
+  // every completed send's escapes.
   std::map<szComm*, std::vector<std::shared_ptr<Op>>> piped;  // host operations
   std::map<std::pair<szComm*, cudaStream_t>, std::vector<SlotRequest>> launches;
-  for (auto& [comm, ops] : byComm)
+  for (auto& [comm, ops] : byComm) {
+    if (comm->slotPath && std::any_of(ops.begin(), ops.end(), [](const auto& op) { return op->device; })) {
+      DeviceGuard onCommDevice(comm->cudaDevice);
+      SZCHECK(commReapSlots(comm));
+    }
     for (const auto& op : ops) {
       if (op->device) launches[{comm, op->stream}].push_back(slotRequest(comm, *op));
       else piped[comm].push_back(op);
     }
+  }
   for (auto& [key, reqs] : launches) {
     szComm* comm = key.first;
     DeviceGuard onCommDevice(comm->cudaDevice);
-    SZCHECK(commReapSlots(comm));
     szResult_t r = comm->slotPath->enqueue(reqs, key.second);
     if (r != szSuccess) return commFail(comm, r);
   }

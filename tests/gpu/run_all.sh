@@ -4,8 +4,8 @@
 # KV data (BF16 and FP8 E5M2) and nvCOMP side by side, and prints a short table last.
 # JSON results, summary.txt and logs.tar.gz go to $OUT (the device tool's output folder, which
 # takes at most 8 files) or build/gpu_out; the step logs are in logs.tar.gz.
-#   bash tests/gpu/run_all.sh [--quick|--comm|--probe]  (--quick: tests only; --comm: the
-#     communicator's tests, the main job and sendrecv_perf only; --probe: the ipc slot sweep)
+#   bash tests/gpu/run_all.sh [--quick|--comm]  (--quick: tests only; --comm: the communicator's
+#                                                tests, the main job and sendrecv_perf only)
 # With two GPUs it also runs the main job (make demo) and sendrecv_perf over NCCL on NVLink, on
 # one NCCL channel (a ~34 GB/s link) and on sockets over loopback, each next to plain NCCL
 # (perf/nccl_baseline.py); NVCOMP=1 adds nvCOMP.
@@ -51,7 +51,11 @@ dump_stacks() {  # dump_stacks PID: every thread's stack of our programs under P
 }
 
 py_build() {  # the Python package against this GPU, built here (the machine's Python and torch)
-  STEP_TIMEOUT=400 step py_build env SPLITZIP_CUDA=1 SPLITZIP_JOBS=16 ${DEPS:+DEPS=$DEPS LIBRARY_PATH=$DEPS/usr/lib/x86_64-linux-gnu} \
+  # The image's CXX (/opt/gcc/bin/g++) has no shared libstdc++: the extension would carry its own
+  # C++ runtime beside torch's and crash (README, "Python"). The system compiler is Python's.
+  local cxx=${CXX:-g++}
+  [ -x /usr/bin/g++ ] && cxx=/usr/bin/g++
+  STEP_TIMEOUT=400 step py_build env CXX=$cxx SPLITZIP_CUDA=1 SPLITZIP_JOBS=16 ${DEPS:+DEPS=$DEPS LIBRARY_PATH=$DEPS/usr/lib/x86_64-linux-gnu} \
     python3 -m pip install --no-build-isolation --no-deps ./python
 }
 
@@ -99,25 +103,6 @@ KV_BF16=; KV_E5M2=
 [ -s /tmp/kv_bf16.bin ] && KV_BF16=/tmp/kv_bf16.bin
 [ -s /tmp/kv_e5m2.bin ] && KV_E5M2=/tmp/kv_e5m2.bin
 
-if [ "$QUICK" = "--probe" ]; then  # diagnostics only: the raw ipc sweep and the Python package's linkage
-  SRP="env -u CUDA_DEVICE_MAX_CONNECTIONS ./build/perf/sendrecv_perf -t 2 --wire ipc ${KV_BF16:+--data $KV_BF16} -n 10 -w 2 -b 1G -e 1G"
-  for cfg in "0 0 0" "0 0 16" "0 0 32" "0 0 64" "0 66 0" "0 66 32" "0 33 0" "1048576 0 32" "1048576 66 66"; do
-    set -- $cfg
-    SZ_SLOT_SLICE_BYTES=$1 SZ_SLOT_BLOCKS=$2 SZ_SLOT_COUNT=$3 STEP_TIMEOUT=60 step "probe_s$1_b$2_n$3" $SRP --codec on
-  done
-  if python3 -c "import torch, nanobind, scikit_build_core" 2>/dev/null && py_build; then
-    SO=$(python3 -c "import importlib.util as u; print(u.find_spec('splitzip._splitzip').origin)")
-    step py_link sh -c "readelf -d $SO | grep -E 'NEEDED|PATH'; nm -D -C --defined-only $SO | grep -v ' sz' | head -40; nm -D --defined-only $SO | wc -l; ldd $SO"
-    SAVE="import splitzip as sz; sz.Codebook.default('bf16').save('/tmp/a.cb'); print(open('/tmp/a.cb').read())"
-    step py_save_plain env -u LD_LIBRARY_PATH python3 -X faulthandler -c "$SAVE"
-    step py_save_torch env -u LD_LIBRARY_PATH python3 -X faulthandler -c "import torch; $SAVE"
-    step py_save_deps python3 -X faulthandler -c "import torch; $SAVE"
-  fi
-  for f in "$LOGS"/probe_*.log "$LOGS"/py_link.log "$LOGS"/py_save_*.log; do echo "--- $(basename "$f")"; grep -E "^ +1073741824|Error|error|Fatal|^[0-9a-f]{16} |NEEDED|PATH|=>|exponents" "$f" | head -60; done
-  printf '%s\n' "${SUMMARY[@]}"
-  tar -czf "$OUT/logs.tar.gz" -C "$LOGS" .
-  exit 0
-fi
 [ "$QUICK" = "--comm" ] || step cpu_tests ./build/tests/splitzip_tests
 GPU_FILTER='*'
 [ "$QUICK" = "--comm" ] && GPU_FILTER='*CommGpu*'
@@ -132,6 +117,8 @@ if [ "$NGPUS" = 1 ] && [ $COMM_HUNG = 0 ] && [ "$QUICK" != "--quick" ]; then
   STEP_TIMEOUT=90 step demo_tcp ./build/examples/disagg_kv_transfer --data tests/data/tinystories_kv_eval_bf16.safetensors --wire tcp
   STEP_TIMEOUT=90 step demo_ipc ./build/examples/disagg_kv_transfer --data tests/data/tinystories_kv_eval_bf16.safetensors --wire ipc
   STEP_TIMEOUT=90 step sr_tcp ./build/perf/sendrecv_perf -t 2 --wire tcp ${KV_BF16:+--data $KV_BF16} -n 10 -w 3 --codec on -b 1K -e 256M -f 16
+  # 64 MiB five times over (loopback's own rate varies from run to run): the tcp goal's figure.
+  STEP_TIMEOUT=90 step sr_tcp_64m ./build/perf/sendrecv_perf -t 2 --wire tcp ${KV_BF16:+--data $KV_BF16} -n 10 -w 3 --codec on -b 64M -e 64M -N 5
   STEP_TIMEOUT=90 step sr_tcp_auto ./build/perf/sendrecv_perf -t 2 --wire tcp ${KV_BF16:+--data $KV_BF16} -n 10 -w 3 --codec auto -b 4 -e 256M -f 16
 fi
 if [ $COMM_HUNG = 0 ] && [ "$QUICK" != "--quick" ]; then
@@ -153,6 +140,8 @@ if [ $COMM_HUNG = 0 ] && [ "$QUICK" != "--quick" ]; then
   STEP_TIMEOUT=200 step ipc_racecheck compute-sanitizer --tool racecheck --error-exitcode 1 ./build/tests/splitzip_gpu_tests --gtest_filter='*ipc_codec1_n2097153*'
   SRI="env -u CUDA_DEVICE_MAX_CONNECTIONS ./build/perf/sendrecv_perf -t 2 --wire ipc --codec on ${KV_BF16:+--data $KV_BF16}"
   STEP_TIMEOUT=120 step sr_ipc $SRI -n 20 -w 3 -b 4K -e 1G -f 4 -J "$LOGS/sr_ipc.json"
+  # The same four copies of 1 GiB without the protocol: the raw bound (perf/copy_perf.cu).
+  STEP_TIMEOUT=60 step copy_perf ./build/perf/copy_perf --bytes 1G --ops 4 --piece 256K -J "$LOGS/copy_perf.json"
   for S in 1048576 4194304; do  # raw 1 GiB with larger slices: what per-slice work costs
     SZ_SLOT_SLICE_BYTES=$S STEP_TIMEOUT=60 step "sr_ipc_slice_$S" env -u CUDA_DEVICE_MAX_CONNECTIONS ./build/perf/sendrecv_perf \
       -t 2 --wire ipc --codec on ${KV_BF16:+--data $KV_BF16} -n 10 -w 2 -b 1G -e 1G
@@ -172,7 +161,7 @@ if [ "$QUICK" != "--quick" ] && python3 -c "import torch, nanobind, scikit_build
       python3 -X faulthandler -m pytest -v -p no:cacheprovider python/tests ||
     STEP_TIMEOUT=200 step py_gdb cuda-gdb -batch -ex run -ex "bt 30" -ex "info sharedlibrary" --args \
       python3 -m pytest -x -q -p no:cacheprovider python/tests
-  step py_compilers sh -c 'command -v g++; g++ --version | head -1; ls -l /usr/bin/g++* 2>&1 | head -3; python3 -c "import sys; print(sys.version)"'
+  step py_compilers sh -c 'for c in "${CXX:-g++}" /usr/bin/g++; do echo "$c: $($c --version | head -1); shared libstdc++: $($c -print-file-name=libstdc++.so)"; done; python3 -c "import sys; print(sys.version)"'
 fi
 if [ -z "$QUICK" ]; then
   SAN_FILTER='GpuCodec.KvLikeBf16Sizes:GpuCodec.EveryFp8E5m2Pattern:GpuCodec.MisalignedPointers:GpuCodec.CorruptFramesReportErrorsLikeTheCpuDecoder:GpuCodec.HistogramMatchesCpu'
@@ -194,7 +183,9 @@ if [ -z "$QUICK" ]; then
   fi
 fi
 if [ -f "$LOGS/sr_ipc.json" ] && [ -f "$OUT/codec_bf16.json" ]; then
+  COPY_JSON=; [ -f "$LOGS/copy_perf.json" ] && COPY_JSON=$LOGS/copy_perf.json
   step link_table python3 perf/link_table.py --nocap "$LOGS/sr_ipc.json" --codec "$OUT/codec_bf16.json" "${LINKS[@]}" \
+    ${COPY_JSON:+--copy $COPY_JSON} \
     --json "$OUT/comm_h200.json" --png "$OUT/link_speedup.png" --commit "$COMMIT" \
     --date "$(date -u +%F)" --machine "$(tr -d '\n' <"$LOGS/gpu.txt")"
 fi
@@ -227,7 +218,7 @@ fi
   grep -h -E "^\[  (PASSED|FAILED|SKIPPED) \]|tests? ran" "$LOGS"/cpu_tests.log "$LOGS"/gpu_tests.log 2>/dev/null | head -20
   grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" "$LOGS"/memcheck.log "$LOGS"/racecheck.log "$LOGS"/ipc_memcheck.log "$LOGS"/ipc_racecheck.log 2>/dev/null
   grep -h -E "^\[  (PASSED|FAILED) \]" "$LOGS"/gpu_tests_2.log "$LOGS"/gpu_tests_3.log "$LOGS"/ipc_tests_conn1.log 2>/dev/null
-  for f in py_compilers py_tests py_gdb sr_ipc_slice_1048576 sr_ipc_slice_4194304 ncu_codec perf_bf16 perf_e5m2 nvcomp_bf16 nvcomp_e5m2 link_table sr_ipc demo demo_tcp demo_ipc sr_tcp sr_tcp_auto sr_nvlink sr_nvlink_auto sr_nvlink_ipc interpose_torch sr_1channel sr_sockets \
+  for f in py_compilers py_tests py_gdb sr_ipc_slice_1048576 sr_ipc_slice_4194304 copy_perf ncu_codec perf_bf16 perf_e5m2 nvcomp_bf16 nvcomp_e5m2 link_table sr_ipc demo demo_tcp demo_ipc sr_tcp sr_tcp_64m sr_tcp_auto sr_nvlink sr_nvlink_auto sr_nvlink_ipc interpose_torch sr_1channel sr_sockets \
            nccl_nvlink nccl_1channel nccl_sockets; do [ -f "$LOGS/$f.log" ] && { echo "--- $f"; cat "$LOGS/$f.log"; }; done
   printf '%s\n' "${SUMMARY[@]}"
 } | tee "$OUT/summary.txt"
