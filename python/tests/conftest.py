@@ -28,13 +28,16 @@ def free_port() -> int:
 
 
 def run_ranks(scenario: str, nranks: int = 2, timeout: float = 120, extra_env: dict | None = None):
-    """Runs tests/comm_worker.py SCENARIO as `nranks` processes meeting at SZ_COMM_ID on loopback;
+    """Runs tests/comm_worker.py SCENARIO as `nranks` processes meeting at SZ_COMM_ID on loopback
+    over the tcp wire;
     returns their CompletedProcess-like results (returncode, stdout, stderr) in rank order."""
     port = free_port()
     procs = []
     for rank in range(nranks):
+        # The tcp wire: a CUDA build's default, nccl, takes one GPU per rank.
         env = {**os.environ, "SZ_COMM_ID": f"127.0.0.1:{port}", "SZ_RANK": str(rank),
                "SZ_NRANKS": str(nranks), "SZ_SOCKET_IFNAME": "lo", "SZ_COMM_SECRET": "splitzip-python-tests",
+               "SZ_WIRE": "tcp",
                **(extra_env or {})}
         procs.append(subprocess.Popen([sys.executable, str(HERE / "comm_worker.py"), scenario], env=env,
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))

@@ -81,6 +81,5 @@ def test_from_torch_distributed(tmp_path):
 
 def test_cuda_tensors_on_the_current_stream():
     require_cuda()
-    # docs/PIPELINE.md, "Hardware queues": the ranks' streams wait on flags the codec releases.
-    check_ok(run_ranks("cuda_tensors", extra_env={"SZ_WIRE": "tcp", "CUDA_DEVICE_MAX_CONNECTIONS": "32"}),
-             "cuda_tensors")
+    # Device tensors over the tcp wire: the slot protocol through pinned slots and proxy threads.
+    check_ok(run_ranks("cuda_tensors"), "cuda_tensors")

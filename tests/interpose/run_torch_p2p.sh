@@ -15,7 +15,6 @@ PYTHON="${PYTHON:-python3}"
 [[ -f $INTERPOSER ]] || { echo "run_torch_p2p: no $INTERPOSER: run make (with CUDA) first"; exit 1; }
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
-export CUDA_DEVICE_MAX_CONNECTIONS="${CUDA_DEVICE_MAX_CONNECTIONS:-32}"  # docs/PIPELINE.md, hardware queues
 
 $PYTHON tests/interpose/torch_p2p.py "$@" >"$out/plain.log" 2>&1
 plain=$?
