@@ -38,7 +38,9 @@ ifneq ($(DEPS),)
   override LDFLAGS += -L$(DEPS)/usr/lib/x86_64-linux-gnu -Wl,-rpath,$(DEPS)/usr/lib/x86_64-linux-gnu
 endif
 
-LIB_SRCS := $(wildcard src/*.cc base/*.cc src/proto/*.cc codec/*.cc transport/*.cc)
+# kernels/*.cc: the host side of GPU entry points, built without CUDA too (their launchers are
+# stubbed there by src/proto/device_stub.cc).
+LIB_SRCS := $(wildcard src/*.cc base/*.cc src/proto/*.cc codec/*.cc transport/*.cc kernels/*.cc)
 # The ib wire: the parts that need rdma-core's headers, and those that need CUDA too.
 IB_VERBS_SRCS := transport/ib_loader.cc transport/ib_status.cc transport/ib_devices.cc transport/ib_qp.cc
 IB_CUDA_SRCS := transport/ib_memory.cc transport/ib_proxy.cc transport/ib_wire.cc

@@ -207,6 +207,61 @@ szResult_t szEncodeAsync(const void* d_in, size_t count, szDataType_t type,
 szResult_t szDecodeAsync(const void* d_frame, size_t frameBytes, void* d_out, size_t outCapacity,
                          int* status, cudaStream_t stream);
 
+/* Batched device codec (nvCOMP's batched low-level shape): one launch on `stream` encodes or
+ * decodes `batchSize` independent items, e.g. the KV blocks of a paged pool or a transfer's
+ * slices; each item is its own frame, byte-identical to szEncode's for the same elements and
+ * codebook. Paper §3 (format), App. A (GPU codec).
+ *  - Every array argument (d_ins ... d_statuses) is device-readable memory (device, managed or
+ *    mapped pinned host memory) of `batchSize` entries, naturally aligned; the call reads none
+ *    of them on the host, so it never synchronizes. Item i's pointers are device pointers.
+ *  - Item data and frames may have any alignment (an item whose input and output are both
+ *    16-byte aligned takes the fast path); no item's output may overlap another item's output
+ *    or any input.
+ *  - Each item is one thread block's work (as many blocks run as the GPU holds at once, each
+ *    taking items in turn): batches of many small items are this call's purpose; one large
+ *    tensor is faster with szEncodeAsync/szDecodeAsync, which spread a frame over the GPU.
+ *  - No temporary memory. Every array and buffer must stay valid until the call completes on
+ *    `stream`; then the outputs may be read and the inputs reused.
+ *  - Errors of an item (its entries are only visible to the device) go to d_statuses[i], the
+ *    item's szResult_t, and leave every other item unaffected; the call's return reports only
+ *    what the host can check, and a launch failure.
+ *  - batchSize 0: nothing is enqueued and the arrays are not read (they may be NULL).
+ *
+ * Encode: every item is of `type`; item i is d_counts[i] ELEMENTS at d_ins[i], encoded into
+ * the frame at d_outs[i] of d_outCapacities[i] BYTES (at least szEncodeMaxSize(d_counts[i],
+ * type)); its frame size in bytes goes to d_outBytes[i] (0 for a failed item). One codebook
+ * for the whole batch: `codebook` (host struct, copied at the call; NULL = the built-in
+ * default of `type`), not read for types stored raw (every type but BF16, FP32 and FP8 E5M2 is
+ * framed raw, as with szEncode). `flags`: 0; SZ_ENCODE_CRC and SZ_ENCODE_CALIBRATE are
+ * szInvalidUsage (calibrate once with szHistogramAsync and szCodebookFromHistogram, and pass
+ * the codebook).
+ * Item statuses: szSuccess; szInvalidArgument (d_ins[i] NULL with a count > 0, d_outs[i] NULL,
+ * capacity below szEncodeMaxSize, a count whose size overflows): its frame is not written.
+ * Errors (at enqueue): szInvalidArgument (bad type, unknown flags, a NULL array with
+ * batchSize > 0, an invalid codebook or one of another type), szInvalidUsage (CRC, calibration),
+ * szUnhandledCudaError (no device, launch failure, a build without CUDA). */
+szResult_t szEncodeBatchAsync(const void* const* d_ins, const size_t* d_counts,
+                              size_t batchSize, szDataType_t type, const szCodebook_t* codebook,
+                              int flags, void* const* d_outs, const size_t* d_outCapacities,
+                              size_t* d_outBytes, szResult_t* d_statuses, cudaStream_t stream);
+
+/* Decode: item i is the frame at d_frames[i] (d_frameBytes[i] BYTES available; more than the
+ * frame is fine, so szEncodeBatchAsync's d_outBytes can be passed as is), decoded into d_outs[i]
+ * of d_outCapacities[i] BYTES. Frames are self-describing: items may differ in type and size,
+ * and any SplitZip frame decodes (CRC-carrying frames without checking their CRCs, as
+ * szDecodeAsync). `d_outCounts` (optional, NULL: not written): the ELEMENTS item i decoded (0 for
+ * a failed item). Every frame is validated on the device; whatever a frame holds, item i reads
+ * only its d_frameBytes[i] bytes and writes only its d_outCapacities[i] bytes.
+ * Item statuses: szSuccess; szCorruptFrame (any inconsistency, as szDecode: the item's output may
+ * hold partial data); szInvalidArgument (d_frames[i] NULL, d_outs[i] NULL with a capacity > 0,
+ * capacity below the frame's decoded size: its output is not written).
+ * Errors (at enqueue): szInvalidArgument (a NULL required array with batchSize > 0),
+ * szUnhandledCudaError (no device, launch failure, a build without CUDA). */
+szResult_t szDecodeBatchAsync(const void* const* d_frames, const size_t* d_frameBytes,
+                              size_t batchSize, void* const* d_outs,
+                              const size_t* d_outCapacities, size_t* d_outCounts,
+                              szResult_t* d_statuses, cudaStream_t stream);
+
 /* Adds the exponent histogram of `count` elements at device pointer `d_data` to the device
  * array `d_counts` (256 x unsigned long long, zeroed by the caller) on `stream`.
  * Paper §3.3. Errors: szInvalidArgument, szUnhandledCudaError. */

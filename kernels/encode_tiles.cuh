@@ -1,8 +1,8 @@
 // The encoder's tile loop and frame finalization as device functions (paper §3, App. A), shared
 // by szEncodeAsync's grid kernels (kernels/encode.cu: many blocks cooperate on one frame, tiles
-// handed out by an atomic counter and placed by decoupled look-back) and the slot kernels
-// (kernels/slot_kernels.cu: one block encodes a whole slice frame, tiles in order, escapes
-// placed by a running count). A tile is one escape group of 32 chunks; each thread encodes 16
+// handed out by an atomic counter and placed by decoupled look-back) and the block encoder
+// (kernels/encode_block.cuh: one block encodes a whole frame, tiles in order, escapes placed by
+// a running count; the slot kernels and the batched calls use it). A tile is one escape group of 32 chunks; each thread encodes 16
 // elements per step, the block scans the escape counts, writes the chunk counts, the group
 // offset and the tile's escapes. The two users differ only in the tile scheduler.
 #pragma once

@@ -1,13 +1,13 @@
 // The slot kernels (kernels/slot_kernels.h): device operations as stream-ordered kernels that
 // talk to the peer's kernels through slot and credit flags (kernels/slot_format.h). One block
-// handles one slice at a time and encodes or decodes its whole frame (kernels/encode_tiles.cuh,
+// handles one slice at a time and encodes or decodes its whole frame (kernels/encode_block.cuh,
 // kernels/decode_frame.cuh), so no barrier spans blocks and slices flow as soon as each is done.
 #include <cuda_runtime.h>
 
 #include "cuda_check.h"
 #include "block_copy.cuh"
 #include "decode_frame.cuh"
-#include "encode_tiles.cuh"
+#include "encode_block.cuh"
 #include "kernel_loading.h"
 #include "slot_kernels.h"
 
@@ -99,53 +99,6 @@ __device__ void copyPieces(const SlotOp& op, uint64_t slice, uint64_t off, uint8
   }
 }
 
-// One block on one frame: tiles in order, escapes placed by a running count.
-struct BlockTiles {
-  unsigned long long* total;
-  uint64_t next = 0, run = 0;
-  __device__ uint64_t ticket() { return next++; }
-  __device__ uint64_t prefix(uint64_t, uint64_t escapes, uint32_t) {
-    uint64_t r = run;
-    run += escapes;
-    return r;
-  }
-  __device__ void last(uint64_t t) { *total = t; }
-};
-
-// Encodes `count` elements at `in` into a frame at `frame`; returns the frame size, the escapes
-// stored in it and whether the frame stores the slice raw (it would not have paid).
-template <int kType, bool kAligned>
-__device__ uint64_t encodeSlice(const SlotOp& op, const uint8_t* in, uint64_t count, uint8_t* frame,
-                                uint64_t* escapes, bool* raw) {
-  // The frame's layout lives in shared memory, as the grid encoder's lives in its parameters:
-  // in registers it would crowd out the tile loop's.
-  __shared__ TileParams sTile;
-  __shared__ FrameFinish sFinish;
-  __shared__ unsigned long long sTotal;
-  if (threadIdx.x == 0) {
-    FrameLayout l;
-    computeLayout(kType, count, &l);
-    const uint64_t fixed = l.escOff - kHeaderBytes;
-    const bool forceRaw = fixed >= l.rawBytes;
-    const uint64_t budget = forceRaw ? 0 : (l.rawBytes - fixed - 1) / kEscapeBytes;
-    sTile = TileParams{in, frame, l, budget, op.codebook};
-    sFinish = FrameFinish{in, frame, l, kType, budget, forceRaw, op.codebook, op.used};
-    sTotal = 0;
-  }
-  __syncthreads();
-  if (!sFinish.forceRaw) {
-    BlockTiles sched{&sTotal};
-    encodeTiles<kType, kAligned>(sTile, sTile.l.numGroups, sched);
-  }
-  __syncthreads();
-  const uint64_t esc = sTotal;
-  uint64_t bytes = finishFrame<kAligned>(sFinish, esc, threadIdx.x, kSlotThreads);
-  *raw = sFinish.forceRaw || esc > sFinish.budget;
-  *escapes = *raw ? 0 : esc;
-  __syncthreads();  // sTile and sFinish are rewritten by the next slice
-  return bytes;
-}
-
 // A kernel specialised for one compressible type (kType) and 16-byte aligned buffers carries one
 // codec path, which keeps its registers; kSlotAnyType dispatches at run time (groups mixing
 // types), kSlotRawOnly carries none (groups of raw operations).
@@ -156,17 +109,17 @@ __device__ __forceinline__ uint64_t encodeSliceOf(const SlotOp& op, const uint8_
     const bool aligned = (reinterpret_cast<uintptr_t>(in) & 15) == 0;
     switch (op.type) {
       case szBfloat16:
-        return aligned ? encodeSlice<szBfloat16, true>(op, in, count, frame, escapes, raw)
-                       : encodeSlice<szBfloat16, false>(op, in, count, frame, escapes, raw);
+        return aligned ? encodeSlice<szBfloat16, true>(op.codebook, op.used, in, count, frame, escapes, raw)
+                       : encodeSlice<szBfloat16, false>(op.codebook, op.used, in, count, frame, escapes, raw);
       case szFloat32:
-        return aligned ? encodeSlice<szFloat32, true>(op, in, count, frame, escapes, raw)
-                       : encodeSlice<szFloat32, false>(op, in, count, frame, escapes, raw);
+        return aligned ? encodeSlice<szFloat32, true>(op.codebook, op.used, in, count, frame, escapes, raw)
+                       : encodeSlice<szFloat32, false>(op.codebook, op.used, in, count, frame, escapes, raw);
       default:
-        return aligned ? encodeSlice<szFloat8e5m2, true>(op, in, count, frame, escapes, raw)
-                       : encodeSlice<szFloat8e5m2, false>(op, in, count, frame, escapes, raw);
+        return aligned ? encodeSlice<szFloat8e5m2, true>(op.codebook, op.used, in, count, frame, escapes, raw)
+                       : encodeSlice<szFloat8e5m2, false>(op.codebook, op.used, in, count, frame, escapes, raw);
     }
   } else if constexpr (kType >= 0) {
-    return encodeSlice<kType, kAligned>(op, in, count, frame, escapes, raw);
+    return encodeSlice<kType, kAligned>(op.codebook, op.used, in, count, frame, escapes, raw);
   } else {
     return 0;  // never: the host gives raw-only kernels no frames to make
   }

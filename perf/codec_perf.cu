@@ -1,7 +1,11 @@
 // GPU codec benchmark (issue: GPU codec at HBM speed). For one tensor type: device-to-device
 // copy (the ceiling), szEncodeAsync and szDecodeAsync at the full size and at slice sizes,
-// median of --iters runs timed with CUDA events, GB/s of uncompressed bytes; the decoded
-// tensor is checked bit-exact. Prints a table and optionally writes JSON (-J FILE).
+// 1024-element calls (the fixed cost), and the batched calls on 4096 blocks of 16 KiB (a paged
+// KV pool: szEncodeBatchAsync / szDecodeBatchAsync, one call for all blocks). Each is timed two
+// ways, GB/s of uncompressed bytes: per call (median of --iters runs, one CUDA event pair
+// around each call) and back to back (50 calls between one event pair, as the SplitZip
+// authors' benchmark times; median of 5 such runs). Every decode is checked bit-exact. Prints a
+// table and optionally writes JSON (-J FILE).
 //   codec_perf [--data RAWFILE] [--type bf16|fp8e5m2|fp32] [--elems N] [--iters 20]
 //              [--warmup 3] [-J FILE]
 #include <cuda_runtime.h>
@@ -135,10 +139,100 @@ double medianMs(int warmup, int iters, cudaStream_t s, F&& fn) {
   return t[t.size() / 2];
 }
 
+// Back to back: `kBackToBack` calls between one event pair; ms per call, median of 5 runs.
+constexpr int kBackToBack = 50;
+template <typename F>
+double backToBackMs(cudaStream_t s, F&& fn) {
+  return medianMs(1, 5, s, [&] {
+    for (int i = 0; i < kBackToBack; ++i) fn();
+  }) / kBackToBack;
+}
+
 struct Row {
   size_t bytes;
-  double copyMs, encMs, decMs, ratio;
+  double copyMs, encMs, decMs, encB2bMs, decB2bMs, ratio;
 };
+
+struct Batched {
+  size_t blocks = 0, blockBytes = 16384;
+  double encMs = 0, decMs = 0, encB2bMs = 0, decB2bMs = 0, ratio = 0;
+};
+
+template <typename T>
+T* upload(const std::vector<T>& v) {
+  T* d;
+  CK(cudaMalloc(&d, v.size() * sizeof(T)));
+  CK(cudaMemcpy(d, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
+  return d;
+}
+
+// 4096 blocks of 16 KiB of the tensor (fewer if it is smaller), each its own frame, in one
+// batched call; the decoded blocks are checked against the tensor.
+Batched measureBatched(const Options& o, const std::vector<uint8_t>& host, const uint8_t* in, const szCodebook_t& cb,
+                       cudaStream_t s) {
+  Batched r;
+  const size_t es = szTypeSize(o.type), blockElems = r.blockBytes / es;
+  r.blocks = std::min<size_t>(4096, host.size() / r.blockBytes);
+  if (r.blocks == 0) return r;  // a tensor smaller than one block: no batched figure
+  size_t maxBytes;
+  SZ(szEncodeMaxSize(blockElems, o.type, &maxBytes));
+  const size_t stride = (maxBytes + 255) / 256 * 256;
+  uint8_t *frames, *out;
+  CK(cudaMalloc(&frames, r.blocks * stride));
+  CK(cudaMalloc(&out, r.blocks * r.blockBytes));
+  std::vector<const void*> ins(r.blocks);
+  std::vector<void*> frameOuts(r.blocks), outs(r.blocks);
+  for (size_t k = 0; k < r.blocks; ++k) {
+    ins[k] = in + k * r.blockBytes;
+    frameOuts[k] = frames + k * stride;
+    outs[k] = out + k * r.blockBytes;
+  }
+  const void** dIns = upload(ins);
+  void** dFrameOuts = upload(frameOuts);  // the encoder's outputs are the decoder's frames
+  void** dOuts = upload(outs);
+  size_t* dCounts = upload(std::vector<size_t>(r.blocks, blockElems));
+  size_t* dCaps = upload(std::vector<size_t>(r.blocks, stride));
+  size_t* dOutCaps = upload(std::vector<size_t>(r.blocks, r.blockBytes));
+  size_t *dFrameBytes, *dCountsOut;
+  szResult_t* dStatus;
+  CK(cudaMalloc(&dFrameBytes, r.blocks * sizeof(size_t)));
+  CK(cudaMalloc(&dCountsOut, r.blocks * sizeof(size_t)));
+  CK(cudaMalloc(&dStatus, r.blocks * sizeof(szResult_t)));
+  auto enc = [&] { SZ(szEncodeBatchAsync(dIns, dCounts, r.blocks, o.type, &cb, 0, dFrameOuts, dCaps, dFrameBytes, dStatus, s)); };
+  auto dec = [&] { SZ(szDecodeBatchAsync(dFrameOuts, dFrameBytes, r.blocks, dOuts, dOutCaps, dCountsOut, dStatus, s)); };
+  r.encMs = medianMs(o.warmup, o.iters, s, enc);
+  r.encB2bMs = backToBackMs(s, enc);
+  std::vector<size_t> frameBytes(r.blocks);
+  std::vector<szResult_t> st(r.blocks);
+  CK(cudaStreamSynchronize(s));
+  CK(cudaMemcpy(frameBytes.data(), dFrameBytes, r.blocks * sizeof(size_t), cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(st.data(), dStatus, r.blocks * sizeof(szResult_t), cudaMemcpyDeviceToHost));
+  size_t total = 0;
+  for (size_t k = 0; k < r.blocks; ++k) {
+    if (st[k] != szSuccess) {
+      fprintf(stderr, "codec_perf: batched encode of block %zu failed: %s\n", k, szGetErrorString(st[k]));
+      exit(1);
+    }
+    total += frameBytes[k];
+  }
+  r.ratio = double(r.blocks * r.blockBytes) / double(total);
+  CK(cudaMemsetAsync(out, 0xA5, r.blocks * r.blockBytes, s));
+  r.decMs = medianMs(o.warmup, o.iters, s, dec);
+  r.decB2bMs = backToBackMs(s, dec);
+  CK(cudaStreamSynchronize(s));
+  std::vector<uint8_t> back(r.blocks * r.blockBytes);
+  CK(cudaMemcpy(back.data(), out, back.size(), cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(st.data(), dStatus, r.blocks * sizeof(szResult_t), cudaMemcpyDeviceToHost));
+  for (size_t k = 0; k < r.blocks; ++k)
+    if (st[k] != szSuccess || memcmp(back.data() + k * r.blockBytes, host.data() + k * r.blockBytes, r.blockBytes) != 0) {
+      fprintf(stderr, "codec_perf: batched decode of block %zu is NOT bit-exact (status %d)\n", k, int(st[k]));
+      exit(1);
+    }
+  for (void* p : {(void*)frames, (void*)out, (void*)dIns, (void*)dFrameOuts, (void*)dOuts,
+                  (void*)dCounts, (void*)dCaps, (void*)dOutCaps, (void*)dFrameBytes, (void*)dCountsOut, (void*)dStatus})
+    CK(cudaFree(p));
+  return r;
+}
 
 }  // namespace
 
@@ -185,16 +279,18 @@ int main(int argc, char** argv) {
   for (size_t bytes : sizes) {
     if (bytes > full) continue;
     size_t n = bytes / es;
-    Row r{bytes, 0, 0, 0, 0};
+    Row r{bytes, 0, 0, 0, 0, 0, 0};
     r.copyMs = medianMs(o.warmup, o.iters, s, [&] { CK(cudaMemcpyAsync(copy, in, bytes, cudaMemcpyDeviceToDevice, s)); });
-    r.encMs = medianMs(o.warmup, o.iters, s, [&] {
-      SZ(szEncodeAsync(in, n, o.type, &cb, 0, frame, maxBytes, frameBytes, temp, tempBytes, s));
-    });
+    auto enc = [&] { SZ(szEncodeAsync(in, n, o.type, &cb, 0, frame, maxBytes, frameBytes, temp, tempBytes, s)); };
+    r.encMs = medianMs(o.warmup, o.iters, s, enc);
+    r.encB2bMs = backToBackMs(s, enc);
     CK(cudaMemcpyAsync(&hostFrameBytes, frameBytes, sizeof(uint64_t), cudaMemcpyDeviceToHost, s));
     CK(cudaStreamSynchronize(s));
     r.ratio = double(bytes) / double(hostFrameBytes);
     CK(cudaMemsetAsync(out, 0xA5, full, s));
-    r.decMs = medianMs(o.warmup, o.iters, s, [&] { SZ(szDecodeAsync(frame, hostFrameBytes, out, full, status, s)); });
+    auto dec = [&] { SZ(szDecodeAsync(frame, hostFrameBytes, out, full, status, s)); };
+    r.decMs = medianMs(o.warmup, o.iters, s, dec);
+    r.decB2bMs = backToBackMs(s, dec);
     int st = -1;
     CK(cudaMemcpy(&st, status, sizeof(int), cudaMemcpyDeviceToHost));
     std::vector<uint8_t> back(bytes);
@@ -214,10 +310,11 @@ int main(int argc, char** argv) {
   double smBytes = o.type == szBfloat16 ? 1.0 : o.type == szFloat32 ? 3.0 : 3.0 / 8.0;
   double model = double(es) / (smBytes + 0.5 + 3.0 * escRate);
   // Launch-bound time: encode and decode of 1024 elements.
-  double tinyEnc = medianMs(o.warmup, o.iters, s, [&] {
-    SZ(szEncodeAsync(in, 1024, o.type, &cb, 0, frame, maxBytes, frameBytes, temp, tempBytes, s));
-  });
-  double tinyDec = medianMs(o.warmup, o.iters, s, [&] { SZ(szDecodeAsync(frame, maxBytes, out, full, status, s)); });
+  auto tinyEncCall = [&] { SZ(szEncodeAsync(in, 1024, o.type, &cb, 0, frame, maxBytes, frameBytes, temp, tempBytes, s)); };
+  auto tinyDecCall = [&] { SZ(szDecodeAsync(frame, maxBytes, out, full, status, s)); };
+  double tinyEnc = medianMs(o.warmup, o.iters, s, tinyEncCall), tinyEncB2b = backToBackMs(s, tinyEncCall);
+  double tinyDec = medianMs(o.warmup, o.iters, s, tinyDecCall), tinyDecB2b = backToBackMs(s, tinyDecCall);
+  const Batched bat = measureBatched(o, host, in, cb, s);
 
   const Row& big = rows.back();
   double copyGbs = full / big.copyMs / 1e6;
@@ -229,12 +326,21 @@ int main(int argc, char** argv) {
          100 * (big.ratio / model - 1));
   printf("# ceiling: copy %.0f GB/s of tensor (%.0f GB/s read+write) -> codec bound %.0f GB/s\n",
          copyGbs, 2 * copyGbs, 2 * copyGbs / (1 + 1 / model));
-  printf("%10s %10s %10s %10s %10s %10s %10s %8s\n", "size", "copy_us", "enc_us", "dec_us", "copy_GB/s",
-         "enc_GB/s", "dec_GB/s", "ratio");
+  printf("# b2b: %d calls back to back between one event pair\n", kBackToBack);
+  printf("%10s %10s %10s %10s %10s %10s %10s %10s %10s %8s\n", "size", "copy_us", "enc_us", "dec_us", "copy_GB/s",
+         "enc_GB/s", "dec_GB/s", "encb2b_GB/s", "decb2b_GB/s", "ratio");
   for (const Row& r : rows)
-    printf("%10zu %10.1f %10.1f %10.1f %10.0f %10.0f %10.0f %8.4f\n", r.bytes, 1e3 * r.copyMs, 1e3 * r.encMs,
-           1e3 * r.decMs, r.bytes / r.copyMs / 1e6, r.bytes / r.encMs / 1e6, r.bytes / r.decMs / 1e6, r.ratio);
-  printf("# launch-bound (1024 elements): encode %.1f us, decode %.1f us\n", 1e3 * tinyEnc, 1e3 * tinyDec);
+    printf("%10zu %10.1f %10.1f %10.1f %10.0f %10.0f %10.0f %10.0f %10.0f %8.4f\n", r.bytes, 1e3 * r.copyMs,
+           1e3 * r.encMs, 1e3 * r.decMs, r.bytes / r.copyMs / 1e6, r.bytes / r.encMs / 1e6, r.bytes / r.decMs / 1e6,
+           r.bytes / r.encB2bMs / 1e6, r.bytes / r.decB2bMs / 1e6, r.ratio);
+  printf("# launch-bound (1024 elements): encode %.1f us, decode %.1f us; back to back %.1f / %.1f us per call\n",
+         1e3 * tinyEnc, 1e3 * tinyDec, 1e3 * tinyEncB2b, 1e3 * tinyDecB2b);
+  const double batBytes = double(bat.blocks * bat.blockBytes);
+  if (bat.blocks > 0)
+    printf("# batched (%zu blocks of %zu bytes, one call): encode %.1f us %.0f GB/s, decode %.1f us %.0f GB/s; back "
+           "to back %.0f / %.0f GB/s; ratio %.4f\n",
+           bat.blocks, bat.blockBytes, 1e3 * bat.encMs, batBytes / bat.encMs / 1e6, 1e3 * bat.decMs,
+           batBytes / bat.decMs / 1e6, batBytes / bat.encB2bMs / 1e6, batBytes / bat.decB2bMs / 1e6, bat.ratio);
   if (!o.json.empty()) {
     FILE* f = fopen(o.json.c_str(), "w");
     if (!f) {
@@ -242,14 +348,25 @@ int main(int argc, char** argv) {
       return 1;
     }
     fprintf(f, "{\"device\": \"%s\", \"type\": \"%s\", \"elems\": %zu, \"copy_gbs\": %.1f, \"encode_gbs\": %.1f, "
-               "\"decode_gbs\": %.1f, \"ratio\": %.5f, \"model_ratio\": %.5f, \"escape_rate\": %.7f, "
-               "\"launch_us\": {\"encode\": %.2f, \"decode\": %.2f}, \"sizes\": [",
+               "\"decode_gbs\": %.1f, \"encode_b2b_gbs\": %.1f, \"decode_b2b_gbs\": %.1f, \"ratio\": %.5f, "
+               "\"model_ratio\": %.5f, \"escape_rate\": %.7f, \"launch_us\": {\"encode\": %.2f, \"decode\": %.2f, "
+               "\"encode_b2b\": %.2f, \"decode_b2b\": %.2f}, ",
             prop.name, o.typeName.c_str(), o.elems, copyGbs, full / big.encMs / 1e6, full / big.decMs / 1e6,
-            big.ratio, model, escRate, 1e3 * tinyEnc, 1e3 * tinyDec);
+            full / big.encB2bMs / 1e6, full / big.decB2bMs / 1e6, big.ratio, model, escRate, 1e3 * tinyEnc,
+            1e3 * tinyDec, 1e3 * tinyEncB2b, 1e3 * tinyDecB2b);
+    if (bat.blocks > 0)
+      fprintf(f, "\"batched\": {\"blocks\": %zu, \"block_bytes\": %zu, \"encode_gbs\": %.1f, \"decode_gbs\": %.1f, "
+                 "\"encode_b2b_gbs\": %.1f, \"decode_b2b_gbs\": %.1f, \"encode_us\": %.2f, \"decode_us\": %.2f, "
+                 "\"ratio\": %.5f}, ",
+              bat.blocks, bat.blockBytes, batBytes / bat.encMs / 1e6, batBytes / bat.decMs / 1e6,
+              batBytes / bat.encB2bMs / 1e6, batBytes / bat.decB2bMs / 1e6, 1e3 * bat.encMs, 1e3 * bat.decMs, bat.ratio);
+    fprintf(f, "\"sizes\": [");
     for (size_t i = 0; i < rows.size(); ++i)
-      fprintf(f, "%s{\"bytes\": %zu, \"copy_gbs\": %.1f, \"encode_gbs\": %.1f, \"decode_gbs\": %.1f, \"ratio\": %.5f}",
+      fprintf(f, "%s{\"bytes\": %zu, \"copy_gbs\": %.1f, \"encode_gbs\": %.1f, \"decode_gbs\": %.1f, "
+                 "\"encode_b2b_gbs\": %.1f, \"decode_b2b_gbs\": %.1f, \"ratio\": %.5f}",
               i ? ", " : "", rows[i].bytes, rows[i].bytes / rows[i].copyMs / 1e6, rows[i].bytes / rows[i].encMs / 1e6,
-              rows[i].bytes / rows[i].decMs / 1e6, rows[i].ratio);
+              rows[i].bytes / rows[i].decMs / 1e6, rows[i].bytes / rows[i].encB2bMs / 1e6,
+              rows[i].bytes / rows[i].decB2bMs / 1e6, rows[i].ratio);
     fprintf(f, "]}\n");
     fclose(f);
   }

@@ -20,6 +20,12 @@ extern "C" szResult_t szHistogramAsync(const void*, size_t, szDataType_t, unsign
   return noCuda(__func__);
 }
 
+// The batched calls check their arguments in any build (kernels/batch_api.cc); their launch fails.
+#include "kernels/batch.h"
+
+szResult_t sz::launchEncodeBatch(const EncodeBatch&, cudaStream_t) { return noCuda("szEncodeBatchAsync"); }
+szResult_t sz::launchDecodeBatch(const DecodeBatch&, cudaStream_t) { return noCuda("szDecodeBatchAsync"); }
+
 // The slot path needs CUDA: a build without it never creates one (no slot wire is built), but
 // the communicator still names its entry points, so they exist and fail.
 #include "kernels/device_props.h"
