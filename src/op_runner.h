@@ -99,7 +99,8 @@ struct Slot {
   bool hostRunning = false;
   bool ready = false;
   uint64_t payloadBytes = 0;
-  szCodebook_t codebook{};        // host frames: the one the slice was encoded with
+  szCodebook_t codebook{};        // host frames: the one the slice was encoded with ...
+  int group = 0;                  // ... that of its first segment's group
   Clock::time_point posted;
 };
 
@@ -156,6 +157,7 @@ class OpRunner {
     return total - off < sliceElems_ * elemBytes_ ? total - off : sliceElems_ * elemBytes_;
   }
   uint8_t* contiguous(uint64_t offset, uint64_t bytes) const;
+  int groupAt(uint64_t offset) const;  // the segment group of the byte at `offset`
   template <typename F>
   void forPieces(uint64_t offset, uint64_t bytes, F&& fn) const;
 

@@ -33,6 +33,14 @@ uint8_t* OpRunner::contiguous(uint64_t offset, uint64_t bytes) const {
   return nullptr;
 }
 
+int OpRunner::groupAt(uint64_t offset) const {
+  for (const Segment& s : op_->segments) {
+    if (offset < s.bytes) return s.group;
+    offset -= s.bytes;
+  }
+  return 0;
+}
+
 // Calls fn(segment pointer, position in the range, length) for the pieces of a byte range.
 template <typename F>
 void OpRunner::forPieces(uint64_t offset, uint64_t bytes, F&& fn) const {
@@ -140,13 +148,14 @@ szResult_t OpRunner::startSlice(Slot& s, uint64_t slice) {
   size_t cap = pipe_->slotBytes();
   uint64_t* out = &s.payloadBytes;
   s.hostRunning = true;
-  const CodebookDrift::Plan plan = comm_->codebooks->plan(op_->peer, type);
-  const int peer = op_->peer;
+  s.group = groupAt(off);
+  const int peer = op_->peer, group = s.group;
+  const CodebookDrift::Plan plan = comm_->codebooks->plan(peer, type, group);
   szCodebook_t* cb = &s.codebook;
-  s.hostTask = runTask([comm, src, count, type, plan, peer, frame, cap, out, cb]() {
+  s.hostTask = runTask([comm, src, count, type, plan, peer, group, frame, cap, out, cb]() {
     auto t0 = Clock::now();
     size_t bytesOut = 0;
-    *cb = plan.calibrate ? comm->codebooks->calibrateHost(peer, type, src, count) : plan.codebook;
+    *cb = plan.calibrate ? comm->codebooks->calibrateHost(peer, type, src, count, group) : plan.codebook;
     szResult_t r = szEncode(src, count, type, cb, 0, frame, cap, &bytesOut);
     *out = bytesOut;
     std::lock_guard<std::mutex> lock(comm->statsMu);
@@ -176,7 +185,7 @@ szResult_t OpRunner::postSend(Slot& s) {
   if (frames_) {
     szFrameInfo_t info;
     if (szFrameGetInfo(payload, s.payloadBytes, &info) == szSuccess) {
-      comm_->codebooks->sent(op_->peer, info, s.codebook);
+      comm_->codebooks->sent(op_->peer, info, s.codebook, s.group);
       std::lock_guard<std::mutex> lock(comm_->statsMu);
       comm_->stats.escapes += info.escapeCount;
       comm_->stats.compressedSlices += info.raw ? 0 : 1;
