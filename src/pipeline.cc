@@ -1,6 +1,8 @@
-// The slice pipeline for host buffers: OpRunner drives one operation's slices through CPU codec
-// tasks and wire messages; Pipeline's progress thread steps every active runner, keeping each
-// (peer, direction) in submission order. See pipeline.h for the protocol.
+// The slice pipeline for host buffers: OpRunner (op_runner.h) drives one operation's slices
+// through CPU codec tasks and wire messages, its send side here (each slice encoded with the
+// codebook of its segment group) and its receive side in op_recv.cc; Pipeline's progress thread
+// steps every active runner, keeping each (peer, direction) in submission order. See pipeline.h
+// for the protocol.
 #include <algorithm>
 #include <cstring>
 
