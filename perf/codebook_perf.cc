@@ -68,6 +68,10 @@ int main(int argc, char** argv) {
   app.add_option("--rounds", rounds, "rounds of each setting, interleaved")->check(CLI::PositiveNumber);
   app.add_option("--iters", iters, "passes over the buffer per round")->check(CLI::PositiveNumber);
   CLI11_PARSE(app, argc, argv);
+  if (bytes < 2) {
+    fprintf(stderr, "codebook_perf: --bytes %zu holds no BF16 element\n", bytes);
+    return 1;
+  }
   std::vector<uint8_t> pattern;
   try {
     pattern = data.empty() ? szperf::generateData(szBfloat16, bytes) : szperf::readData(data, szBfloat16);
