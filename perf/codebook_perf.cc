@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <stdexcept>
 #include <vector>
 
 #include "common/perf_data.h"
@@ -72,18 +73,15 @@ int main(int argc, char** argv) {
     fprintf(stderr, "codebook_perf: --bytes %zu holds no BF16 element\n", bytes);
     return 1;
   }
-  std::vector<uint8_t> pattern;
+  std::vector<uint8_t> pattern, buf;
   try {
     pattern = data.empty() ? szperf::generateData(szBfloat16, bytes) : szperf::readData(data, szBfloat16);
+    if (pattern.size() < 2) throw std::runtime_error("no BF16 elements in " + data);
+    buf.resize(bytes / 2 * 2);
   } catch (const std::exception& e) {
     fprintf(stderr, "codebook_perf: %s\n", e.what());
     return 1;
   }
-  if (pattern.size() < 2) {
-    fprintf(stderr, "codebook_perf: no BF16 elements in %s\n", data.c_str());
-    return 1;
-  }
-  std::vector<uint8_t> buf(bytes / 2 * 2);
   szperf::tile(buf.data(), buf.size(), pattern);
   size_t cap = 0;
   const size_t sliceElems = std::max<size_t>(sliceBytes / 2, 1);
@@ -114,14 +112,15 @@ int main(int argc, char** argv) {
   szFrameInfo_t info;
   size_t oneFrame = 0;
   szCodebook_t cb = follow.plan(1, szBfloat16).codebook;
-  if (szEncode(buf.data(), sliceElems, szBfloat16, &cb, 0, loop.frame.data(), cap, &oneFrame) != szSuccess ||
+  const size_t firstSlice = std::min(sliceElems, buf.size() / 2);
+  if (szEncode(buf.data(), firstSlice, szBfloat16, &cb, 0, loop.frame.data(), cap, &oneFrame) != szSuccess ||
       szFrameGetInfo(loop.frame.data(), oneFrame, &info) != szSuccess)
     return 1;
   const int calls = 100000;
   auto t0 = Clock::now();
   for (int i = 0; i < calls; ++i) follow.sent(1, info, follow.plan(1, szBfloat16).codebook);
   const double policyNs = std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / calls;
-  const double sliceNs = double(sliceElems) * 2 / (median(fixedGbps) * 1e9) * 1e9;
+  const double sliceNs = double(firstSlice) * 2 / (median(fixedGbps) * 1e9) * 1e9;
   printf("# codebook_perf: %zu bytes of %s, %zu-byte slices, %d rounds x %d passes, ratio %.4f\n", buf.size(),
          data.empty() ? "generated KV-like BF16" : data.c_str(), sliceElems * 2, rounds, iters,
          double(buf.size()) * (2.0 * rounds * iters + 2) / double(loop.wire));
