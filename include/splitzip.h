@@ -389,7 +389,12 @@ szResult_t szRecv(void* recvbuff, size_t count, szDataType_t type, int peer, szC
 /* Batched transfer of a list of buffers (e.g. the KV blocks of a request scattered through a
  * paged pool): all buffers travel through one compressed pipeline as one message, in list
  * order. Each buffer holds counts[i] elements of `type`. The receiver's list must have the same
- * total count (the split into buffers may differ). Same semantics and errors as szSend/szRecv. */
+ * total count (the split into buffers may differ). Same semantics and errors as szSend/szRecv.
+ * With SZ_CODEBOOK_AUTO and host buffers the sender keeps a codebook per segment group, a
+ * buffer's group given by its position in the list (index parity and quarter: K and V of an
+ * interleaved or a K-then-V list, groups of layers), so buffers of different exponent ranges
+ * each compress as their own data allows; the receiver needs nothing (frames carry their
+ * codebook). The rule: docs/PIPELINE.md, "Per-segment codebooks". */
 szResult_t szSendv(const void* const* sendbuffs, const size_t* counts, int nbuffs, szDataType_t type,
                    int peer, szComm_t comm, cudaStream_t stream);
 szResult_t szRecvv(void* const* recvbuffs, const size_t* counts, int nbuffs, szDataType_t type,

@@ -22,10 +22,12 @@ struct szBootstrap;
 
 namespace sz {
 
-// A user buffer's part of an operation: `bytes` at `ptr` (several for szSendv/szRecvv).
+// A user buffer's part of an operation: `bytes` at `ptr` (several for szSendv/szRecvv), and its
+// segment group (src/proto/segment_groups.h): sends keep a codebook per group.
 struct Segment {
   uint8_t* ptr;
   size_t bytes;
+  int group;
 };
 
 // One szSend/szRecv (or the v-variants) as the pipeline sees it.

@@ -11,6 +11,7 @@
 #include "base/param.h"
 #include "src/comm.h"
 #include "src/pipeline.h"
+#include "src/proto/segment_groups.h"
 #include "src/proto/slot_path.h"
 #include "src/self_copy.h"
 
@@ -109,7 +110,7 @@ szResult_t makeOp(const char* fn, bool send, void* const* bufs, const size_t* co
       return szSetError(szInvalidArgument, "%s: element count overflows", fn);
     if (counts[i] == 0) continue;
     if (bufs[i] == nullptr) return szSetError(szInvalidArgument, "%s: buffer %d is NULL with %zu elements", fn, i, counts[i]);
-    Segment seg{static_cast<uint8_t*>(bufs[i]), bytes};
+    Segment seg{static_cast<uint8_t*>(bufs[i]), bytes, segmentGroup(size_t(i), size_t(nbufs))};
     for (const Segment& s : op->segments)
       if (!send && overlaps(s, seg)) return szSetError(szInvalidArgument, "%s: receive buffers overlap", fn);
     op->segments.push_back(seg);

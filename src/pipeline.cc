@@ -1,89 +1,19 @@
-// The slice pipeline for host buffers: OpRunner drives one operation's slices through CPU codec
-// tasks and wire messages; Pipeline's progress thread steps every active runner, keeping each
-// (peer, direction) in submission order. See pipeline.h for the protocol.
-#include "src/pipeline.h"
-
+// The slice pipeline for host buffers: OpRunner (op_runner.h) drives one operation's slices
+// through CPU codec tasks and wire messages, its send side here (each slice encoded with the
+// codebook of its segment group) and its receive side in op_recv.cc; Pipeline's progress thread
+// steps every active runner, keeping each (peer, direction) in submission order. See pipeline.h
+// for the protocol.
 #include <algorithm>
-#include <chrono>
 #include <cstring>
-#include <future>
-#include <system_error>
 
 #include "codec/checksum.h"
 #include "base/checks.h"
 #include "base/debug.h"
 #include "base/param.h"
+#include "src/op_runner.h"
 
 namespace sz {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-constexpr uint32_t kOpMagic = 0x504F5A53;     // "SZOP"
-constexpr uint32_t kSliceMagic = 0x4C535A53;  // "SZSL"
-constexpr uint32_t kAckMagic = 0x4B415A53;    // "SZAK"
-constexpr uint32_t kProtocolVersion = 1;
-
-// Messages (little-endian hosts; the library targets x86-64 and aarch64).
-struct OpDesc {
-  uint32_t magic, version, seq, mode;  // mode: 0 raw slices, 1 SplitZip frames
-  uint64_t count, sliceElems, numSlices;
-  uint32_t type, crc;
-};
-struct SliceHeader {
-  uint32_t magic, seq;
-  uint64_t slice, payloadBytes;
-  uint32_t crc, reserved;
-};
-struct OpAck {
-  uint32_t magic, seq;
-  int32_t status, type;
-  uint64_t count;
-};
-
-// A CPU codec task on its own thread, or on this one when no thread can be created (limits).
-template <typename F>
-std::future<szResult_t> runTask(F&& task) {
-  try {
-    return std::async(std::launch::async, task);
-  } catch (const std::system_error&) {
-    std::promise<szResult_t> done;
-    done.set_value(task());
-    return done.get_future();
-  }
-}
-
-double seconds(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration<double>(b - a).count();
-}
-
-// A wire request; poll() tests it until done.
-struct Pending {
-  szWireRequest* req = nullptr;
-  bool done = false;
-  size_t bytes = 0;
-
-  szResult_t poll(const szWire* w, bool* moved) {
-    if (req == nullptr || done) return szSuccess;
-    int d = 0;
-    szResult_t res = w->test(req, &d, &bytes);
-    if (res != szSuccess) {
-      req = nullptr;
-      return res;
-    }
-    if (d) {
-      done = true;
-      req = nullptr;
-      *moved = true;
-    }
-    return szSuccess;
-  }
-  void reset() {
-    req = nullptr;
-    done = false;
-    bytes = 0;
-  }
-};
 
 // Whether an operation's slices travel as SplitZip frames: compressible type and codec on; or
 // auto, large enough that the pipeline can hide the codec's latency, and faster end to end than
@@ -97,109 +27,20 @@ bool useFrames(szComm* comm, int peer, szDataType_t type, uint64_t bytes) {
 
 }  // namespace
 
-// Where the callers of a group wait for their operations' `done`.
-struct GroupWait {
-  std::mutex mu;
-  std::condition_variable cv;
-};
-
-// One in-flight slice.
-struct Slot {
-  int64_t slice = -1;
-  SliceHeader hdr{};             // travels before the payload
-  uint8_t* frame = nullptr;      // payload buffer: frame or raw bytes
-  std::vector<uint8_t> staging;  // a slice spanning several segments
-  Pending hdrReq, payReq;
-  std::future<szResult_t> hostTask;
-  bool hostRunning = false;
-  bool ready = false;
-  uint64_t payloadBytes = 0;
-  szCodebook_t codebook{};        // host frames: the one the slice was encoded with
-  Clock::time_point posted;
-};
-
-// Drives one operation. Only the progress thread calls it.
-class OpRunner {
- public:
-  OpRunner(szComm* comm, Pipeline* pipe, std::shared_ptr<Op> op, uint32_t seq, std::shared_ptr<GroupWait> wait)
-      : comm_(comm), pipe_(pipe), op_(std::move(op)), wait_(std::move(wait)), seq_(seq),
-        elemBytes_(szTypeSize(op_->type)) {
-    sliceElems_ = comm_->cfg.sliceBytes / elemBytes_ ? comm_->cfg.sliceBytes / elemBytes_ : 1;
-    numSlices_ = (op_->count + sliceElems_ - 1) / sliceElems_;
-    slots_.resize(size_t(comm_->cfg.depth));
-  }
-
-  bool step(bool mayPost);
-  bool allPosted() const { return allPosted_; }
-  bool finished() const { return finished_; }
-  void fail(szResult_t res) { finish(res); }
-  const Op& op() const { return *op_; }
-
- private:
-  bool stepSend();
-  bool stepRecv();
-  szResult_t startSlice(Slot& s, uint64_t slice);
-  szResult_t postSend(Slot& s);
-  szResult_t postRecv(Slot& s, uint64_t slice);
-  szResult_t receivedSlice(Slot& s);
-  szResult_t pollTask(Slot& s, bool* finished);
-  void copySlice(uint64_t off, uint64_t bytes, uint8_t* buf, bool gather);
-  szResult_t ensureSlot(Slot& s, bool needPayload);
-  void finish(szResult_t res);
-  // Finishes the operation with `res` unless it is szSuccess; true if it failed.
-  bool failed(szResult_t res) {
-    if (res == szSuccess) return false;
-    finish(res);
-    return true;
-  }
-  // The same for a send's data wire, whose failure may be the receiver's doing: a receiver that
-  // refused the operation (szInvalidUsage) resets the data connections when it closes, maybe
-  // before this thread has read its acknowledgement. While that is outstanding the failure is
-  // kept, and the acknowledgement (or its channel closing) decides the result.
-  bool failedData(szResult_t res) {
-    if (res == szSuccess) return false;
-    if (!op_->send || (ackReq_.req == nullptr && !ackReq_.done)) return failed(res);
-    dataError_ = res;
-    dataWhy_ = szGetLastError(nullptr);
-    return true;
-  }
-  // Raw slices travel straight from and into the user's memory where it is contiguous.
-  bool directRaw() const { return !frames_; }
-  uint64_t sliceOffset(uint64_t slice) const { return slice * sliceElems_ * elemBytes_; }
-  uint64_t sliceBytes(uint64_t slice) const {
-    uint64_t off = sliceOffset(slice), total = op_->count * elemBytes_;
-    return total - off < sliceElems_ * elemBytes_ ? total - off : sliceElems_ * elemBytes_;
-  }
-  uint8_t* contiguous(uint64_t offset, uint64_t bytes) const;
-  template <typename F>
-  void forPieces(uint64_t offset, uint64_t bytes, F&& fn) const;
-
-  szComm* comm_;
-  Pipeline* pipe_;
-  std::shared_ptr<Op> op_;
-  std::shared_ptr<GroupWait> wait_;
-  uint32_t seq_;
-  uint64_t elemBytes_, sliceElems_ = 0, numSlices_ = 0;
-  bool frames_ = false;
-  bool started_ = false, descDone_ = false, allPosted_ = false, finished_ = false, ackPosted_ = false;
-  szResult_t status_ = szSuccess;  // receive side: what the acknowledgement reports
-  szResult_t dataError_ = szSuccess;  // send side: the data wire failed (failedData)
-  std::string dataWhy_;
-  OpDesc desc_{};
-  OpAck ack_{};
-  Pending descReq_, ackReq_;
-  std::vector<Slot> slots_;
-  uint64_t nextStart_ = 0, nextPost_ = 0, completed_ = 0;
-  Clock::time_point startTime_;
-  Clock::time_point lastMoved_ = Clock::now();
-};
-
 uint8_t* OpRunner::contiguous(uint64_t offset, uint64_t bytes) const {
   for (const Segment& s : op_->segments) {
     if (offset < s.bytes) return offset + bytes <= s.bytes ? s.ptr + offset : nullptr;
     offset -= s.bytes;
   }
   return nullptr;
+}
+
+int OpRunner::groupAt(uint64_t offset) const {
+  for (const Segment& s : op_->segments) {
+    if (offset < s.bytes) return s.group;
+    offset -= s.bytes;
+  }
+  return 0;
 }
 
 // Calls fn(segment pointer, position in the range, length) for the pieces of a byte range.
@@ -309,13 +150,14 @@ szResult_t OpRunner::startSlice(Slot& s, uint64_t slice) {
   size_t cap = pipe_->slotBytes();
   uint64_t* out = &s.payloadBytes;
   s.hostRunning = true;
-  const CodebookDrift::Plan plan = comm_->codebooks->plan(op_->peer, type);
-  const int peer = op_->peer;
+  s.group = groupAt(off);
+  const int peer = op_->peer, group = s.group;
+  const CodebookDrift::Plan plan = comm_->codebooks->plan(peer, type, group);
   szCodebook_t* cb = &s.codebook;
-  s.hostTask = runTask([comm, src, count, type, plan, peer, frame, cap, out, cb]() {
+  s.hostTask = runTask([comm, src, count, type, plan, peer, group, frame, cap, out, cb]() {
     auto t0 = Clock::now();
     size_t bytesOut = 0;
-    *cb = plan.calibrate ? comm->codebooks->calibrateHost(peer, type, src, count) : plan.codebook;
+    *cb = plan.calibrate ? comm->codebooks->calibrateHost(peer, type, src, count, group) : plan.codebook;
     szResult_t r = szEncode(src, count, type, cb, 0, frame, cap, &bytesOut);
     *out = bytesOut;
     std::lock_guard<std::mutex> lock(comm->statsMu);
@@ -345,7 +187,7 @@ szResult_t OpRunner::postSend(Slot& s) {
   if (frames_) {
     szFrameInfo_t info;
     if (szFrameGetInfo(payload, s.payloadBytes, &info) == szSuccess) {
-      comm_->codebooks->sent(op_->peer, info, s.codebook);
+      comm_->codebooks->sent(op_->peer, info, s.codebook, s.group);
       std::lock_guard<std::mutex> lock(comm_->statsMu);
       comm_->stats.escapes += info.escapeCount;
       comm_->stats.compressedSlices += info.raw ? 0 : 1;
@@ -442,164 +284,6 @@ bool OpRunner::stepSend() {
   return moved;
 }
 
-szResult_t OpRunner::postRecv(Slot& s, uint64_t slice) {
-  const szWire* w = comm_->wire;
-  uint64_t bytes = sliceBytes(slice);
-  size_t cap = bytes;
-  if (frames_) SZCHECK(szEncodeMaxSize(bytes / elemBytes_, op_->type, &cap));
-  uint8_t* direct = directRaw() ? contiguous(sliceOffset(slice), bytes) : nullptr;
-  SZCHECK(ensureSlot(s, direct == nullptr));
-  uint8_t* dst = direct ? direct : s.frame;
-  s.slice = int64_t(slice);
-  SZCHECK(w->irecv(comm_->wireComm, op_->peer, &s.hdr, sizeof(s.hdr), nullptr, &s.hdrReq.req));
-  return w->irecv(comm_->wireComm, op_->peer, dst, cap, nullptr, &s.payReq.req);
-}
-
-// Both messages of a slice arrived: check them and start its decode (or copy).
-szResult_t OpRunner::receivedSlice(Slot& s) {
-  uint64_t slice = uint64_t(s.slice), off = sliceOffset(slice), bytes = sliceBytes(slice);
-  uint64_t got = s.payReq.bytes;
-  TRACE(SZ_P2P, "rank %d: recv from rank %d seq %u: slice %llu arrived, %llu bytes", comm_->rank, op_->peer, seq_,
-        (unsigned long long)slice, (unsigned long long)got);
-  if (!frames_ && got != bytes)
-    return szSetError(szCorruptFrame, "rank %d: raw slice %llu from rank %d has %llu bytes, expected %llu",
-                      comm_->rank, (unsigned long long)slice, op_->peer, (unsigned long long)got,
-                      (unsigned long long)bytes);
-  {
-    std::lock_guard<std::mutex> lock(comm_->statsMu);
-    comm_->stats.recvRawBytes += bytes;
-    comm_->stats.recvWireBytes += sizeof(SliceHeader) + got;
-    comm_->stats.recvSlices++;
-  }
-  uint8_t* direct = contiguous(off, bytes);
-  const uint8_t* payload = directRaw() && direct ? direct : s.frame;
-  const SliceHeader& h = s.hdr;
-  if (s.hdrReq.bytes != sizeof(SliceHeader) || h.magic != kSliceMagic || h.seq != seq_ || h.slice != slice ||
-      h.payloadBytes != got)
-    return szSetError(szCorruptFrame, "rank %d: slice %llu from rank %d has a bad header", comm_->rank,
-                      (unsigned long long)slice, op_->peer);
-  if (desc_.crc && crc32c(payload, got) != h.crc)
-    return szSetError(szCorruptFrame, "rank %d: slice %llu from rank %d fails its CRC32C", comm_->rank,
-                      (unsigned long long)slice, op_->peer);
-  if (directRaw() && direct != nullptr) {  // already in place
-    s.ready = true;
-    return szSuccess;
-  }
-  if (!frames_) {
-    copySlice(off, bytes, s.frame, false);
-    s.ready = true;
-    return szSuccess;
-  }
-  uint8_t* dst = direct;
-  if (dst == nullptr) {
-    s.staging.resize(bytes);
-    dst = s.staging.data();
-  }
-  szComm* comm = comm_;
-  const uint8_t* frame = s.frame;
-  s.hostRunning = true;
-  szDataType_t type = op_->type;
-  uint64_t expect = bytes / elemBytes_;
-  int peer = op_->peer;
-  s.hostTask = runTask([comm, frame, got, dst, bytes, type, expect, peer]() {
-    auto t0 = Clock::now();
-    size_t count = 0;
-    szDataType_t gotType = type;
-    szResult_t r = szDecode(frame, got, dst, bytes, &count, &gotType);
-    if (r == szSuccess && (count != expect || gotType != type))
-      r = szSetError(szCorruptFrame, "rank %d: a frame from rank %d holds %zu elements of %s, expected %llu "
-                     "of %s", comm->rank, peer, count, szTypeName(gotType), (unsigned long long)expect, szTypeName(type));
-    std::lock_guard<std::mutex> lock(comm->statsMu);
-    comm->stats.decodeSeconds += seconds(t0, Clock::now());
-    return r;
-  });
-  return szSuccess;
-}
-
-bool OpRunner::stepRecv() {
-  bool moved = false;
-  if (!started_) {
-    started_ = true;
-    if (failed(comm_->desc->irecv(comm_->descComm, op_->peer, &desc_, sizeof(desc_), nullptr, &descReq_.req)))
-      return true;
-    moved = true;
-  }
-  if (failed(descReq_.poll(comm_->desc, &moved))) return true;
-  if (!descReq_.done) return moved;
-  if (!descDone_) {
-    descDone_ = true;
-    // Checked with the sender's element size: a type mismatch is the user's, reported below.
-    size_t senderElem = descReq_.bytes == sizeof(desc_) && desc_.type < szNumTypes ? szTypeSize(szDataType_t(desc_.type)) : 0;
-    bool valid = senderElem > 0 && desc_.magic == kOpMagic && desc_.version == kProtocolVersion &&
-                 desc_.seq == seq_ && desc_.mode <= 1 && desc_.sliceElems > 0 &&
-                 desc_.sliceElems <= comm_->cfg.sliceBytes / senderElem &&
-                 desc_.numSlices == desc_.count / desc_.sliceElems + (desc_.count % desc_.sliceElems != 0);
-    if (!valid) {  // the sender learns it from the acknowledgement instead of waiting for one
-      status_ = szSetError(szCorruptFrame, "rank %d: bad operation header from rank %d", comm_->rank, op_->peer);
-    } else if (desc_.count != op_->count || desc_.type != uint32_t(op_->type)) {
-      status_ = szSetError(szInvalidUsage, "rank %d: %s of %llu elements of %s from rank %d does not "
-                           "match its send of %llu elements of %s", comm_->rank, op_->api,
-                           (unsigned long long)op_->count, szTypeName(op_->type), op_->peer,
-                           (unsigned long long)desc_.count, szTypeName(int(desc_.type)));
-    }
-    ack_ = OpAck{kAckMagic, seq_, int32_t(status_), int32_t(op_->type), op_->count};
-    frames_ = desc_.mode == 1;
-    sliceElems_ = desc_.sliceElems;
-    numSlices_ = desc_.numSlices;
-    TRACE(SZ_P2P, "rank %d: recv from rank %d seq %u: %llu elements of type %d, %llu slices, %s, status %d",
-          comm_->rank, op_->peer, seq_, (unsigned long long)op_->count, (int)op_->type,
-          (unsigned long long)numSlices_, frames_ ? "frames" : "raw", (int)status_);
-    moved = true;
-  }
-  if (status_ == szSuccess) {
-    for (Slot& s : slots_) {
-      if (failed(s.hdrReq.poll(comm_->wire, &moved)) || failed(s.payReq.poll(comm_->wire, &moved))) return true;
-      if (s.slice >= 0 && s.hdrReq.done && s.payReq.done && !s.hostRunning && !s.ready) {
-        if (failed(receivedSlice(s))) return true;
-        moved = true;
-      }
-      bool taskDone = false;
-      if (failed(pollTask(s, &taskDone))) return true;
-      if (taskDone) {
-        uint64_t off = sliceOffset(uint64_t(s.slice)), bytes = sliceBytes(uint64_t(s.slice));
-        if (frames_ && contiguous(off, bytes) == nullptr) copySlice(off, bytes, s.staging.data(), false);
-        s.ready = true;
-      }
-      if (s.slice >= 0 && s.ready) {
-        s.slice = -1;
-        s.ready = false;
-        s.hdrReq.reset();
-        s.payReq.reset();
-        ++completed_;
-        moved = true;
-      }
-    }
-    // Receives are posted in slice order, into free slots.
-    while (nextPost_ < numSlices_) {
-      Slot* free = nullptr;
-      for (Slot& s : slots_)
-        if (s.slice < 0 && free == nullptr) free = &s;
-      if (free == nullptr) break;
-      if (failed(postRecv(*free, nextPost_))) return true;
-      ++nextPost_;
-      moved = true;
-    }
-    if (nextPost_ == numSlices_) allPosted_ = true;
-  } else {
-    allPosted_ = true;  // mismatch: nothing is received; the data channel is now out of step
-  }
-  if ((completed_ == numSlices_ || status_ != szSuccess) && !ackPosted_ && pipe_->nextAck(op_->peer) == seq_) {
-    ++pipe_->nextAck(op_->peer);
-    if (failed(comm_->ack->isend(comm_->ackComm, op_->peer, &ack_, sizeof(ack_), nullptr, &ackReq_.req))) return true;
-    ackPosted_ = true;
-    moved = true;
-  }
-  if (ackPosted_) {
-    if (failed(ackReq_.poll(comm_->ack, &moved))) return true;
-    if (ackReq_.done) finish(status_);
-  }
-  return moved;
-}
 
 Pipeline::Pipeline(szComm* comm, size_t slotBytes)
     : comm_(comm), slotBytes_(slotBytes), thread_([this] { progressLoop(); }) {}

@@ -42,13 +42,14 @@ uint64_t escapesUnder(const std::vector<unsigned long long>& h, const szCodebook
 // Sends one slice of histogram `h` to `peer`; returns its escapes and counts the calibrations.
 struct Sender {
   CodebookDrift& drift;
+  int group = 0;  // the segment group its slices belong to
   int calibrations = 0;
   uint64_t send(const std::vector<unsigned long long>& h, int peer = 1) {
-    CodebookDrift::Plan p = drift.plan(peer, szBfloat16);
+    CodebookDrift::Plan p = drift.plan(peer, szBfloat16, group);
     szCodebook_t cb = p.codebook;
     if (p.calibrate) {
       ++calibrations;
-      cb = drift.calibrated(peer, szBfloat16, h.data());
+      cb = drift.calibrated(peer, szBfloat16, h.data(), group);
     }
     szFrameInfo_t f{};
     f.type = szBfloat16;
@@ -58,7 +59,7 @@ struct Sender {
     f.raw = f.escapeCount * 3 >= f.count / 2;  // about where the encoder stores BF16 raw
     f.codebook = cb;
     if (f.raw) f.escapeCount = 0;
-    drift.sent(peer, f, cb);
+    drift.sent(peer, f, cb, group);
     return escapesUnder(h, cb);
   }
 };
@@ -139,6 +140,39 @@ TEST(CodebookDrift, AlternatingDataEndsWithOneCodebookForBoth) {
   EXPECT_EQ(lateEscapes, 0u) << "the codebook covers both halves";
   EXPECT_LE(drift.recalibrations(), 3u);
   EXPECT_LE(s.calibrations, 6);
+}
+
+// Segment groups of one peer and type (szSendv's buffers) follow their own data: slices of two
+// groups interleaved, one at the boundary (as DataAtTheBoundaryDoesNotFlap), the other stepping to
+// the KV x 2^9. The stepping group switches once and recovers; the boundary group neither flaps
+// nor takes the other's codebook.
+TEST(CodebookDrift, SegmentGroupsFollowTheirOwnDataWithoutFlapping) {
+  CodebookDrift drift(true, nullptr, kSliceElems);
+  Sender boundary{drift, 0}, stepping{drift, 5};
+  std::mt19937 rng(6);
+  szCodebook_t def;
+  ASSERT_EQ(szCodebookDefault(szBfloat16, &def), szSuccess);
+  std::vector<double> w(256, 0.0);
+  const double margin = CodebookDrift::triggerMargin(szBfloat16) * 15;
+  for (int i = 0; i < 15; ++i) w[def.exponents[i]] = 1.0;
+  w[def.exponents[15]] = margin;
+  w[100] = margin;
+  const auto before = kvWeights(127), after = kvWeights(127 + 9);
+  std::vector<uint64_t> steppedEscapes;
+  for (int i = 0; i < 400; ++i) {
+    boundary.send(draw(w, rng));
+    const uint64_t e = stepping.send(draw(i < 20 ? before : after, rng));
+    if (i >= 20) steppedEscapes.push_back(e);
+  }
+  EXPECT_GT(steppedEscapes[0], kSliceElems / 10);
+  for (size_t i = 1; i < steppedEscapes.size(); ++i) EXPECT_LT(steppedEscapes[i], kSliceElems / 50) << "slice " << i;
+  EXPECT_LE(stepping.calibrations, 2);
+  EXPECT_LE(boundary.calibrations, 2 * CodebookDrift::kProbeSlices) << "histograms kept coming";
+  EXPECT_LE(drift.recalibrations(), 3u) << "at most one switch at the boundary and two for the step";
+  const szCodebook_t mine = drift.plan(1, szBfloat16, 0).codebook, theirs = drift.plan(1, szBfloat16, 5).codebook;
+  EXPECT_NE(memcmp(mine.exponents, theirs.exponents, 16), 0) << "one group took the other's codebook";
+  EXPECT_FALSE(drift.plan(1, szBfloat16, 3).calibrate) << "a group not seen yet";
+  EXPECT_EQ(memcmp(drift.plan(1, szBfloat16, 3).codebook.exponents, def.exponents, 16), 0);
 }
 
 TEST(CodebookDrift, FixedNeverCalibratesAndStartsFromTheGivenCodebook) {

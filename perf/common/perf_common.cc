@@ -66,7 +66,7 @@ void cudaCheck(int rank, cudaError_t err, const char* call) {
 constexpr size_t kCtrlBytes = 512;
 
 // What one rank measured for one size, exchanged as doubles.
-enum Value { kOopTime, kRawTime, kOopWrong, kRawBytes, kWireBytes, kNumValues };
+enum Value { kOopTime, kRawTime, kOopWrong, kRawBytes, kWireBytes, kEncodeSeconds, kNumValues };
 
 class Rank {
  public:
@@ -262,6 +262,7 @@ double Rank::timeIters(szComm_t comm, void* recvbuff, size_t count, szDataType_t
   check(info_.rank, szCommGetStats(comm, &after), "szCommGetStats");
   delta->rawBytes = after.rawBytes - before.rawBytes;
   delta->wireBytes = after.wireBytes - before.wireBytes;
+  delta->encodeSeconds = after.encodeSeconds - before.encodeSeconds;
   return seconds / o.iters;
 }
 
@@ -305,6 +306,7 @@ void Rank::measure(size_t count, szDataType_t type, const std::vector<uint8_t>& 
   }
   mine[kRawBytes] = double(delta.rawBytes);
   mine[kWireBytes] = double(delta.wireBytes);
+  mine[kEncodeSeconds] = delta.encodeSeconds;
   const int n = info_.nranks;
   std::vector<double> all(kNumValues * size_t(n));
   exchange(mine.data(), kNumValues * sizeof(double), all.data());
@@ -342,7 +344,10 @@ void Rank::measure(size_t count, szDataType_t type, const std::vector<uint8_t>& 
                      {"wire_bytes", uint64_t(row.wireBytes + 0.5)},
                      {"ratio", row.ratio},
                      {"raw_time_us", row.rawTimeUs},
-                     {"speedup", row.speedup}});
+                     {"speedup", row.speedup},
+                     // Host codec: uncompressed GB/s of the sends' encode stage (its CPU time); 0
+                     // for device buffers, whose encode is fused into the slot kernels.
+                     {"encode_gbps", sum[kEncodeSeconds] > 0 ? sum[kRawBytes] / sum[kEncodeSeconds] / 1e9 : 0.0}});
 }
 
 void Rank::run() {

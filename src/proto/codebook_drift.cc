@@ -37,8 +37,8 @@ double CodebookDrift::triggerMargin(szDataType_t type) {
   return kTriggerRatioLoss * compressedBytes / kEscapeBytes;
 }
 
-CodebookDrift::State& CodebookDrift::find(int peer, szDataType_t type) {
-  auto [it, fresh] = states_.try_emplace(std::make_pair(peer, int(type)));
+CodebookDrift::State& CodebookDrift::find(int peer, szDataType_t type, int group) {
+  auto [it, fresh] = states_.try_emplace(std::make_tuple(peer, int(type), group));
   if (fresh) {
     if (haveInitial_ && initial_.type == type) it->second.codebook = initial_;
     else szCodebookDefault(type, &it->second.codebook);  // a compressible type: cannot fail
@@ -46,9 +46,9 @@ CodebookDrift::State& CodebookDrift::find(int peer, szDataType_t type) {
   return it->second;
 }
 
-CodebookDrift::Plan CodebookDrift::plan(int peer, szDataType_t type) {
+CodebookDrift::Plan CodebookDrift::plan(int peer, szDataType_t type, int group) {
   std::lock_guard<std::mutex> lock(mu_);
-  State& s = find(peer, type);
+  State& s = find(peer, type, group);
   Plan p{s.codebook, follow_ && (s.drifted || s.probes > 0) && !s.pending};
   if (p.calibrate) {
     s.pending = true;
@@ -57,9 +57,9 @@ CodebookDrift::Plan CodebookDrift::plan(int peer, szDataType_t type) {
   return p;
 }
 
-szCodebook_t CodebookDrift::calibrated(int peer, szDataType_t type, const unsigned long long* counts) {
+szCodebook_t CodebookDrift::calibrated(int peer, szDataType_t type, const unsigned long long* counts, int group) {
   std::lock_guard<std::mutex> lock(mu_);
-  State& s = find(peer, type);
+  State& s = find(peer, type, group);
   s.pending = false;
   const uint32_t range = 1u << typeTraits(type).expBits;
   for (uint32_t e = 0; e < range; ++e) s.probe[e] += counts[e];
@@ -92,17 +92,18 @@ szCodebook_t CodebookDrift::calibrated(int peer, szDataType_t type, const unsign
   return s.codebook;
 }
 
-szCodebook_t CodebookDrift::calibrateHost(int peer, szDataType_t type, const void* data, uint64_t count) {
+szCodebook_t CodebookDrift::calibrateHost(int peer, szDataType_t type, const void* data, uint64_t count,
+                                          int group) {
   szHistogram_t hist;  // outside the lock: the histogram is the cost, other senders go on meanwhile
   szHistogramInit(&hist, type);
   szHistogramAccumulate(&hist, data, count);
-  return calibrated(peer, type, hist.counts);
+  return calibrated(peer, type, hist.counts, group);
 }
 
-void CodebookDrift::sent(int peer, const szFrameInfo_t& frame, const szCodebook_t& encodedWith) {
+void CodebookDrift::sent(int peer, const szFrameInfo_t& frame, const szCodebook_t& encodedWith, int group) {
   if (!follow_ || !szTypeIsCompressible(frame.type)) return;
   std::lock_guard<std::mutex> lock(mu_);
-  State& s = find(peer, frame.type);
+  State& s = find(peer, frame.type, group);
   if (memcmp(encodedWith.exponents, s.codebook.exponents, sizeof(s.codebook.exponents)) != 0)
     return;  // encoded before the last switch: says nothing of the current codebook
   uint64_t escapes = frame.escapeCount;

@@ -1,5 +1,8 @@
 // Codebooks that follow the data (SZ_CODEBOOK=auto; paper §3.3 calibration, done online): per
-// (peer, type) the codebook a sender encodes with, and the escape rate of the frames it sent.
+// (peer, type, segment group) the codebook a sender encodes with, and the escape rate of the
+// frames it sent. Segment groups (segment_groups.h) are positions in a szSendv buffer list; each
+// follows its own data, so a group's codebook parts from another's only where its own escapes
+// cost more than 0.1 % of ratio (the trigger below).
 // When a window of frames escapes more than the codebook gave on the data it was calibrated on,
 // by more than costs 0.1 % of ratio, the next slice is calibrated (the caller takes a histogram
 // of the data being sent and hands it back) and the codebook switches when the data's own
@@ -23,7 +26,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
-#include <utility>
+#include <tuple>
 
 #include "splitzip.h"
 
@@ -46,21 +49,22 @@ class CodebookDrift {
     szCodebook_t codebook;  // encode with this ...
     bool calibrate;         // ... unless set: take the slice's histogram and call calibrated()
   };
-  // Before encoding a slice of a compressible `type` to `peer`. One calibration at a time: while
-  // one is out, the others encode with the current codebook.
-  Plan plan(int peer, szDataType_t type);
+  // Before encoding a slice of a compressible `type` to `peer`, of segment group `group` (0 for
+  // szSend and for device operations). One calibration at a time per group: while one is out,
+  // the group's other slices encode with its current codebook.
+  Plan plan(int peer, szDataType_t type, int group = 0);
   // The exponent histogram (2^exponent bits counts) of a slice planned with calibrate: returns
   // the codebook to encode that slice with (the new one when it switched).
-  szCodebook_t calibrated(int peer, szDataType_t type, const unsigned long long* counts);
+  szCodebook_t calibrated(int peer, szDataType_t type, const unsigned long long* counts, int group = 0);
   // calibrated() on the CPU histogram of `count` elements at host pointer `data` (the host path).
-  szCodebook_t calibrateHost(int peer, szDataType_t type, const void* data, uint64_t count);
+  szCodebook_t calibrateHost(int peer, szDataType_t type, const void* data, uint64_t count, int group = 0);
   // A frame was sent to `peer`: its header (szFrameGetInfo) and the codebook it was encoded
   // with (the plan's or calibrated()'s; a raw frame's header has none). A raw frame of a
   // compressible type counts as all escapes (they would not have paid); a frame encoded with
   // another codebook than the current one (in flight across a switch) is not counted.
-  void sent(int peer, const szFrameInfo_t& frame, const szCodebook_t& encodedWith);
+  void sent(int peer, const szFrameInfo_t& frame, const szCodebook_t& encodedWith, int group = 0);
 
-  uint64_t recalibrations() const;  // codebook switches so far
+  uint64_t recalibrations() const;  // codebook switches so far, all groups together
   // Escapes per element above the expected rate that trigger a calibration for `type`: 0.1 % of
   // the compressed size (3 bytes an escape against 1.5 bytes a BF16 element: 0.05 %).
   static double triggerMargin(szDataType_t type);
@@ -79,14 +83,14 @@ class CodebookDrift {
     unsigned long long probe[256] = {};     // their histogram
     unsigned long long madeFrom[256] = {};  // the histogram the codebook was calibrated on
   };
-  State& find(int peer, szDataType_t type);
+  State& find(int peer, szDataType_t type, int group);
 
   const bool follow_;
   const uint64_t window_;
   szCodebook_t initial_{};
   bool haveInitial_ = false;
   mutable std::mutex mu_;
-  std::map<std::pair<int, int>, State> states_;
+  std::map<std::tuple<int, int, int>, State> states_;  // (peer, type, group)
   uint64_t recalibrations_ = 0;
 };
 

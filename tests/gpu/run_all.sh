@@ -142,12 +142,19 @@ if [ $COMM_HUNG = 0 ] && [ "$QUICK" != "--quick" ]; then
   STEP_TIMEOUT=120 step sr_ipc $SRI -n 20 -w 3 -b 4K -e 1G -f 4 -J "$LOGS/sr_ipc.json"
   # The same four copies of 1 GiB without the protocol: the raw bound (perf/copy_perf.cu).
   STEP_TIMEOUT=60 step copy_perf ./build/perf/copy_perf --bytes 1G --ops 4 --piece 256K -J "$LOGS/copy_perf.json"
-  for S in 1048576 4194304; do  # raw 1 GiB with larger slices: what per-slice work costs
+  for S in ${SLICES-1048576 4194304}; do  # raw 1 GiB with larger slices (SLICES= skips them)
     SZ_SLOT_SLICE_BYTES=$S STEP_TIMEOUT=60 step "sr_ipc_slice_$S" env -u CUDA_DEVICE_MAX_CONNECTIONS ./build/perf/sendrecv_perf \
       -t 2 --wire ipc --codec on ${KV_BF16:+--data $KV_BF16} -n 10 -w 2 -b 1G -e 1G
   done
+  # SZ_CODEBOOK=auto against the fixed default codebook (issue 13's goal: steady-state encode
+  # throughput within 2 %): the ipc slot path, both settings in 7 interleaved rounds each, medians
+  # and paired ratios of algbw; and the host pipeline's encode loop (CPU codec) the same way.
+  STEP_TIMEOUT=400 step sr_ipc_codebook env -u CUDA_DEVICE_MAX_CONNECTIONS python3 perf/codebook_cost.py -r 7 \
+    -J "$LOGS/sr_ipc_codebook.json" -- ./build/perf/sendrecv_perf -t 2 --wire ipc --codec on ${KV_BF16:+--data $KV_BF16} \
+    -n 20 -w 3 -b 64M -e 1G -f 4
+  STEP_TIMEOUT=120 step codebook_cpu ./build/perf/codebook_perf ${KV_BF16:+--data $KV_BF16} --rounds 21 --iters 5
   LINKS=()
-  for B in 12.5 25 50 100 200 400; do
+  for B in ${LINK_GBPS-12.5 25 50 100 200 400}; do  # emulated links (LINK_GBPS= skips them)
     SZ_IPC_LINK_GBPS=$B STEP_TIMEOUT=120 step "sr_link_$B" $SRI -n 5 -w 2 -b 64M -e 1G -f 4 -J "$LOGS/sr_link_$B.json" &&
       LINKS+=(--link "$B=$LOGS/sr_link_$B.json")
   done
@@ -218,7 +225,7 @@ fi
   grep -h -E "^\[  (PASSED|FAILED|SKIPPED) \]|tests? ran" "$LOGS"/cpu_tests.log "$LOGS"/gpu_tests.log 2>/dev/null | head -20
   grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" "$LOGS"/memcheck.log "$LOGS"/racecheck.log "$LOGS"/ipc_memcheck.log "$LOGS"/ipc_racecheck.log 2>/dev/null
   grep -h -E "^\[  (PASSED|FAILED) \]" "$LOGS"/gpu_tests_2.log "$LOGS"/gpu_tests_3.log "$LOGS"/ipc_tests_conn1.log 2>/dev/null
-  for f in py_compilers py_tests py_gdb sr_ipc_slice_1048576 sr_ipc_slice_4194304 copy_perf ncu_codec perf_bf16 perf_e5m2 nvcomp_bf16 nvcomp_e5m2 link_table sr_ipc demo demo_tcp demo_ipc sr_tcp sr_tcp_64m sr_tcp_auto sr_nvlink sr_nvlink_auto sr_nvlink_ipc interpose_torch sr_1channel sr_sockets \
+  for f in py_compilers py_tests py_gdb sr_ipc_slice_1048576 sr_ipc_slice_4194304 copy_perf ncu_codec perf_bf16 perf_e5m2 nvcomp_bf16 nvcomp_e5m2 link_table sr_ipc sr_ipc_codebook codebook_cpu demo demo_tcp demo_ipc sr_tcp sr_tcp_64m sr_tcp_auto sr_nvlink sr_nvlink_auto sr_nvlink_ipc interpose_torch sr_1channel sr_sockets \
            nccl_nvlink nccl_1channel nccl_sockets; do [ -f "$LOGS/$f.log" ] && { echo "--- $f"; cat "$LOGS/$f.log"; }; done
   printf '%s\n' "${SUMMARY[@]}"
 } | tee "$OUT/summary.txt"
