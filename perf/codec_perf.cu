@@ -19,17 +19,10 @@
 #include <vector>
 
 #include "splitzip.h"
+#include "perf/common/cuda_timing.h"
 
 namespace {
 
-#define CK(call)                                                                          \
-  do {                                                                                    \
-    cudaError_t e_ = (call);                                                              \
-    if (e_ != cudaSuccess) {                                                              \
-      fprintf(stderr, "codec_perf: %s:%d %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-      exit(1);                                                                            \
-    }                                                                                     \
-  } while (0)
 #define SZ(call)                                                                          \
   do {                                                                                    \
     szResult_t r_ = (call);                                                               \
@@ -115,28 +108,6 @@ std::vector<uint8_t> makeTensor(const Options& o) {
   std::vector<uint8_t> t(bytes);
   for (size_t off = 0; off < bytes; off += src.size()) memcpy(&t[off], src.data(), std::min(src.size(), bytes - off));
   return t;
-}
-
-template <typename F>
-double medianMs(int warmup, int iters, cudaStream_t s, F&& fn) {
-  cudaEvent_t a, b;
-  CK(cudaEventCreate(&a));
-  CK(cudaEventCreate(&b));
-  for (int i = 0; i < warmup; ++i) fn();
-  std::vector<float> t;
-  for (int i = 0; i < iters; ++i) {
-    CK(cudaEventRecord(a, s));
-    fn();
-    CK(cudaEventRecord(b, s));
-    CK(cudaEventSynchronize(b));
-    float ms;
-    CK(cudaEventElapsedTime(&ms, a, b));
-    t.push_back(ms);
-  }
-  CK(cudaEventDestroy(a));
-  CK(cudaEventDestroy(b));
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
 }
 
 // Back to back: `kBackToBack` calls between one event pair; ms per call, median of 5 runs.

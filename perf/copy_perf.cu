@@ -18,17 +18,9 @@
 #include <vector>
 
 #include "kernels/block_copy.cuh"
+#include "perf/common/cuda_timing.h"
 
 namespace {
-
-#define CK(call)                                                                                         \
-  do {                                                                                                   \
-    cudaError_t e_ = (call);                                                                             \
-    if (e_ != cudaSuccess) {                                                                             \
-      fprintf(stderr, "copy_perf: %s:%d %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-      exit(1);                                                                                           \
-    }                                                                                                    \
-  } while (0)
 
 constexpr uint32_t kThreads = 512;
 
@@ -47,28 +39,6 @@ __global__ void __launch_bounds__(kThreads, 2) piecesKernel(Pieces P) {
     sz::blockCopy<kThreads>(P.dst[op] + off, P.src[op] + off, n);
     __syncthreads();
   }
-}
-
-template <typename F>
-double medianMs(int warmup, int iters, cudaStream_t s, F&& fn) {
-  cudaEvent_t a, b;
-  CK(cudaEventCreate(&a));
-  CK(cudaEventCreate(&b));
-  for (int i = 0; i < warmup; ++i) fn();
-  std::vector<float> t;
-  for (int i = 0; i < iters; ++i) {
-    CK(cudaEventRecord(a, s));
-    fn();
-    CK(cudaEventRecord(b, s));
-    CK(cudaEventSynchronize(b));
-    float ms;
-    CK(cudaEventElapsedTime(&ms, a, b));
-    t.push_back(ms);
-  }
-  CK(cudaEventDestroy(a));
-  CK(cudaEventDestroy(b));
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
 }
 
 uint64_t parseBytes(const char* s) {
