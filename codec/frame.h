@@ -60,9 +60,15 @@ enum HeaderError {
 };
 const char* headerErrorString(HeaderError e);
 
+// No 64-bit division: every decoding block checks a header, and on the GPU a division is a
+// long software routine on the path to the first store.
 SZ_HD bool mulOk(uint64_t a, uint64_t b, uint64_t* out) {
+#if defined(__CUDA_ARCH__)
   *out = a * b;
-  return a == 0 || *out / a == b;
+  return __umul64hi(a, b) == 0;
+#else
+  return !__builtin_mul_overflow(a, b, out);
+#endif
 }
 SZ_HD bool addOk(uint64_t a, uint64_t b, uint64_t* out) {
   *out = a + b;

@@ -19,7 +19,8 @@ static_assert(sizeof(szResult_t) == sizeof(int), "statuses are written as the in
 static_assert(sizeof(size_t) == sizeof(uint64_t), "sizes are 64-bit on the device");
 
 constexpr int kRawItems = -1;  // the encode kernel of the types stored raw (no codec path)
-constexpr uint32_t kDecodeBlocksPerSm = 2;  // as szDecodeAsync's grid (kernels/decode.cu)
+// A 16 KiB BF16 item is 8 chunks: a warp each (kernels/decode_frame.cuh), so 8-warp blocks.
+constexpr uint32_t kDecodeBatchThreads = 256, kDecodeBlocksPerSm = 6;
 
 __device__ __forceinline__ bool aligned16(const void* a, const void* b) {
   return ((reinterpret_cast<uintptr_t>(a) | reinterpret_cast<uintptr_t>(b)) & 15) == 0;
@@ -92,7 +93,7 @@ __global__ void __launch_bounds__(kEncodeThreads, blocksPerSm<kType>()) encodeBa
   }
 }
 
-__global__ void __launch_bounds__(kDecodeThreads, kDecodeBlocksPerSm) decodeBatchKernel(const __grid_constant__ DecodeBatch b) {
+__global__ void __launch_bounds__(kDecodeBatchThreads, kDecodeBlocksPerSm) decodeBatchKernel(const __grid_constant__ DecodeBatch b) {
   __shared__ DecodeParams sP;  // shared, as in the slot kernels: the decoder reads it at will
   __shared__ int sStatus;      // the payload's verdict (the decoder's status word)
   __shared__ int sArg;
@@ -110,8 +111,8 @@ __global__ void __launch_bounds__(kDecodeThreads, kDecodeBlocksPerSm) decodeBatc
     int err = sArg;
     if (err == szSuccess) {
       // The header's verdict comes back in every thread; the payload's lands in sStatus.
-      err = aligned16(sP.frame, sP.out) ? decodeFramePart<true>(sP, 0, 1, tid, kDecodeThreads, false)
-                                        : decodeFramePart<false>(sP, 0, 1, tid, kDecodeThreads, false);
+      err = aligned16(sP.frame, sP.out) ? decodeFramePart<true>(sP, tid, kDecodeBatchThreads, false)
+                                        : decodeFramePart<false>(sP, tid, kDecodeBatchThreads, false);
     }
     __syncthreads();  // the item is decoded; sP and the decoder's shared state may be rewritten
     if (tid == 0) {
@@ -154,7 +155,7 @@ szResult_t launchDecodeBatch(const DecodeBatch& b, cudaStream_t stream) {
   int sms;
   SZCHECK(currentDeviceSms(&sms));
   const uint64_t resident = uint64_t(sms) * kDecodeBlocksPerSm;
-  decodeBatchKernel<<<unsigned(b.items < resident ? b.items : resident), kDecodeThreads, 0, stream>>>(b);
+  decodeBatchKernel<<<unsigned(b.items < resident ? b.items : resident), kDecodeBatchThreads, 0, stream>>>(b);
   CUDACHECK(cudaGetLastError());
   return szSuccess;
 }

@@ -1,4 +1,5 @@
-// szDecodeAsync: the GPU decoder (kernels/decode_frame.cuh) as one grid over a frame.
+// szDecodeAsync: the GPU decoder (kernels/decode_frame.cuh) as one grid over a frame, a warp
+// per chunk.
 #include <cuda_runtime.h>
 
 #include "cuda_check.h"
@@ -9,12 +10,14 @@
 namespace sz {
 namespace {
 
+// 2 blocks of 512 threads per multiprocessor at 64 registers, no spills: measured fastest
+// (perf/results/codec_notes.md, v4); 3 or 4 blocks spill and lose 11-23 %.
 constexpr uint32_t kBlocksPerSm = 2;
 
 template <bool kAligned>
 __global__ void __launch_bounds__(kDecodeThreads, kBlocksPerSm) decodeKernel(DecodeParams p) {
   const uint64_t gtid = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  decodeFramePart<kAligned>(p, blockIdx.x, gridDim.x, gtid, uint64_t(gridDim.x) * blockDim.x, blockIdx.x == 0);
+  decodeFramePart<kAligned>(p, gtid, uint64_t(gridDim.x) * blockDim.x, blockIdx.x == 0);
 }
 
 }  // namespace

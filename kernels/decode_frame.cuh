@@ -1,23 +1,21 @@
 // The decoder's body as device functions (paper §3, App. A), shared by szDecodeAsync's grid
-// kernel (kernels/decode.cu: the blocks of a grid split one frame's escape groups) and the slot
-// kernels (kernels/slot_kernels.cu: one block decodes a whole slice frame). Every block
-// validates the header itself (codec/frame.h, the same checks as the host decoder), then walks
-// escape groups: sign-mantissa bytes and codes become elements with 16-byte stores, and after a
-// block barrier the group's escapes are checked (index consistency, positions, order, exponent
-// range) and patched in. Any inconsistency is reported through the status word; nothing
-// outside the frame or the output is ever touched.
+// kernel (kernels/decode.cu: every warp of the grid takes chunks of one frame), the slot kernels
+// (kernels/slot_kernels.cu) and the batched decoder (kernels/batch.cu), where one block's warps
+// decode a whole frame. Every block validates the header itself (codec/frame.h, the same checks
+// as the host decoder); after that one barrier, warps work alone: a warp per chunk rebuilds its
+// elements (kernels/decode_lanes.cuh), stores them and patches the chunk's escapes, checking
+// the escape index and records as it goes. Any inconsistency is reported through the status
+// word; nothing outside the frame or the output is ever touched.
 #pragma once
 
 #include <cstdint>
 
 #include "codec/frame.h"
-#include "thread_elems.cuh"
+#include "decode_lanes.cuh"
 
 namespace sz {
 
 constexpr uint32_t kDecodeThreads = 512;
-constexpr uint32_t kDecodeStepElems = kDecodeThreads * kThreadElems;
-constexpr uint32_t kDecodeSteps = kGroupElems / kDecodeStepElems;
 
 struct DecodeParams {
   const uint8_t* frame;
@@ -31,148 +29,186 @@ struct DecodeParams {
 
 __device__ __forceinline__ void reportStatus(int* status, int code) { atomicCAS(status, 0, code); }
 
-struct GroupEscapes {
-  uint32_t countIncl[kChunksPerGroup];  // inclusive prefix of the group's chunk counts
-  uint64_t base;                        // index of the group's first escape
-  uint32_t total;
-  int bad;
-};
+// Patches escape (pos, ex) of the chunk whose first element is `chunkFirst` into the output
+// already stored there: the element is rebuilt from its sign-mantissa symbol in the frame, so
+// nothing is read back from the output. The rare path: byte loads and stores.
+template <int kType>
+__device__ __forceinline__ void patchEscape(const FrameLayout& l, const DecodeParams& p, uint64_t chunkFirst,
+                                            uint32_t pos, uint32_t ex) {
+  constexpr TypeTraits T = typeTraits(kType);
+  const uint64_t idx = chunkFirst + pos, bit = idx * T.smBits;
+  const uint8_t* s = p.frame + l.smOff + bit / 8;
+  uint32_t w = 0;
+#pragma unroll
+  for (uint32_t b = 0; b < (T.smBits + 7 + 7) / 8; ++b)
+    if (b * 8 < bit % 8 + T.smBits) w |= uint32_t(s[b]) << (8 * b);  // within the frame: codes follow
+  const uint32_t e = T.join((w >> (bit % 8)) & ((1u << T.smBits) - 1), ex);
+  uint8_t* dst = p.out + idx * T.elemBytes;
+#pragma unroll
+  for (uint32_t b = 0; b < T.elemBytes; ++b) dst[b] = uint8_t(e >> (8 * b));
+}
 
-// Warp 0's raw loads of a group's escape index, issued early so their latency overlaps the
-// element work: lane j's chunk count and length, lane 0's group offset and the next one.
-struct GroupIndexLoads {
-  uint32_t cnt, len;
+// A warp's loads of one chunk: lane j's count of chunk j of the chunk's group, lane 0's group
+// offsets, and the symbols and codes of steps [0, kNum) (all of them where registers allow).
+template <int kType, uint32_t kNum>
+struct ChunkLoads {
+  uint32_t cnt;
   uint64_t base, next;
+  LaneIn<kType> in[kNum];
 };
 
-__device__ __forceinline__ GroupIndexLoads fetchGroupIndex(const FrameHeader& h, const FrameLayout& l,
-                                                           const uint8_t* f, uint64_t g, uint32_t lane) {
-  GroupIndexLoads r{0, 0, 0, 0};
-  uint64_t chunk = g * kChunksPerGroup + lane;
-  if (chunk < l.numChunks) {
-    uint64_t left = l.count - chunk * kChunkElems;
-    r.len = left < kChunkElems ? uint32_t(left) : kChunkElems;
-    r.cnt = loadLe16(f + l.countsOff + 2 * chunk);
-  }
-  if (lane == 0) {
-    r.base = loadLe64(f + l.indexOff + 8 * g);
-    r.next = g + 1 < l.numGroups ? loadLe64(f + l.indexOff + 8 * (g + 1)) : h.escapeCount;
-  }
-  return r;
+__device__ __forceinline__ uint32_t chunkLen(const FrameLayout& l, uint64_t c) {
+  const uint64_t left = l.count - c * kChunkElems;
+  return left < kChunkElems ? uint32_t(left) : kChunkElems;
 }
 
-// Warp 0: validates group `g`'s chunk counts and offsets (telescoping over all groups:
-// offset[0] = 0 and offset[g] + count(g) = offset[g+1] or the header's escape count).
-__device__ __forceinline__ void finishGroupIndex(const GroupIndexLoads& r, uint64_t g, uint32_t lane, GroupEscapes* ge) {
-  bool bad = r.cnt > r.len;
-  uint32_t incl = r.cnt;
+template <int kType>
+__device__ __forceinline__ uint32_t laneElems(uint32_t len, uint32_t s, uint32_t lane) {
+  using S = LaneShape<kType>;
+  const uint32_t first = s * S::kStepElems + lane * S::kElems;
+  return first >= len ? 0 : (len - first < S::kElems ? len - first : S::kElems);
+}
+
+// Issues steps [s0, s0 + kNum) of chunk c's symbol and code loads.
+template <int kType, bool kAligned, uint32_t kNum>
+__device__ __forceinline__ void loadSteps(const FrameLayout& l, const uint8_t* f, uint64_t c, uint32_t s0,
+                                          uint32_t lane, LaneIn<kType> (&in)[kNum]) {
+  using S = LaneShape<kType>;
+  const uint32_t len = chunkLen(l, c);
 #pragma unroll
-  for (int off = 1; off < 32; off *= 2) {
-    uint32_t t = __shfl_up_sync(0xFFFFFFFFu, incl, off);
-    if (int(lane) >= off) incl += t;
+  for (uint32_t a = 0; a < kNum; ++a) {
+    const uint32_t n = laneElems<kType>(len, s0 + a, lane);
+    const uint64_t e = c * kChunkElems + (s0 + a) * S::kStepElems + lane * S::kElems;
+    const uint8_t* smp = f + l.smOff + e * S::T.smBits / 8;
+    const uint8_t* cp = f + l.codeOff + e / 2;
+    if (n == S::kElems) in[a].template load<kAligned>(smp, cp, n);
+    else if (n > 0) in[a].template load<false>(smp, cp, n);
   }
-  ge->countIncl[lane] = incl;
-  uint32_t total = __shfl_sync(0xFFFFFFFFu, incl, 31);
-  if (lane == 0) {
-    bad |= r.base > r.next || r.next - r.base != total || (g == 0 && r.base != 0);
-    ge->base = r.base;
-    ge->total = total;
-  }
-  bad = __any_sync(0xFFFFFFFFu, bad);
-  if (lane == 0) ge->bad = bad;
 }
 
-// Decodes groups first, first + step, ... of a validated compressed frame.
-template <int kType, bool kAligned>
-__device__ void decodeGroups(const FrameHeader& h, const FrameLayout& l, const DecodeParams& p,
-                             const uint8_t* sExp, GroupEscapes* ge, uint64_t first, uint64_t step) {
-  using E = ThreadElems<kType>;
-  constexpr TypeTraits T = E::T;
-  constexpr uint32_t expField = ((1u << T.expBits) - 1) << T.mantBits;
-  // All steps' loads are issued before the first element is built where registers allow.
-  constexpr uint32_t kAhead = SmPack<kType>::E::kSmWords <= 4 ? kDecodeSteps : 1;
-  const uint32_t tid = threadIdx.x;
+template <int kType, bool kAligned, uint32_t kNum>
+__device__ __forceinline__ void loadChunk(const FrameHeader& h, const FrameLayout& l, const uint8_t* f, uint64_t c,
+                                          uint32_t lane, ChunkLoads<kType, kNum>& ld) {
+  const uint64_t g = c / kChunksPerGroup, cj = g * kChunksPerGroup + lane;
+  ld.cnt = cj < l.numChunks ? loadLe16(f + l.countsOff + 2 * cj) : 0;
+  ld.base = ld.next = 0;
+  if (lane == 0) {
+    ld.base = loadLe64(f + l.indexOff + 8 * g);
+    if (c % kChunksPerGroup == 0) ld.next = g + 1 < l.numGroups ? loadLe64(f + l.indexOff + 8 * (g + 1)) : h.escapeCount;
+  }
+  loadSteps<kType, kAligned>(l, f, c, 0, lane, ld.in);
+}
+
+// Rebuilds and stores steps [s0, s0 + kNum) of chunk c from their loads.
+template <int kType, bool kAligned, uint32_t kNum>
+__device__ __forceinline__ void storeSteps(const FrameLayout& l, const DecodeParams& p, const LaneCodebook& cb,
+                                           uint64_t c, uint32_t s0, uint32_t lane, const LaneIn<kType> (&in)[kNum]) {
+  using S = LaneShape<kType>;
+  const uint32_t len = chunkLen(l, c);
+#pragma unroll
+  for (uint32_t a = 0; a < kNum; ++a) {
+    const uint32_t n = laneElems<kType>(len, s0 + a, lane);
+    if (n == 0) continue;
+    uint8_t* dst = p.out + (c * kChunkElems + (s0 + a) * S::kStepElems + lane * S::kElems) * S::T.elemBytes;
+    const uint4 v = decodeLane<kType>(in[a], cb);
+    if (n == S::kElems) storeLane<kType, kAligned>(dst, v, n);
+    else storeLane<kType, false>(dst, v, n);
+  }
+}
+
+// One warp finishes chunk `c` of a validated compressed frame from its loads (steps beyond
+// kNum are loaded here), with no barrier beyond the warp: its escapes start at the group offset
+// plus the counts of the group's chunks before it; it stores 512 bytes a step and then patches
+// its escapes, checking each record (index range, position, order, exponent range). The warp
+// of a group's first chunk checks the group's offsets (telescoping over all groups:
+// offset[0] = 0 and offset[g] + count(g) = offset[g+1] or the escape count).
+// False, after reporting to p.status, when the frame is corrupt.
+template <int kType, bool kAligned, uint32_t kNum>
+__device__ __forceinline__ bool finishChunk(const FrameHeader& h, const FrameLayout& l, const DecodeParams& p,
+                                            const LaneCodebook& cb, uint64_t c, uint32_t lane,
+                                            const ChunkLoads<kType, kNum>& ld) {
+  using S = LaneShape<kType>;
+  constexpr TypeTraits T = S::T;
+  constexpr uint32_t kFull = 0xFFFFFFFFu;
   const uint8_t* __restrict__ f = p.frame;
-  for (uint64_t g = first; g < l.numGroups; g += step) {
-    const uint64_t base = g * kGroupElems;
-    GroupIndexLoads idx{};
-    if (tid < 32) idx = fetchGroupIndex(h, l, f, g, tid);
-#pragma unroll
-    for (uint32_t s0 = 0; s0 < kDecodeSteps; s0 += kAhead) {
-      SmPack<kType> sm[kAhead];
-      uint64_t codes[kAhead];
-      uint32_t n[kAhead];
-#pragma unroll
-      for (uint32_t a = 0; a < kAhead; ++a) {
-        uint64_t first = base + (s0 + a) * kDecodeStepElems + tid * kThreadElems;
-        n[a] = first >= l.count ? 0 : uint32_t(l.count - first < kThreadElems ? l.count - first : kThreadElems);
-        const uint8_t* smSrc = f + l.smOff + first * T.smBits / 8;
-        const uint8_t* codeSrc = f + l.codeOff + first / 2;
-        if (n[a] == kThreadElems) {
-          sm[a].template load<kAligned>(smSrc, n[a]);
-          codes[a] = loadCodes<kAligned>(codeSrc, n[a]);
-        } else if (n[a] > 0) {
-          sm[a].template load<false>(smSrc, n[a]);
-          codes[a] = loadCodes<false>(codeSrc, n[a]);
-        }
-      }
-#pragma unroll
-      for (uint32_t a = 0; a < kAhead; ++a) {
-        if (n[a] == 0) continue;
-        uint64_t first = base + (s0 + a) * kDecodeStepElems + tid * kThreadElems;
-        E e;
-        decodeSixteen<kType>(sm[a], codes[a], sExp, e);
-        if (n[a] == kThreadElems) e.template store<kAligned>(p.out + first * T.elemBytes, n[a]);
-        else e.template store<false>(p.out + first * T.elemBytes, n[a]);
-      }
-    }
-    if (tid < 32) finishGroupIndex(idx, g, tid, ge);
-    __syncthreads();  // the group's elements are written; escapes patch them
-    if (ge->bad) {
-      if (tid == 0) reportStatus(p.status, szCorruptFrame);
-    } else {
-      for (uint32_t j = tid; j < ge->total; j += kDecodeThreads) {
-        uint64_t e = ge->base + j;
-        uint32_t c = 0;  // chunk of escape j: first chunk whose inclusive count exceeds j
-        for (uint32_t step = 16; step > 0; step /= 2)
-          if (ge->countIncl[c + step - 1] <= j) c += step;
-        uint32_t chunkFirst = c ? ge->countIncl[c - 1] : 0;
-        uint64_t chunkElem = base + uint64_t(c) * kChunkElems;
-        uint32_t len = l.count - chunkElem < kChunkElems ? uint32_t(l.count - chunkElem) : kChunkElems;
-        const uint8_t* rec = f + l.escOff + e * kEscapeBytes;
-        uint32_t pos = loadLe16(rec), ex = rec[2];
-        bool ok = e < h.escapeCount && pos < len && ex < (1u << T.expBits) &&
-                  (j == chunkFirst || loadLe16(rec - kEscapeBytes) < pos);
-        if (!ok) {
-          reportStatus(p.status, szCorruptFrame);
-          continue;
-        }
-        uint8_t* dst = p.out + (chunkElem + pos) * T.elemBytes;
-        uint32_t w = 0;
-        for (uint32_t b = 0; b < T.elemBytes; ++b) w |= uint32_t(dst[b]) << (8 * b);
-        w = (w & ~expField) | (ex << T.mantBits);
-        for (uint32_t b = 0; b < T.elemBytes; ++b) dst[b] = uint8_t(w >> (8 * b));
-      }
-    }
-    __syncthreads();  // ge is reused by the next group
+  const uint64_t g = c / kChunksPerGroup, chunkFirst = c * kChunkElems;
+  const uint32_t cl = uint32_t(c % kChunksPerGroup), len = chunkLen(l, c);
+  const uint32_t mine = __shfl_sync(kFull, ld.cnt, cl);
+  const uint64_t escBase = __shfl_sync(kFull, ld.base, 0) + __reduce_add_sync(kFull, lane < cl ? ld.cnt : 0);
+  bool bad = mine > len;
+  if (cl == 0) {
+    const uint32_t total = __reduce_add_sync(kFull, ld.cnt);
+    if (lane == 0) bad |= ld.base > ld.next || ld.next - ld.base != total || (g == 0 && ld.base != 0);
   }
+  storeSteps<kType, kAligned>(l, p, cb, c, 0, lane, ld.in);
+#pragma unroll
+  for (uint32_t s0 = kNum; s0 < S::kSteps; s0 += kNum) {
+    LaneIn<kType> in[kNum];
+    loadSteps<kType, kAligned>(l, f, c, s0, lane, in);
+    storeSteps<kType, kAligned>(l, p, cb, c, s0, lane, in);
+  }
+  if (__any_sync(kFull, bad)) {
+    if (lane == 0) reportStatus(p.status, szCorruptFrame);
+    return false;
+  }
+  __syncwarp();  // the warp's stores come before its patches
+  uint32_t prev = 0;
+  for (uint32_t r0 = 0; r0 < mine; r0 += 32) {
+    const uint32_t j = r0 + lane;
+    const bool have = j < mine;
+    uint32_t pos = 0, ex = 0;
+    bool ok = true;
+    if (have) {
+      const uint64_t e = escBase + j;
+      ok = e < h.escapeCount;
+      if (ok) {
+        const uint8_t* rec = f + l.escOff + e * kEscapeBytes;
+        pos = loadLe16(rec);
+        ex = rec[2];
+      }
+    }
+    uint32_t before = __shfl_up_sync(kFull, pos, 1);
+    if (lane == 0) before = prev;
+    ok = ok && pos < len && ex < (1u << T.expBits) && (j == 0 || before < pos);
+    if (__any_sync(kFull, have && !ok)) {
+      if (lane == 0) reportStatus(p.status, szCorruptFrame);
+      return false;
+    }
+    prev = __shfl_sync(kFull, pos, 31);
+    if (have) patchEscape<kType>(l, p, chunkFirst, pos, ex);
+  }
+  return true;
 }
 
+// Warp `warp` of `warps` decodes chunks warp, warp + warps, ... of a validated compressed frame.
+template <int kType, bool kAligned>
+__device__ void decodeChunks(const FrameHeader& h, const FrameLayout& l, const DecodeParams& p,
+                             const uint8_t* sExp, uint64_t warp, uint64_t warps) {
+  using S = LaneShape<kType>;
+  LaneCodebook cb;
+  cb.load(sExp, kType == szFloat8e5m2 ? S::T.mantBits : 0);
+  const uint32_t lane = threadIdx.x % 32;
+  for (uint64_t c = warp; c < l.numChunks; c += warps) {
+    ChunkLoads<kType, S::kAhead> ld;
+    loadChunk<kType, kAligned>(h, l, p.frame, c, lane, ld);
+    if (!finishChunk<kType, kAligned>(h, l, p, cb, c, lane, ld)) return;
+  }
+}
 
 // One block's part of decoding a frame: validates the header (thread 0; every block does, as
-// the host knows neither the frame's type nor its size), then copies a raw payload (thread
-// `gtid` of `stride`) or decodes groups part, part + parts, ... Returns the header's verdict,
-// the same in every thread of the block; errors of the payload go to p.status.
+// the host knows neither the frame's type nor its size), then copies a raw payload or decodes
+// chunks, as thread `gtid` of `stride` (both whole warps: warp gtid / 32 of stride / 32 takes
+// chunks gtid / 32, (gtid + stride) / 32, ...). Returns the header's verdict, the same in every
+// thread of the block; errors of the payload go to p.status.
 // `reportHeader`: this block reports a bad header to p.status (one block of a grid does).
 // kOnly >= 0: only frames of that type are decoded (a kernel for one type carries one path;
 // callers that set it also set p.expectType, so a frame of another type never gets here).
 template <bool kAligned, int kOnly = -1>
-__device__ __forceinline__ int decodeFramePart(const DecodeParams& p, uint64_t part, uint64_t parts,
-                                               uint64_t gtid, uint64_t stride, bool reportHeader) {
+__device__ __forceinline__ int decodeFramePart(const DecodeParams& p, uint64_t gtid, uint64_t stride,
+                                               bool reportHeader) {
   __shared__ FrameHeader sH;
   __shared__ FrameLayout sL;
   __shared__ uint8_t sExp[kCodebookSize];
-  __shared__ GroupEscapes sGroup;
   __shared__ int sErr;
   const uint32_t tid = threadIdx.x;
   if (tid == 0) {
@@ -205,13 +241,14 @@ __device__ __forceinline__ int decodeFramePart(const DecodeParams& p, uint64_t p
     }
     return err;
   }
+  const uint64_t warp = gtid / 32, warps = stride / 32;
   if constexpr (kOnly >= 0) {
-    decodeGroups<kOnly, kAligned>(sH, sL, p, sExp, &sGroup, part, parts);
+    decodeChunks<kOnly, kAligned>(sH, sL, p, sExp, warp, warps);
   } else {
     switch (sH.type) {
-      case szBfloat16: decodeGroups<szBfloat16, kAligned>(sH, sL, p, sExp, &sGroup, part, parts); break;
-      case szFloat32: decodeGroups<szFloat32, kAligned>(sH, sL, p, sExp, &sGroup, part, parts); break;
-      default: decodeGroups<szFloat8e5m2, kAligned>(sH, sL, p, sExp, &sGroup, part, parts); break;
+      case szBfloat16: decodeChunks<szBfloat16, kAligned>(sH, sL, p, sExp, warp, warps); break;
+      case szFloat32: decodeChunks<szFloat32, kAligned>(sH, sL, p, sExp, warp, warps); break;
+      default: decodeChunks<szFloat8e5m2, kAligned>(sH, sL, p, sExp, warp, warps); break;
     }
   }
   return err;

@@ -128,10 +128,10 @@ __device__ __forceinline__ uint64_t encodeSliceOf(const SlotOp& op, const uint8_
 template <int kType, bool kAligned>
 __device__ __forceinline__ int decodeSliceOf(const DecodeParams& p) {
   if constexpr (kType == kSlotAnyType) {
-    return (reinterpret_cast<uintptr_t>(p.out) & 15) == 0 ? decodeFramePart<true>(p, 0, 1, threadIdx.x, kSlotThreads, true)
-                                                          : decodeFramePart<false>(p, 0, 1, threadIdx.x, kSlotThreads, true);
+    return (reinterpret_cast<uintptr_t>(p.out) & 15) == 0 ? decodeFramePart<true>(p, threadIdx.x, kSlotThreads, true)
+                                                          : decodeFramePart<false>(p, threadIdx.x, kSlotThreads, true);
   } else if constexpr (kType >= 0) {
-    return decodeFramePart<kAligned, kType>(p, 0, 1, threadIdx.x, kSlotThreads, true);
+    return decodeFramePart<kAligned, kType>(p, threadIdx.x, kSlotThreads, true);
   } else {
     return szCorruptFrame;  // a frame where only raw slices may come
   }

@@ -1,6 +1,7 @@
-// What one GPU thread of the codec kernels handles: 16 consecutive elements of one type, their
-// loads and stores (16-byte vectors on aligned buffers, bytes otherwise), and the packing of
-// their sign-mantissa symbols and exponent codes into the frame's sections (docs/FORMAT.md).
+// What one GPU thread of the encoder handles: 16 consecutive elements of one type, their loads
+// (16-byte vectors on aligned buffers, bytes otherwise), and the packing of their sign-mantissa
+// symbols and exponent codes into the frame's sections (docs/FORMAT.md). The decoder's lanes
+// are in kernels/decode_lanes.cuh.
 #pragma once
 
 #include <cstdint>
@@ -48,15 +49,6 @@ struct ThreadElems {
     else if constexpr (T.elemBytes == 2) return (in[k / 2] >> (16 * (k & 1))) & 0xFFFF;
     else return (in[k / 4] >> (8 * (k & 3))) & 0xFF;
   }
-  __device__ __forceinline__ void setElem(uint32_t k, uint32_t w) {
-    if constexpr (T.elemBytes == 4) {
-      in[k] = w;
-    } else {
-      constexpr uint32_t bits = T.elemBytes * 8, per = 32 / bits, mask = (1u << bits) - 1;
-      uint32_t sh = bits * (k % per);
-      in[k / per] = (in[k / per] & ~(mask << sh)) | (w << sh);
-    }
-  }
 
   // Loads n (<= 16) elements from p; kVec: p is 16-byte aligned and n == 16.
   template <bool kVec>
@@ -69,17 +61,6 @@ struct ThreadElems {
       }
     } else {
       loadBytes(in, p, n * T.elemBytes);
-    }
-  }
-
-  template <bool kVec>
-  __device__ __forceinline__ void store(uint8_t* p, uint32_t n) const {
-    if constexpr (kVec) {
-#pragma unroll
-      for (uint32_t v = 0; v < kInWords / 4; ++v)
-        __stcs(reinterpret_cast<uint4*>(p) + v, make_uint4(in[4 * v], in[4 * v + 1], in[4 * v + 2], in[4 * v + 3]));
-    } else {
-      storeBytes(in, p, n * T.elemBytes);
     }
   }
 };
@@ -100,15 +81,8 @@ struct SmPack {
     w[bit / 32] |= sm << (bit % 32);
     if ((bit % 32) + bits > 32) w[bit / 32 + 1] |= sm >> (32 - bit % 32);
   }
-  __device__ __forceinline__ uint32_t get(uint32_t k) const {
-    constexpr uint32_t bits = E::T.smBits;
-    uint32_t bit = k * bits;
-    uint32_t v = w[bit / 32] >> (bit % 32);
-    if ((bit % 32) + bits > 32) v |= w[bit / 32 + 1] << (32 - bit % 32);
-    return v & ((1u << bits) - 1);
-  }
 
-  // Stores/loads the symbols of n elements at p (the section offset of the thread's first
+  // Stores the symbols of n elements at p (the section offset of the thread's first
   // element). kVec: p is aligned to the symbol group (16 bytes for BF16/FP32, 2 for E5M2).
   template <bool kVec>
   __device__ __forceinline__ void store(uint8_t* p, uint32_t n) const {
@@ -125,25 +99,6 @@ struct SmPack {
       storeBytes(w, p, (n * E::T.smBits + 7) / 8);
     }
   }
-  template <bool kVec>
-  __device__ __forceinline__ void load(const uint8_t* p, uint32_t n) {
-    if constexpr (kVec) {
-      if constexpr (E::kSmBytes % 16 == 0) {
-#pragma unroll
-        for (uint32_t v = 0; v < E::kSmBytes / 16; ++v) {
-          uint4 x = __ldcs(reinterpret_cast<const uint4*>(p) + v);
-          w[4 * v] = x.x; w[4 * v + 1] = x.y; w[4 * v + 2] = x.z; w[4 * v + 3] = x.w;
-        }
-      } else {
-        const uint16_t* q = reinterpret_cast<const uint16_t*>(p);
-        w[0] = q[0] | (uint32_t(q[1]) << 16);
-        w[1] = q[2];
-      }
-    } else {
-      clear();
-      loadBytes(w, p, (n * E::T.smBits + 7) / 8);
-    }
-  }
 };
 
 // 16 exponent codes, element k in nibble k (= the section's low-nibble-first order).
@@ -155,20 +110,6 @@ __device__ __forceinline__ void storeCodes(uint8_t* p, uint64_t codes, uint32_t 
 #pragma unroll
     for (uint32_t b = 0; b < 8; ++b)
       if (b < (n + 1) / 2) p[b] = uint8_t(codes >> (8 * b));
-  }
-}
-
-template <bool kVec>
-__device__ __forceinline__ uint64_t loadCodes(const uint8_t* p, uint32_t n) {
-  if constexpr (kVec) {
-    uint2 x = __ldcs(reinterpret_cast<const uint2*>(p));
-    return x.x | (uint64_t(x.y) << 32);
-  } else {
-    uint64_t c = 0;
-#pragma unroll
-    for (uint32_t b = 0; b < 8; ++b)
-      if (b < (n + 1) / 2) c |= uint64_t(p[b]) << (8 * b);
-    return c;
   }
 }
 
@@ -232,30 +173,6 @@ __device__ __forceinline__ uint32_t escapeMask(const ThreadElems<kType>& e, uint
   for (uint32_t k = 0; k < kThreadElems; ++k)
     if (k < n && (sCode[T.exponent(e.elem(k))] & kDeviceEscape)) mask |= 1u << k;
   return mask;
-}
-
-// Rebuilds 16 elements from their sign-mantissa symbols and exponent codes (escapes are
-// patched in afterwards). BF16 works on four elements per 32-bit operation.
-template <int kType>
-__device__ __forceinline__ void decodeSixteen(const SmPack<kType>& sm, uint64_t codes,
-                                              const uint8_t* sExp, ThreadElems<kType>& e) {
-  constexpr TypeTraits T = ThreadElems<kType>::T;
-  if constexpr (kType == szBfloat16) {
-#pragma unroll
-    for (uint32_t j = 0; j < 4; ++j) {
-      uint32_t ex = 0;
-#pragma unroll
-      for (uint32_t b = 0; b < 4; ++b) ex |= uint32_t(sExp[(codes >> (4 * (4 * j + b))) & 0xF]) << (8 * b);
-      uint32_t hb = (sm.w[j] & 0x80808080u) | ((ex >> 1) & 0x7F7F7F7Fu);
-      uint32_t lb = (sm.w[j] & 0x7F7F7F7Fu) | ((ex << 7) & 0x80808080u);
-      e.in[2 * j] = __byte_perm(lb, hb, 0x5140);
-      e.in[2 * j + 1] = __byte_perm(lb, hb, 0x7362);
-    }
-  } else {
-#pragma unroll
-    for (uint32_t k = 0; k < kThreadElems; ++k)
-      e.setElem(k, T.join(sm.get(k), sExp[(codes >> (4 * k)) & 0xF]));
-  }
 }
 
 }  // namespace sz

@@ -4,8 +4,10 @@
 # KV data (BF16 and FP8 E5M2) and nvCOMP side by side, and prints a short table last.
 # JSON results, summary.txt and logs.tar.gz go to $OUT (the device tool's output folder, which
 # takes at most 8 files) or build/gpu_out; the step logs are in logs.tar.gz.
-#   bash tests/gpu/run_all.sh [--quick|--comm]  (--quick: tests only; --comm: the communicator's
-#                                                tests, the main job and sendrecv_perf only)
+#   bash tests/gpu/run_all.sh [--quick|--comm|--codec]  (--quick: tests only; --comm: the
+#       communicator's tests, the main job and sendrecv_perf only; --codec: the GPU suite once,
+#       compute-sanitizer, the codec benchmarks, the authors' codec beside them and sendrecv_perf
+#       on the ipc wire: what a codec change needs)
 # With two GPUs it also runs the main job (make demo) and sendrecv_perf over NCCL on NVLink, on
 # one NCCL channel (a ~34 GB/s link) and on sockets over loopback, each next to plain NCCL
 # (perf/nccl_baseline.py); NVCOMP=1 adds nvCOMP.
@@ -103,14 +105,14 @@ KV_BF16=; KV_E5M2=
 [ -s /tmp/kv_bf16.bin ] && KV_BF16=/tmp/kv_bf16.bin
 [ -s /tmp/kv_e5m2.bin ] && KV_E5M2=/tmp/kv_e5m2.bin
 
-[ "$QUICK" = "--comm" ] || step cpu_tests ./build/tests/splitzip_tests
+case "$QUICK" in --comm|--codec) ;; *) step cpu_tests ./build/tests/splitzip_tests ;; esac
 GPU_FILTER='*'
 [ "$QUICK" = "--comm" ] && GPU_FILTER='*CommGpu*'
 COMM_HUNG=0  # the communicator tests timed out: the demo and sendrecv_perf would hang too
 SZ_TEST_KV_BF16=$KV_BF16 STEP_TIMEOUT=120 step gpu_tests ./build/tests/splitzip_gpu_tests --gtest_filter="$GPU_FILTER" --gtest_output=json:"$OUT/gpu_tests.json" || { [ $? = 124 ] && COMM_HUNG=1; }
 [ "$NGPUS" -ge 2 ] && [ $COMM_HUNG = 0 ] && STEP_TIMEOUT=90 step demo make DEPS="$DEPS" demo
 MPI="mpirun --bind-to none --allow-run-as-root --oversubscribe -np 2 -x SZ_SOCKET_IFNAME -x SZ_TIMEOUT_MS -x NCCL_NVLS_ENABLE"
-if [ "$NGPUS" = 1 ] && [ $COMM_HUNG = 0 ] && [ "$QUICK" != "--quick" ]; then
+if [ "$NGPUS" = 1 ] && [ $COMM_HUNG = 0 ] && [ "$QUICK" != "--quick" ] && [ "$QUICK" != "--codec" ]; then
   # One GPU (NCCL refuses two ranks on one GPU): both ranks share it as two threads of one
   # process (kernels of two processes on one GPU time-slice, and the slot protocol's kernels wait
   # on each other), over the tcp wire (slots in pinned memory, a proxy thread) and the ipc wire.
@@ -121,7 +123,9 @@ if [ "$NGPUS" = 1 ] && [ $COMM_HUNG = 0 ] && [ "$QUICK" != "--quick" ]; then
   STEP_TIMEOUT=90 step sr_tcp_64m ./build/perf/sendrecv_perf -t 2 --wire tcp ${KV_BF16:+--data $KV_BF16} -n 10 -w 3 --codec on -b 64M -e 64M -N 5
   STEP_TIMEOUT=90 step sr_tcp_auto ./build/perf/sendrecv_perf -t 2 --wire tcp ${KV_BF16:+--data $KV_BF16} -n 10 -w 3 --codec auto -b 4 -e 256M -f 16
 fi
-if [ $COMM_HUNG = 0 ] && [ "$QUICK" != "--quick" ]; then
+SRI="env -u CUDA_DEVICE_MAX_CONNECTIONS ./build/perf/sendrecv_perf -t 2 --wire ipc --codec on ${KV_BF16:+--data $KV_BF16}"
+[ $COMM_HUNG = 0 ] && [ "$QUICK" = "--codec" ] && STEP_TIMEOUT=120 step sr_ipc $SRI -n 20 -w 3 -b 4K -e 1G -f 4 -J "$LOGS/sr_ipc.json"
+if [ $COMM_HUNG = 0 ] && [ "$QUICK" != "--quick" ] && [ "$QUICK" != "--codec" ]; then
   # The GPU suite twice more; the slot protocol on the ipc wire (two ranks as threads of one
   # process) once with CUDA_DEVICE_MAX_CONNECTIONS=1;
   # compute-sanitizer on its kernels; sendrecv_perf with no cap and over emulated links.
@@ -138,7 +142,6 @@ if [ $COMM_HUNG = 0 ] && [ "$QUICK" != "--quick" ]; then
   IPC_SAN='SlotIpc.ManyMessagesMatchInOrder:SlotIpc.CountMismatchFailsBothSides:*ipc_codec1_n2097153*:*ipc_codec1_n3145729_seg7*'
   STEP_TIMEOUT=200 step ipc_memcheck compute-sanitizer --tool memcheck --error-exitcode 1 ./build/tests/splitzip_gpu_tests --gtest_filter="$IPC_SAN"
   STEP_TIMEOUT=200 step ipc_racecheck compute-sanitizer --tool racecheck --error-exitcode 1 ./build/tests/splitzip_gpu_tests --gtest_filter='*ipc_codec1_n2097153*'
-  SRI="env -u CUDA_DEVICE_MAX_CONNECTIONS ./build/perf/sendrecv_perf -t 2 --wire ipc --codec on ${KV_BF16:+--data $KV_BF16}"
   STEP_TIMEOUT=120 step sr_ipc $SRI -n 20 -w 3 -b 4K -e 1G -f 4 -J "$LOGS/sr_ipc.json"
   # The same four copies of 1 GiB without the protocol: the raw bound (perf/copy_perf.cu).
   STEP_TIMEOUT=60 step copy_perf ./build/perf/copy_perf --bytes 1G --ops 4 --piece 256K -J "$LOGS/copy_perf.json"
@@ -159,7 +162,7 @@ if [ $COMM_HUNG = 0 ] && [ "$QUICK" != "--quick" ]; then
       LINKS+=(--link "$B=$LOGS/sr_link_$B.json")
   done
 fi
-if [ "$QUICK" != "--quick" ] && python3 -c "import torch, nanobind, scikit_build_core" 2>/dev/null; then
+if [ "$QUICK" != "--quick" ] && [ "$QUICK" != "--codec" ] && python3 -c "import torch, nanobind, scikit_build_core" 2>/dev/null; then
   # The Python package against this GPU (built here: the machine's Python and torch), its pytest
   # suite with Python's fault handler and glibc's heap checks (a crash names its frame).
   py_build &&
@@ -170,12 +173,16 @@ if [ "$QUICK" != "--quick" ] && python3 -c "import torch, nanobind, scikit_build
       python3 -m pytest -x -q -p no:cacheprovider python/tests
   step py_compilers sh -c 'for c in "${CXX:-g++}" /usr/bin/g++; do echo "$c: $($c --version | head -1); shared libstdc++: $($c -print-file-name=libstdc++.so)"; done; python3 -c "import sys; print(sys.version)"'
 fi
-if [ -z "$QUICK" ]; then
+if [ -z "$QUICK" ] || [ "$QUICK" = "--codec" ]; then
   SAN_FILTER='GpuCodec.KvLikeBf16Sizes:GpuCodec.EveryFp8E5m2Pattern:GpuCodec.MisalignedPointers:GpuCodec.CorruptFramesReportErrorsLikeTheCpuDecoder:GpuCodec.HistogramMatchesCpu:GpuBatchCodec.BadEncodeItemsFailAlone:GpuBatchCodec.CountThatOverflowsFailsAlone:GpuBatchCodec.CorruptItemsAmongGoodOnesMatchTheCpuDecoder'
   SZ_TEST_SMALL=1 step memcheck compute-sanitizer --tool memcheck --error-exitcode 1 ./build/tests/splitzip_gpu_tests --gtest_filter="$SAN_FILTER"
   SZ_TEST_SMALL=1 step racecheck compute-sanitizer --tool racecheck --error-exitcode 1 ./build/tests/splitzip_gpu_tests --gtest_filter='GpuCodec.KvLikeBf16Sizes:GpuCodec.EveryFp8E5m2Pattern:GpuBatchCodec.BadEncodeItemsFailAlone:GpuBatchCodec.CorruptItemsAmongGoodOnesMatchTheCpuDecoder'
   step perf_bf16 ./build/perf/codec_perf --type bf16 ${KV_BF16:+--data $KV_BF16} -J "$OUT/codec_bf16.json"
   step perf_e5m2 ./build/perf/codec_perf --type fp8e5m2 ${KV_E5M2:+--data $KV_E5M2} -J "$OUT/codec_e5m2.json"
+  # The authors' Triton codec on the same sample, when its codec_gpu.py was fetched into the
+  # git-ignored .authors/ with .authors/run_authors.py (never committed; README, "Benchmarks").
+  [ -f .authors/codec_gpu.py ] && [ -f .authors/run_authors.py ] && [ -n "$KV_BF16" ] &&
+    STEP_TIMEOUT=240 step authors python3 .authors/run_authors.py "$KV_BF16"
   if [ -n "${NCU:-}" ]; then  # NCU=1: ncu on the grid codec's kernels (512 MiB, one call each)
     STEP_TIMEOUT=240 step ncu_codec ncu --kernel-name regex:'encodeKernel|decodeKernel|finalizeKernel' -c 40 \
       --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
@@ -225,7 +232,7 @@ fi
   grep -h -E "^\[  (PASSED|FAILED|SKIPPED) \]|tests? ran" "$LOGS"/cpu_tests.log "$LOGS"/gpu_tests.log 2>/dev/null | head -20
   grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" "$LOGS"/memcheck.log "$LOGS"/racecheck.log "$LOGS"/ipc_memcheck.log "$LOGS"/ipc_racecheck.log 2>/dev/null
   grep -h -E "^\[  (PASSED|FAILED) \]" "$LOGS"/gpu_tests_2.log "$LOGS"/gpu_tests_3.log "$LOGS"/ipc_tests_conn1.log 2>/dev/null
-  for f in py_compilers py_tests py_gdb sr_ipc_slice_1048576 sr_ipc_slice_4194304 copy_perf ncu_codec perf_bf16 perf_e5m2 nvcomp_bf16 nvcomp_e5m2 link_table sr_ipc sr_ipc_codebook codebook_cpu demo demo_tcp demo_ipc sr_tcp sr_tcp_64m sr_tcp_auto sr_nvlink sr_nvlink_auto sr_nvlink_ipc interpose_torch sr_1channel sr_sockets \
+  for f in py_compilers py_tests py_gdb sr_ipc_slice_1048576 sr_ipc_slice_4194304 copy_perf ncu_codec perf_bf16 perf_e5m2 authors nvcomp_bf16 nvcomp_e5m2 link_table sr_ipc sr_ipc_codebook codebook_cpu demo demo_tcp demo_ipc sr_tcp sr_tcp_64m sr_tcp_auto sr_nvlink sr_nvlink_auto sr_nvlink_ipc interpose_torch sr_1channel sr_sockets \
            nccl_nvlink nccl_1channel nccl_sockets; do [ -f "$LOGS/$f.log" ] && { echo "--- $f"; cat "$LOGS/$f.log"; }; done
   printf '%s\n' "${SUMMARY[@]}"
 } | tee "$OUT/summary.txt"
