@@ -24,8 +24,9 @@
 //
 // Hysteresis, so data at the boundary does not flap: the trigger (0.1 % of ratio above the
 // expected rate) is above what a switch must gain (half that); after a calibration the expected
-// rate is what the data's own top-16 gave on it, switched to or not, so data that no codebook
-// fits better stops triggering; a drift soon after a switch is calibrated on the data of both
+// rate is what the codebook then held gave on the data (the top-16's when it switched, the kept
+// codebook's when not: the top-16's lower rate would leave the kept one under half a trigger of
+// margin, which noise crosses), so data that no codebook fits better stops triggering; a drift soon after a switch is calibrated on the data of both
 // (the histogram that made the codebook and the new one), and calibrations that follow each
 // other closely wait twice as many windows each time (up to kMaxHold), so alternating data
 // costs few histograms.
