@@ -298,10 +298,11 @@ szResult_t szGetUniqueId(szUniqueId* uniqueId);
 /* Codebook modes of szConfig_t.codebookMode (paper §3.3; docs/PIPELINE.md, "Codebooks that
  * follow the data"). Frames carry their codebook, so the receiver's mode does not matter to it. */
 #define SZ_CODEBOOK_AUTO 0    /* start from `codebook` (NULL: each type's built-in default); a
-                                 sender that sees its frames escape more than the codebook should
-                                 give recalibrates on the data it sends (top-16) and switches, per
-                                 peer and type (default). Host-buffer operations; device ones
-                                 keep their starting codebook */
+                                 sender calibrates its first slice per peer and type on the data
+                                 it sends (its top-16 when that gains), and one that sees its
+                                 frames escape more than the codebook should give recalibrates
+                                 and switches (default). Device operations follow one operation
+                                 behind (docs/PIPELINE.md) */
 #define SZ_CODEBOOK_DEFAULT 1 /* each type's built-in default (szCodebookDefault), never changed;
                                  `codebook` must be NULL */
 #define SZ_CODEBOOK_FIXED 2   /* `codebook` (required) for its type, the default for the other

@@ -157,8 +157,7 @@ szResult_t OpRunner::startSlice(Slot& s, uint64_t slice) {
   s.hostTask = runTask([comm, src, count, type, plan, peer, group, frame, cap, out, cb]() {
     auto t0 = Clock::now();
     size_t bytesOut = 0;
-    *cb = plan.calibrate ? comm->codebooks->calibrateHost(peer, type, src, count, group) : plan.codebook;
-    szResult_t r = szEncode(src, count, type, cb, 0, frame, cap, &bytesOut);
+    szResult_t r = comm->codebooks->encodeHost(peer, type, plan, src, count, frame, cap, &bytesOut, cb, group);
     *out = bytesOut;
     std::lock_guard<std::mutex> lock(comm->statsMu);
     comm->stats.encodeSeconds += seconds(t0, Clock::now());

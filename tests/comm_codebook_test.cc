@@ -2,12 +2,14 @@
 // buffers over tcp, two ranks as threads): the shipped real KV sample, then the same KV scaled
 // by 2^9 (its exponents shifted off the default codebook, as another model's KV would be). The
 // receiver's bytes stay bit-exact throughout; with auto the sender recalibrates once and the
-// shifted KV's ratio recovers to the unshifted one's, while a fixed default codebook stores it
-// raw. szCommGetStats reports the recalibrations and the escape rate. Also the configuration:
-// szConfig_t.codebookMode, SZ_CODEBOOK, and a szConfig_t of 0.1.0's size.
+// shifted KV's first send already reaches the unshifted one's ratio (its slices that came out
+// raw are encoded again), while a fixed default codebook stores it raw. szCommGetStats reports
+// the recalibrations and the escape rate. Also the configuration: szConfig_t.codebookMode,
+// SZ_CODEBOOK, and a szConfig_t of 0.1.0's size.
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -75,13 +77,16 @@ TEST(CommCodebook, AutoRecalibratesOnceWhenTheKvShiftsAndTheRatioRecovers) {
   Transfer fixedRun = transfer(SZ_CODEBOOK_DEFAULT, {kv, shifted});
   ASSERT_EQ(autoRun.ratios.size(), size_t(2 * kSends));
   ASSERT_EQ(fixedRun.ratios.size(), size_t(2 * kSends));
+  printf("[ figures  ] auto sends:");
+  for (double r : autoRun.ratios) printf(" %.4f", r);
+  printf(" (%llu recalibrations, escape rate %.4f %%); default's shifted sends %.4f\n",
+         (unsigned long long)autoRun.stats.recalibrations, 100 * autoRun.stats.escapeRate, fixedRun.ratios[kSends]);
   // The default fits the sample: no recalibration while it is sent.
   EXPECT_GT(autoRun.ratios[0], 1.32);
   EXPECT_NEAR(autoRun.ratios[kSends - 1], fixedRun.ratios[kSends - 1], 0.0005);
-  // Shifted: the fixed default escapes nearly everything, auto switches within the first send.
+  // Shifted: the fixed default escapes nearly everything, auto follows from the first send on.
   EXPECT_LT(fixedRun.ratios[kSends], 1.01);
-  EXPECT_GT(autoRun.ratios[kSends], fixedRun.ratios[kSends] + 0.05);
-  for (int i = kSends + 1; i < 2 * kSends; ++i)
+  for (int i = kSends; i < 2 * kSends; ++i)
     EXPECT_GT(autoRun.ratios[i], autoRun.ratios[0] * 0.997) << "send " << i << ": within 0.3 % of the unshifted KV's";
   EXPECT_GE(autoRun.stats.recalibrations, 1u);
   EXPECT_LE(autoRun.stats.recalibrations, 2u) << "more than the step and one refinement";

@@ -50,6 +50,16 @@ inline std::vector<uint8_t> scaledBf16(std::vector<uint8_t> v, int shift) {
   return v;
 }
 
+// FP8 E5M2 elements times 2^shift, as scaledBf16 does it: normals that stay normal move, the rest
+// stay as they were.
+inline std::vector<uint8_t> scaledE5m2(std::vector<uint8_t> v, int shift) {
+  for (uint8_t& b : v) {
+    const int e = (b >> 2) & 0x1F;
+    if (e > 0 && e < 31 && e + shift > 0 && e + shift < 31) b = uint8_t((b & 0x83) | ((e + shift) << 2));
+  }
+  return v;
+}
+
 // BF16 widened to FP32: the same exponents, mantissas shifted up (FP32's default is BF16's).
 inline std::vector<uint8_t> widenBf16ToFp32(const std::vector<uint8_t>& bf16) {
   std::vector<uint8_t> v(bf16.size() * 2, 0);

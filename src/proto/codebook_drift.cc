@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "base/checks.h"
 #include "codec/dtype.h"
 
 namespace sz {
@@ -49,10 +50,12 @@ CodebookDrift::State& CodebookDrift::find(int peer, szDataType_t type, int group
 CodebookDrift::Plan CodebookDrift::plan(int peer, szDataType_t type, int group) {
   std::lock_guard<std::mutex> lock(mu_);
   State& s = find(peer, type, group);
-  Plan p{s.codebook, follow_ && (s.drifted || s.probes > 0) && !s.pending};
+  const bool first = !s.evidence;  // nothing known of the data but the slice itself
+  Plan p{s.codebook, follow_ && (first || s.drifted || s.probes > 0) && !s.pending};
   if (p.calibrate) {
     s.pending = true;
     s.drifted = false;
+    s.firstOut = first;
   }
   return p;
 }
@@ -61,6 +64,10 @@ szCodebook_t CodebookDrift::calibrated(int peer, szDataType_t type, const unsign
   std::lock_guard<std::mutex> lock(mu_);
   State& s = find(peer, type, group);
   s.pending = false;
+  s.evidence = true;
+  ++histograms_;
+  const bool first = s.firstOut;  // the data's own top-16 or the default, at once
+  s.firstOut = false;
   const uint32_t range = 1u << typeTraits(type).expBits;
   for (uint32_t e = 0; e < range; ++e) s.probe[e] += counts[e];
   ++s.probes;
@@ -74,13 +81,13 @@ szCodebook_t CodebookDrift::calibrated(int peer, szDataType_t type, const unsign
   szCodebookFromHistogram(&hist, &fresh);
   const double now = escapeRate(hist.counts, range, s.codebook), then = escapeRate(hist.counts, range, fresh);
   const bool gains = now - then >= triggerMargin(type) / 2;
-  if (!gains && s.probes < kProbeSlices) return s.codebook;  // the drift may be in the next slices
-  if (s.sinceCalibration < kRecentWindows) {  // calibrations close together: wait longer each time
+  if (!gains && !first && s.probes < kProbeSlices) return s.codebook;  // the drift may be in the next slices
+  if (!first && s.sinceCalibration < kRecentWindows) {  // calibrations close together: wait longer each time
     s.backoff = std::min(s.backoff ? 2 * s.backoff : 1, kMaxHold);
     s.hold = s.backoff;
   }
   s.sinceCalibration = 0;
-  s.expected = then;
+  s.expected = gains ? then : now;
   s.lastSwitched = gains;
   s.probes = 0;
   memset(s.probe, 0, sizeof(s.probe));
@@ -100,6 +107,60 @@ szCodebook_t CodebookDrift::calibrateHost(int peer, szDataType_t type, const voi
   return calibrated(peer, type, hist.counts, group);
 }
 
+CodebookDrift::Retry CodebookDrift::retry(int peer, const szFrameInfo_t& frame, const szCodebook_t& encodedWith,
+                                          szCodebook_t* current, int group) {
+  if (!follow_ || !frame.raw || frame.count < kMinRawEvidence || !szTypeIsCompressible(frame.type)) return kNoRetry;
+  std::lock_guard<std::mutex> lock(mu_);
+  State& s = find(peer, frame.type, group);
+  if (s.hold > 0 || s.retryHold > 0) return kNoRetry;
+  *current = s.codebook;
+  if (memcmp(encodedWith.exponents, s.codebook.exponents, sizeof(s.codebook.exponents)) != 0)
+    return kWithCurrent;  // a calibration of another slice came back meanwhile
+  if (s.pending) return kOwnTop16;  // one is out: it, not this slice, updates the state
+  s.pending = true;
+  return kCalibrate;
+}
+
+void CodebookDrift::retried(int peer, szDataType_t type, bool stillRaw, int group) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stillRaw) find(peer, type, group).retryHold = kRetryHold;
+}
+
+szResult_t CodebookDrift::encodeHost(int peer, szDataType_t type, const Plan& plan, const void* data, uint64_t count,
+                                     void* frame, size_t cap, size_t* bytes, szCodebook_t* encodedWith, int group) {
+  *encodedWith = plan.calibrate ? calibrateHost(peer, type, data, count, group) : plan.codebook;
+  SZCHECK(szEncode(data, count, type, encodedWith, 0, frame, cap, bytes));
+  szFrameInfo_t info;
+  szCodebook_t next;
+  if (plan.calibrate || !follow_ || szFrameGetInfo(frame, *bytes, &info) != szSuccess) return szSuccess;
+  switch (retry(peer, info, *encodedWith, &next, group)) {
+    case kNoRetry: return szSuccess;
+    case kWithCurrent: break;
+    case kCalibrate: next = calibrateHost(peer, type, data, count, group); break;
+    case kOwnTop16: {
+      szHistogram_t hist;
+      szHistogramInit(&hist, type);
+      szHistogramAccumulate(&hist, data, count);
+      szCodebookFromHistogram(&hist, &next);
+      const uint32_t range = 1u << typeTraits(type).expBits;
+      if (escapeRate(hist.counts, range, *encodedWith) - escapeRate(hist.counts, range, next) < triggerMargin(type) / 2)
+        next = *encodedWith;
+      break;
+    }
+  }
+  bool stillRaw = true;
+  if (memcmp(next.exponents, encodedWith->exponents, sizeof(next.exponents)) != 0) {  // else raw again
+    *encodedWith = next;
+    SZCHECK(szEncode(data, count, type, encodedWith, 0, frame, cap, bytes));
+    SZCHECK(szFrameGetInfo(frame, *bytes, &info));
+    stillRaw = info.raw != 0;
+    std::lock_guard<std::mutex> lock(mu_);
+    ++reencodes_;
+  }
+  retried(peer, type, stillRaw, group);
+  return szSuccess;
+}
+
 void CodebookDrift::sent(int peer, const szFrameInfo_t& frame, const szCodebook_t& encodedWith, int group) {
   if (!follow_ || !szTypeIsCompressible(frame.type)) return;
   std::lock_guard<std::mutex> lock(mu_);
@@ -111,11 +172,13 @@ void CodebookDrift::sent(int peer, const szFrameInfo_t& frame, const szCodebook_
     if (frame.count < kMinRawEvidence) return;
     escapes = frame.count;  // more escapes than a frame can pay for
   }
+  s.evidence = true;
   s.windowElems += frame.count;
   s.windowEscapes += escapes;
   if (s.windowElems < window_) return;
   const double rate = double(s.windowEscapes) / double(s.windowElems);
   s.windowElems = s.windowEscapes = 0;
+  if (s.retryHold > 0) --s.retryHold;
   if (s.sinceCalibration < kMaxHold * 4) ++s.sinceCalibration;
   else s.backoff = 0;  // long calm: a new drift is news again
   if (s.hold > 0) {
@@ -130,6 +193,16 @@ void CodebookDrift::sent(int peer, const szFrameInfo_t& frame, const szCodebook_
 uint64_t CodebookDrift::recalibrations() const {
   std::lock_guard<std::mutex> lock(mu_);
   return recalibrations_;
+}
+
+uint64_t CodebookDrift::histograms() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return histograms_;
+}
+
+uint64_t CodebookDrift::reencodes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return reencodes_;
 }
 
 }  // namespace sz

@@ -3,6 +3,11 @@
 // frames it sent. Segment groups (segment_groups.h) are positions in a szSendv buffer list; each
 // follows its own data, so a group's codebook parts from another's only where its own escapes
 // cost more than 0.1 % of ratio (the trigger below).
+// A state with no evidence yet (no frame counted, no calibration back) calibrates the first
+// slice it plans, and takes the data's own top-16 when that saves half the trigger on it, else
+// keeps the default: nothing else is known of a new model's KV, and a send of one slice has no
+// later slice to recover in. That first calibration never probes further slices nor counts
+// towards the backoff below: one histogram per state, paid once.
 // When a window of frames escapes more than the codebook gave on the data it was calibrated on,
 // by more than costs 0.1 % of ratio, the next slice is calibrated (the caller takes a histogram
 // of the data being sent and hands it back) and the codebook switches when the data's own
@@ -10,17 +15,24 @@
 // together (the drift may be in every other slice). Frames carry their codebook: the receiver needs
 // nothing. In steady state a sender only counts escapes (from the frame headers it sends); a
 // histogram is taken only on drift.
+// Data that shifts within a send of one slice would still go raw: on the host path a slice that
+// came out raw with a codebook not calibrated on it is encoded again, once (retry, encodeHost),
+// with the codebook a switch since its plan gave (the second slice of a first send, planned while
+// the first slice's calibration was out) or calibrated on the slice itself. A re-encode
+// that stays raw (incompressible data) stops re-encodes for kRetryHold windows, so random bytes
+// cost one extra encode per kRetryHold windows at most.
 //
 // Hysteresis, so data at the boundary does not flap: the trigger (0.1 % of ratio above the
 // expected rate) is above what a switch must gain (half that); after a calibration the expected
-// rate is what the data's own top-16 gave on it, switched to or not, so data that no codebook
-// fits better stops triggering; a drift soon after a switch is calibrated on the data of both
+// rate is what the codebook then held gave on the data (the top-16's when it switched, the kept
+// codebook's when not: the top-16's lower rate would leave the kept one under half a trigger of
+// margin, which noise crosses), so data that no codebook fits better stops triggering; a drift soon after a switch is calibrated on the data of both
 // (the histogram that made the codebook and the new one), and calibrations that follow each
 // other closely wait twice as many windows each time (up to kMaxHold), so alternating data
 // costs few histograms.
 //
-// Pure logic, thread-safe: the host path (src/pipeline.cc, CPU histogram) and the device path
-// (kernels/calibrate.h) share it.
+// Thread-safe: the host path (src/pipeline.cc: encodeHost, CPU histogram) and the device path
+// (kernels/calibrate.h: its histogram handed to calibrated()) share it.
 #pragma once
 
 #include <cstdint>
@@ -39,6 +51,7 @@ class CodebookDrift {
   static constexpr int kRecentWindows = 8;            // a drift this soon after a switch merges
   static constexpr int kMaxHold = 64;                 // windows
   static constexpr int kProbeSlices = 4;  // slices calibrated on, together, before giving up a drift
+  static constexpr int kRetryHold = 4 * kMaxHold;  // windows without re-encodes after one stayed raw
 
   // follow = false: every type keeps `initial` (its type) or its default, never calibrating.
   // `windowElems`: elements of frames judged together (at least one frame).
@@ -50,14 +63,31 @@ class CodebookDrift {
     bool calibrate;         // ... unless set: take the slice's histogram and call calibrated()
   };
   // Before encoding a slice of a compressible `type` to `peer`, of segment group `group` (0 for
-  // szSend and for device operations). One calibration at a time per group: while one is out,
-  // the group's other slices encode with its current codebook.
+  // szSend and for device operations). One calibration at a time per group once it has
+  // evidence: while one is out, the group's other slices encode with its current codebook.
   Plan plan(int peer, szDataType_t type, int group = 0);
   // The exponent histogram (2^exponent bits counts) of a slice planned with calibrate: returns
   // the codebook to encode that slice with (the new one when it switched).
   szCodebook_t calibrated(int peer, szDataType_t type, const unsigned long long* counts, int group = 0);
   // calibrated() on the CPU histogram of `count` elements at host pointer `data` (the host path).
   szCodebook_t calibrateHost(int peer, szDataType_t type, const void* data, uint64_t count, int group = 0);
+  // A slice planned without calibration, encoded with `encodedWith`, came out as the raw frame
+  // `frame`: whether and how to encode it again. kWithCurrent: the group switched since, encode
+  // with *current; kCalibrate: calibrate the slice (its histogram handed back as plan's);
+  // kOwnTop16: another calibration is out, encode with the slice's own top-16 if it gains what
+  // a switch must (the state unchanged). kNoRetry for small frames (raw for their header's sake)
+  // and while a hold or kRetryHold lasts.
+  enum Retry { kNoRetry, kWithCurrent, kCalibrate, kOwnTop16 };
+  Retry retry(int peer, const szFrameInfo_t& frame, const szCodebook_t& encodedWith, szCodebook_t* current,
+              int group = 0);
+  // How the slice retry() allowed came out: `stillRaw` (or not encoded again: the calibration
+  // kept the codebook it was raw with) holds off re-encodes of the group for kRetryHold windows.
+  void retried(int peer, szDataType_t type, bool stillRaw, int group = 0);
+  // The host path's encode of a slice of `count` elements at `data` planned with `plan`
+  // (szEncode into `frame`, `cap` bytes; *bytes its size): calibrated first when the plan says
+  // so, and encoded again when retry() allows. *encodedWith: the frame's codebook, for sent().
+  szResult_t encodeHost(int peer, szDataType_t type, const Plan& plan, const void* data, uint64_t count, void* frame,
+                        size_t cap, size_t* bytes, szCodebook_t* encodedWith, int group = 0);
   // A frame was sent to `peer`: its header (szFrameGetInfo) and the codebook it was encoded
   // with (the plan's or calibrated()'s; a raw frame's header has none). A raw frame of a
   // compressible type counts as all escapes (they would not have paid); a frame encoded with
@@ -65,6 +95,8 @@ class CodebookDrift {
   void sent(int peer, const szFrameInfo_t& frame, const szCodebook_t& encodedWith, int group = 0);
 
   uint64_t recalibrations() const;  // codebook switches so far, all groups together
+  uint64_t histograms() const;      // calibrations handed back so far, all groups together
+  uint64_t reencodes() const;       // slices encoded twice by encodeHost, all groups together
   // Escapes per element above the expected rate that trigger a calibration for `type`: 0.1 % of
   // the compressed size (3 bytes an escape against 1.5 bytes a BF16 element: 0.05 %).
   static double triggerMargin(szDataType_t type);
@@ -80,6 +112,9 @@ class CodebookDrift {
     int hold = 0, backoff = 0;  // windows whose drift is ignored; the next calibration's hold
     int sinceCalibration = kRecentWindows;  // windows
     int probes = 0;  // slices calibrated on since the drift, without a gain yet
+    bool evidence = false;  // a frame was counted or a calibration came back
+    bool firstOut = false;  // the calibration out was planned without evidence
+    int retryHold = 0;      // windows without re-encodes
     unsigned long long probe[256] = {};     // their histogram
     unsigned long long madeFrom[256] = {};  // the histogram the codebook was calibrated on
   };
@@ -91,7 +126,7 @@ class CodebookDrift {
   bool haveInitial_ = false;
   mutable std::mutex mu_;
   std::map<std::tuple<int, int, int>, State> states_;  // (peer, type, group)
-  uint64_t recalibrations_ = 0;
+  uint64_t recalibrations_ = 0, histograms_ = 0, reencodes_ = 0;
 };
 
 }  // namespace sz
