@@ -1,5 +1,5 @@
 // szDecodeAsync: the GPU decoder (kernels/decode_frame.cuh) as one grid over a frame, a warp
-// per chunk.
+// per chunk, after a status reset it overlaps (programmatic dependent launch).
 #include <cuda_runtime.h>
 
 #include "cuda_check.h"
@@ -10,12 +10,12 @@
 namespace sz {
 namespace {
 
-// 2 blocks of 512 threads per multiprocessor at 64 registers, no spills: measured fastest
-// (perf/results/codec_notes.md, v4); 3 or 4 blocks spill and lose 11-23 %.
-constexpr uint32_t kBlocksPerSm = 2;
+// 4 blocks of 256 threads per multiprocessor at 64 registers (32 warps): 2 or 4 blocks of 512
+// were no faster, 3-6 blocks spill (perf/results/codec_notes.md, v4).
+constexpr uint32_t kGridThreads = 256, kBlocksPerSm = 4;
 
 template <bool kAligned>
-__global__ void __launch_bounds__(kDecodeThreads, kBlocksPerSm) decodeKernel(DecodeParams p) {
+__global__ void __launch_bounds__(kGridThreads, kBlocksPerSm) decodeKernel(DecodeParams p) {
   const uint64_t gtid = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   decodeFramePart<kAligned>(p, gtid, uint64_t(gridDim.x) * blockDim.x, blockIdx.x == 0);
 }
@@ -36,9 +36,22 @@ extern "C" szResult_t szDecodeAsync(const void* d_frame, size_t frameBytes, void
   DecodeParams p{static_cast<const uint8_t*>(d_frame), frameBytes, static_cast<uint8_t*>(d_out),
                  outCapacity, status, -1, 0};
   bool aligned = ((reinterpret_cast<uintptr_t>(d_frame) | reinterpret_cast<uintptr_t>(d_out)) & 15) == 0;
-  unsigned blocks = unsigned(sms) * kBlocksPerSm;
-  if (aligned) decodeKernel<true><<<blocks, kDecodeThreads, 0, stream>>>(p);
-  else decodeKernel<false><<<blocks, kDecodeThreads, 0, stream>>>(p);
+  // A block per 8 KiB of frame at most (a 1024-element frame is one block), the resident
+  // blocks at most: each block checks the header before its first chunk.
+  const uint64_t need = frameBytes / 8192 + 1, resident = uint64_t(sms) * kBlocksPerSm;
+  // Launched as a programmatic dependent of the status reset: the decoder starts as the reset
+  // starts, and only a report of an error waits for it (reportStatus, griddepcontrol.wait).
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(unsigned(need < resident ? need : resident));
+  cfg.blockDim = dim3(kGridThreads);
+  cfg.stream = stream;
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
+  if (aligned) CUDACHECK(cudaLaunchKernelEx(&cfg, decodeKernel<true>, p));
+  else CUDACHECK(cudaLaunchKernelEx(&cfg, decodeKernel<false>, p));
   CUDACHECK(cudaGetLastError());
   return szSuccess;
 }

@@ -27,7 +27,15 @@ struct DecodeParams {
   uint64_t expectCount;
 };
 
-__device__ __forceinline__ void reportStatus(int* status, int code) { atomicCAS(status, 0, code); }
+// A verdict for the status word. szDecodeAsync's grid is a programmatic dependent of the
+// word's reset (kernels/decode.cu), so a report first waits for the reset to be done; in grids
+// launched the ordinary way the wait returns at once.
+__device__ __forceinline__ void reportStatus(int* status, int code) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+  atomicCAS(status, 0, code);
+}
 
 // Patches escape (pos, ex) of the chunk whose first element is `chunkFirst` into the output
 // already stored there: the element is rebuilt from its sign-mantissa symbol in the frame, so
@@ -48,32 +56,31 @@ __device__ __forceinline__ void patchEscape(const FrameLayout& l, const DecodePa
   for (uint32_t b = 0; b < T.elemBytes; ++b) dst[b] = uint8_t(e >> (8 * b));
 }
 
-// A warp's loads of one chunk: lane j's count of chunk j of the chunk's group, lane 0's group
-// offsets, and the symbols and codes of steps [0, kNum) (all of them where registers allow).
-template <int kType, uint32_t kNum>
-struct ChunkLoads {
+// A warp's loads of a chunk's escape index: lane j's count of chunk j of the chunk's group,
+// lane 0's group offset and, for a group's first chunk, the next one (or the escape count).
+struct ChunkIndex {
   uint32_t cnt;
   uint64_t base, next;
-  LaneIn<kType> in[kNum];
 };
 
-__device__ __forceinline__ uint32_t chunkLen(const FrameLayout& l, uint64_t c) {
-  const uint64_t left = l.count - c * kChunkElems;
-  return left < kChunkElems ? uint32_t(left) : kChunkElems;
-}
+__device__ __forceinline__ bool wholeChunk(const FrameLayout& l, uint64_t c) { return (c + 1) * kChunkElems <= l.count; }
 
-template <int kType>
-__device__ __forceinline__ uint32_t laneElems(uint32_t len, uint32_t s, uint32_t lane) {
-  using S = LaneShape<kType>;
-  const uint32_t first = s * S::kStepElems + lane * S::kElems;
-  return first >= len ? 0 : (len - first < S::kElems ? len - first : S::kElems);
-}
-
-// Issues steps [s0, s0 + kNum) of chunk c's symbol and code loads.
+// Issues steps [s0, s0 + kNum) of chunk c's symbol and code loads. A whole chunk (all but the
+// last) takes constant offsets from one base per section: the per-step bounds and 64-bit
+// address arithmetic were a third of the decoder's instructions (ncu, codec_notes.md).
 template <int kType, bool kAligned, uint32_t kNum>
 __device__ __forceinline__ void loadSteps(const FrameLayout& l, const uint8_t* f, uint64_t c, uint32_t s0,
                                           uint32_t lane, LaneIn<kType> (&in)[kNum]) {
   using S = LaneShape<kType>;
+  if (wholeChunk(l, c)) {
+    const uint32_t lead = s0 * S::kStepElems + lane * S::kElems;
+    const uint8_t* smp = f + l.smOff + c * (kChunkElems * S::T.smBits / 8) + lead * S::T.smBits / 8;
+    const uint8_t* cp = f + l.codeOff + c * (kChunkElems / 2) + lead / 2;
+#pragma unroll
+    for (uint32_t a = 0; a < kNum; ++a)
+      in[a].template load<kAligned>(smp + a * S::kStepElems * S::T.smBits / 8, cp + a * S::kStepElems / 2, S::kElems);
+    return;
+  }
   const uint32_t len = chunkLen(l, c);
 #pragma unroll
   for (uint32_t a = 0; a < kNum; ++a) {
@@ -86,17 +93,27 @@ __device__ __forceinline__ void loadSteps(const FrameLayout& l, const uint8_t* f
   }
 }
 
-template <int kType, bool kAligned, uint32_t kNum>
-__device__ __forceinline__ void loadChunk(const FrameHeader& h, const FrameLayout& l, const uint8_t* f, uint64_t c,
-                                          uint32_t lane, ChunkLoads<kType, kNum>& ld) {
+// kAligned: the frame is 16-byte aligned, so the index's fields are at their natural alignment
+// (the section starts 16-byte aligned; offsets are 8 bytes, counts 2).
+template <bool kAligned>
+__device__ __forceinline__ uint64_t indexField64(const uint8_t* p) {
+  if constexpr (kAligned) return *reinterpret_cast<const uint64_t*>(p);
+  else return loadLe64(p);
+}
+
+template <bool kAligned>
+__device__ __forceinline__ ChunkIndex loadIndex(const FrameHeader& h, const FrameLayout& l, const uint8_t* f, uint64_t c,
+                                                uint32_t lane) {
   const uint64_t g = c / kChunksPerGroup, cj = g * kChunksPerGroup + lane;
-  ld.cnt = cj < l.numChunks ? loadLe16(f + l.countsOff + 2 * cj) : 0;
-  ld.base = ld.next = 0;
+  const uint8_t* cnt = f + l.countsOff + 2 * cj;
+  ChunkIndex ix{0, 0, 0};
+  if (cj < l.numChunks) ix.cnt = kAligned ? *reinterpret_cast<const uint16_t*>(cnt) : loadLe16(cnt);
   if (lane == 0) {
-    ld.base = loadLe64(f + l.indexOff + 8 * g);
-    if (c % kChunksPerGroup == 0) ld.next = g + 1 < l.numGroups ? loadLe64(f + l.indexOff + 8 * (g + 1)) : h.escapeCount;
+    ix.base = indexField64<kAligned>(f + l.indexOff + 8 * g);
+    if (c % kChunksPerGroup == 0)
+      ix.next = g + 1 < l.numGroups ? indexField64<kAligned>(f + l.indexOff + 8 * (g + 1)) : h.escapeCount;
   }
-  loadSteps<kType, kAligned>(l, f, c, 0, lane, ld.in);
+  return ix;
 }
 
 // Rebuilds and stores steps [s0, s0 + kNum) of chunk c from their loads.
@@ -104,6 +121,12 @@ template <int kType, bool kAligned, uint32_t kNum>
 __device__ __forceinline__ void storeSteps(const FrameLayout& l, const DecodeParams& p, const LaneCodebook& cb,
                                            uint64_t c, uint32_t s0, uint32_t lane, const LaneIn<kType> (&in)[kNum]) {
   using S = LaneShape<kType>;
+  if (wholeChunk(l, c)) {
+    uint8_t* dst = p.out + (c * kChunkElems + s0 * S::kStepElems + lane * S::kElems) * S::T.elemBytes;
+#pragma unroll
+    for (uint32_t a = 0; a < kNum; ++a) storeLane<kType, kAligned>(dst + a * 512, decodeLane<kType>(in[a], cb), S::kElems);
+    return;
+  }
   const uint32_t len = chunkLen(l, c);
 #pragma unroll
   for (uint32_t a = 0; a < kNum; ++a) {
@@ -116,8 +139,8 @@ __device__ __forceinline__ void storeSteps(const FrameLayout& l, const DecodePar
   }
 }
 
-// One warp finishes chunk `c` of a validated compressed frame from its loads (steps beyond
-// kNum are loaded here), with no barrier beyond the warp: its escapes start at the group offset
+// One warp finishes chunk `c` of a validated compressed frame from its group's index and its
+// first kNum steps' loads (later steps are loaded here), with no barrier beyond the warp: its escapes start at the group offset
 // plus the counts of the group's chunks before it; it stores 512 bytes a step and then patches
 // its escapes, checking each record (index range, position, order, exponent range). The warp
 // of a group's first chunk checks the group's offsets (telescoping over all groups:
@@ -126,7 +149,7 @@ __device__ __forceinline__ void storeSteps(const FrameLayout& l, const DecodePar
 template <int kType, bool kAligned, uint32_t kNum>
 __device__ __forceinline__ bool finishChunk(const FrameHeader& h, const FrameLayout& l, const DecodeParams& p,
                                             const LaneCodebook& cb, uint64_t c, uint32_t lane,
-                                            const ChunkLoads<kType, kNum>& ld) {
+                                            const ChunkIndex& ld, const LaneIn<kType> (&first)[kNum]) {
   using S = LaneShape<kType>;
   constexpr TypeTraits T = S::T;
   constexpr uint32_t kFull = 0xFFFFFFFFu;
@@ -140,7 +163,7 @@ __device__ __forceinline__ bool finishChunk(const FrameHeader& h, const FrameLay
     const uint32_t total = __reduce_add_sync(kFull, ld.cnt);
     if (lane == 0) bad |= ld.base > ld.next || ld.next - ld.base != total || (g == 0 && ld.base != 0);
   }
-  storeSteps<kType, kAligned>(l, p, cb, c, 0, lane, ld.in);
+  storeSteps<kType, kAligned>(l, p, cb, c, 0, lane, first);
 #pragma unroll
   for (uint32_t s0 = kNum; s0 < S::kSteps; s0 += kNum) {
     LaneIn<kType> in[kNum];
@@ -181,6 +204,9 @@ __device__ __forceinline__ bool finishChunk(const FrameHeader& h, const FrameLay
 }
 
 // Warp `warp` of `warps` decodes chunks warp, warp + warps, ... of a validated compressed frame.
+// A warp holds one chunk's loads (12 registers for BF16) at a time: two chunks at once, an L2
+// prefetch of the next one, or a cp.async ring in shared memory all measured slower
+// (perf/results/codec_notes.md, v4).
 template <int kType, bool kAligned>
 __device__ void decodeChunks(const FrameHeader& h, const FrameLayout& l, const DecodeParams& p,
                              const uint8_t* sExp, uint64_t warp, uint64_t warps) {
@@ -189,9 +215,10 @@ __device__ void decodeChunks(const FrameHeader& h, const FrameLayout& l, const D
   cb.load(sExp, kType == szFloat8e5m2 ? S::T.mantBits : 0);
   const uint32_t lane = threadIdx.x % 32;
   for (uint64_t c = warp; c < l.numChunks; c += warps) {
-    ChunkLoads<kType, S::kAhead> ld;
-    loadChunk<kType, kAligned>(h, l, p.frame, c, lane, ld);
-    if (!finishChunk<kType, kAligned>(h, l, p, cb, c, lane, ld)) return;
+    const ChunkIndex ix = loadIndex<kAligned>(h, l, p.frame, c, lane);
+    LaneIn<kType> in[S::kAhead];
+    loadSteps<kType, kAligned>(l, p.frame, c, 0, lane, in);
+    if (!finishChunk<kType, kAligned>(h, l, p, cb, c, lane, ix, in)) return;
   }
 }
 
@@ -208,16 +235,19 @@ __device__ __forceinline__ int decodeFramePart(const DecodeParams& p, uint64_t g
                                                bool reportHeader) {
   __shared__ FrameHeader sH;
   __shared__ FrameLayout sL;
-  __shared__ uint8_t sExp[kCodebookSize];
+  __shared__ uint8_t sBytes[kHeaderBytes];  // the header's bytes, loaded by all threads at once
   __shared__ int sErr;
   const uint32_t tid = threadIdx.x;
+  const bool whole = p.frameBytes >= kHeaderBytes;
+  for (uint32_t i = tid; i < kHeaderBytes; i += blockDim.x) sBytes[i] = whole ? p.frame[i] : 0;
+  __syncthreads();
   if (tid == 0) {
     int err = szSuccess;
     uint64_t frameBytes = 0;
-    if (p.frameBytes < kHeaderBytes) {
+    if (!whole) {
       err = szCorruptFrame;
     } else {
-      readHeader(p.frame, &sH);
+      readHeader(sBytes, &sH);
       if (checkHeader(sH, p.frameBytes, &sL, &frameBytes) != kHeaderOk) err = szCorruptFrame;
       else if (p.expectType >= 0 && (sH.type != p.expectType || sH.count != p.expectCount)) err = szCorruptFrame;
       else if (sL.rawBytes > p.outCapacity) err = szInvalidArgument;
@@ -225,7 +255,7 @@ __device__ __forceinline__ int decodeFramePart(const DecodeParams& p, uint64_t g
     if (err != szSuccess && reportHeader) reportStatus(p.status, err);
     sErr = err;
   }
-  if (tid < kCodebookSize) sExp[tid] = p.frameBytes >= kHeaderBytes ? p.frame[64 + tid] : 0;
+  const uint8_t* sExp = sBytes + 64;  // the codebook's exponents
   __syncthreads();
   const int err = sErr;
   if (err != szSuccess) return err;

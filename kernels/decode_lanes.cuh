@@ -2,12 +2,15 @@
 // BF16, 16 FP8 E5M2 or 4 FP32 elements, from their sign-mantissa symbols and exponent codes.
 // A warp's 32 lanes cover 512 consecutive output bytes per step, so every store is a full-width
 // coalesced 16-byte vector. The 16-entry codebook lives in four registers and codes are looked
-// up four at a time with byte permutes: no shared-memory table, no per-element branch.
+// up four at a time with byte permutes: no shared-memory table, no per-element branch. The
+// grid encoder's warps use the same lane layout (LaneShape, chunkLen, laneElems;
+// kernels/encode_lanes.cuh).
 #pragma once
 
 #include <cstdint>
 
 #include "codec/dtype.h"
+#include "codec/frame.h"
 #include "thread_elems.cuh"
 
 namespace sz {
@@ -28,6 +31,20 @@ struct LaneShape {
   static_assert(kSteps * kStepElems == kChunkElems, "a chunk is whole steps");
   static_assert(kSteps % kAhead == 0, "steps go in equal batches");
 };
+
+// Elements in chunk c of a frame's layout (1024 but in the last chunk), and of them lane
+// `lane`'s in step s of a chunk of `len` elements (kElems but at the chunk's end).
+__device__ __forceinline__ uint32_t chunkLen(const FrameLayout& l, uint64_t c) {
+  const uint64_t left = l.count - c * kChunkElems;
+  return left < kChunkElems ? uint32_t(left) : kChunkElems;
+}
+
+template <int kType>
+__device__ __forceinline__ uint32_t laneElems(uint32_t len, uint32_t s, uint32_t lane) {
+  using S = LaneShape<kType>;
+  const uint32_t first = s * S::kStepElems + lane * S::kElems;
+  return first >= len ? 0 : (len - first < S::kElems ? len - first : S::kElems);
+}
 
 // A lane's inputs of one step: sign-mantissa symbols and codes as the sections store them.
 template <int kType>

@@ -1,9 +1,16 @@
-// The GPU encoder (paper §3, App. A) and szEncodeAsync/szEncodeTempSize. One pass over the
-// input: each block takes a tile (= one escape group of 32 chunks) from an atomic counter,
-// writes its sign-mantissa and code sections, counts escapes per chunk with warp scans, finds
-// its escapes' place in the frame by decoupled look-back over the tiles before it, and writes
-// them. A small finalize kernel writes the header, or re-writes the frame raw when escapes
-// would make it at least as large as the input. No host synchronization.
+// The GPU encoder (paper §3, App. A) and szEncodeAsync/szEncodeTempSize: two kernels, no block
+// barrier in the streaming pass and no atomics, no host synchronization.
+//  - The chunk kernel: W "range warps", each encoding a contiguous range of at most 32 chunks
+//    in the decoder's lane layout (kernels/encode_lanes.cuh). It stores the sign-mantissa and
+//    code sections and the chunk counts, puts each chunk's first kSlotRecords escape records in
+//    the chunk's slot in temporary memory and the range's escape total in totals[w].
+//  - The place kernel (a few blocks per SM): every block sums the totals and decides raw or
+//    compressed as the host encoder does. Raw: the grid copies the input behind a raw header.
+//    Compressed: a warp per range scans its chunk counts, writes the group offsets starting in
+//    it and moves the slots' records to their place in the escape section; a chunk with more
+//    escapes than its slot holds is read again and its records regenerated. Block 0 writes the
+//    header.
+// Temporary memory is only read where the chunk kernel wrote it: nothing to zero.
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -13,116 +20,280 @@
 #include "codec/frame.h"
 #include "cuda_check.h"
 #include "device_props.h"
-#include "sm_copy.h"
+#include "encode_lanes.cuh"
 #include "encode_tiles.cuh"
 
 namespace sz {
 namespace {
 
-// Temporary memory: [tile counter | total escapes | histogram | codebook | tile status...].
-constexpr size_t kTempCounter = 0, kTempTotal = 8, kTempHist = 16;
-constexpr size_t kTempCodebook = kTempHist + kCalibrateCountsBytes, kTempStatus = kTempCodebook + 32;
-static_assert(sizeof(szCodebook_t) <= kTempStatus - kTempCodebook, "the calibrated codebook fits its place");
+// Temporary memory: [histogram | codebook | totals[W] (u32) | slots[C] of kSlotRecords records].
+constexpr size_t kTempHist = 0, kTempCodebook = kTempHist + kCalibrateCountsBytes, kTempTotals = kTempCodebook + 32;
+static_assert(sizeof(szCodebook_t) <= kTempTotals - kTempCodebook, "the calibrated codebook fits its place");
 constexpr size_t kTempExponents = kTempCodebook + offsetof(szCodebook_t, exponents);
+// Escape records a chunk's slot holds (48 bytes per 1024 elements): a chunk with more is read
+// again by the place kernel. KV data with a fitting codebook escapes ~1e-4 of its elements
+// (docs/RESULTS.md), 0.1 a chunk; a codebook that does not fit (1.65 %, docs/PIPELINE.md)
+// overflows about half the chunks, and their input is read twice.
+constexpr uint32_t kSlotRecords = 16;
+constexpr uint32_t kSlotBytes = kSlotRecords * kEscapeBytes;
 
-// Decoupled look-back status words: flag in the top two bits, escape count below.
-constexpr unsigned long long kFlagAggregate = 1ull << 62, kFlagPrefix = 2ull << 62;
-constexpr unsigned long long kValueMask = (1ull << 62) - 1;
+// Range warps: at most 32 chunks each, so a range's chunk counts fit one warp's lanes, and at
+// least min(C, 16384), enough warps to fill every SM several times over.
+constexpr uint64_t kMinRanges = 16384;
 
-struct EncodeParams {
+constexpr uint32_t kChunkThreads = 256, kChunkWarps = kChunkThreads / 32;
+constexpr uint32_t kChunkBlocksPerSm = 4;  // 64 registers a thread
+constexpr uint32_t kPlaceThreads = 512, kPlaceWarps = kPlaceThreads / 32;
+constexpr uint32_t kPlaceRanges = 2048;  // most ranges a place block scans (shared memory)
+constexpr uint32_t kPlaceBlocksPerSm = 2;
+
+// The split of `items` over `parts`: part i takes [i * per + min(i, extra), + per + (i < extra)).
+struct Split {
+  uint64_t per, extra;
+  SZ_HD uint64_t first(uint64_t i) const { return i * per + (i < extra ? i : extra); }
+  SZ_HD uint64_t size(uint64_t i) const { return per + (i < extra); }
+};
+Split split(uint64_t items, uint64_t parts) { return parts == 0 ? Split{0, 0} : Split{items / parts, items % parts}; }
+
+struct TempLayout {
+  uint64_t ranges, recsOff, bytes;
+};
+TempLayout tempLayout(const FrameLayout& l) {
+  TempLayout t;
+  const uint64_t c = l.numChunks, atLeast = c < kMinRanges ? c : kMinRanges;
+  t.ranges = (c + 31) / 32 > atLeast ? (c + 31) / 32 : atLeast;
+  t.recsOff = (kTempTotals + 4 * t.ranges + 15) / 16 * 16;
+  t.bytes = t.recsOff + uint64_t(kSlotBytes) * c;
+  return t;
+}
+
+struct ChunkParams {
   const uint8_t* in;
   uint8_t* out;
   FrameLayout l;
-  uint64_t numTiles;
-  uint64_t budget;  // most escapes that keep the frame smaller than raw
-  uint8_t* temp;
+  Split chunks;  // chunks over range warps
+  uint64_t ranges;
+  uint32_t* totals;
+  uint8_t* recs;
+  const uint8_t* tempExps;  // the calibrated codebook's exponents, or NULL: `codebook`
   uint8_t codebook[kCodebookSize];
-  int used;
-  bool calibrated;  // the codebook is in temp (online calibration), not in the params
-  uint64_t* outBytes;
-};
-
-__device__ __forceinline__ unsigned long long loadVolatile(const unsigned long long* p) {
-  return *reinterpret_cast<const volatile unsigned long long*>(p);
-}
-__device__ __forceinline__ void storeVolatile(unsigned long long* p, unsigned long long v) {
-  *reinterpret_cast<volatile unsigned long long*>(p) = v;
-}
-
-// Warp 0: publishes this tile's escape count and returns the escapes of all earlier tiles,
-// inspecting up to 32 predecessors at once.
-__device__ uint64_t lookBack(unsigned long long* status, uint64_t tile, uint64_t aggregate,
-                             uint32_t lane) {
-  if (tile == 0) {
-    if (lane == 0) storeVolatile(&status[0], kFlagPrefix | aggregate);
-    return 0;
-  }
-  if (lane == 0) storeVolatile(&status[tile], kFlagAggregate | aggregate);
-  uint64_t prefix = 0;
-  for (int64_t end = int64_t(tile) - 1;; end -= 32) {
-    int64_t idx = end - int64_t(lane);
-    unsigned long long v = kFlagPrefix;  // before tile 0: a zero prefix
-    if (idx >= 0) {
-      do {
-        v = loadVolatile(&status[idx]);
-      } while ((v >> 62) == 0);
-    }
-    unsigned prefixLanes = __ballot_sync(0xFFFFFFFFu, (v >> 62) == 2);
-    unsigned long long val = v & kValueMask;
-    if (prefixLanes && int(lane) > __ffs(prefixLanes) - 1) val = 0;
-    for (int off = 16; off > 0; off /= 2) val += __shfl_xor_sync(0xFFFFFFFFu, val, off);
-    prefix += val;
-    if (prefixLanes) break;
-  }
-  if (lane == 0) storeVolatile(&status[tile], kFlagPrefix | (prefix + aggregate));
-  return prefix;
-}
-
-// Many blocks on one frame: tiles from an atomic counter, placed by decoupled look-back.
-struct GridTiles {
-  uint8_t* temp;
-  __device__ uint64_t ticket() { return atomicAdd(reinterpret_cast<uint32_t*>(temp + kTempCounter), 1u); }
-  __device__ uint64_t prefix(uint64_t tile, uint64_t escapes, uint32_t lane) {
-    return lookBack(reinterpret_cast<unsigned long long*>(temp + kTempStatus), tile, escapes, lane);
-  }
-  __device__ void last(uint64_t total) { *reinterpret_cast<unsigned long long*>(temp + kTempTotal) = total; }
 };
 
 template <int kType, bool kAligned>
-__global__ void __launch_bounds__(kEncodeThreads, blocksPerSm<kType>()) encodeKernel(EncodeParams p) {
-  TileParams tp{p.in, p.out, p.l, p.budget, p.calibrated ? p.temp + kTempExponents : p.codebook};
-  GridTiles sched{p.temp};
-  encodeTiles<kType, kAligned>(tp, p.numTiles, sched);
+__global__ void __launch_bounds__(kChunkThreads, kChunkBlocksPerSm) chunkKernel(const __grid_constant__ ChunkParams p) {
+  __shared__ alignas(8) uint8_t sCode[kChunkWarps][256];
+  const uint32_t lane = threadIdx.x % 32, wb = threadIdx.x / 32;
+  const uint64_t w = uint64_t(blockIdx.x) * kChunkWarps + wb;
+  if (w >= p.ranges) return;
+  buildCodeTable(sCode[wb], p.tempExps ? p.tempExps : p.codebook, lane);
+  const uint64_t c0 = p.chunks.first(w);
+  const uint32_t n = uint32_t(p.chunks.size(w));
+  uint32_t mine = 0;  // lane j: escapes of chunk c0 + j
+  for (uint32_t j = 0; j < n; ++j) {
+    const uint64_t c = c0 + j;
+    const uint32_t k = encodeChunk<kType, kAligned, true>(p.in, p.out, p.l, sCode[wb], c, lane,
+                                                          p.recs + c * kSlotBytes, kSlotRecords);
+    if (lane == j) mine = k;
+  }
+  if (lane < n) storeLe16(p.out + p.l.countsOff + 2 * (c0 + lane), uint16_t(mine));
+  const uint32_t total = __reduce_add_sync(0xFFFFFFFFu, mine);
+  if (lane == 0) p.totals[w] = total;
 }
 
-struct FinalizeParams {
-  FrameFinish f;
-  const uint8_t* temp;
+struct PlaceParams {
+  const uint8_t* in;
+  uint8_t* out;
+  FrameLayout l;
+  int type;
+  Split chunks;  // as the chunk kernel's
+  uint64_t ranges;
+  Split blocks;  // ranges over place blocks
+  const uint32_t* totals;
+  const uint8_t* recs;
+  uint64_t budget;  // most escapes that keep the frame smaller than raw
+  bool forceRaw;    // raw whatever the escapes (type, size): the chunk kernel did not run
+  const uint8_t* temp;  // calibrated: the codebook is in temp, not in `codebook` and `used`
   uint8_t codebook[kCodebookSize];
-  bool calibrated;
+  int used;
   uint64_t* outBytes;
 };
 
-// Writes the header; for a raw frame, also copies the input behind it (whole grid).
-template <bool kAligned>
-__global__ void finalizeKernel(FinalizeParams p) {
-  uint64_t escapes = p.f.forceRaw ? 0 : *reinterpret_cast<const unsigned long long*>(p.temp + kTempTotal);
-  FrameFinish f = p.f;
-  f.codebook = p.calibrated ? p.temp + kTempExponents : p.codebook;
-  if (p.calibrated) f.used = reinterpret_cast<const szCodebook_t*>(p.temp + kTempCodebook)->used;
-  const uint64_t gtid = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  uint64_t bytes = finishFrame<kAligned>(f, escapes, gtid, uint64_t(gridDim.x) * blockDim.x);
+template <class T>
+__device__ __forceinline__ T warpSum(T v) {
+#pragma unroll
+  for (int off = 16; off > 0; off /= 2) v += __shfl_xor_sync(0xFFFFFFFFu, v, off);
+  return v;
+}
+
+__device__ __forceinline__ uint32_t warpInclusiveScan(uint32_t v, uint32_t lane) {
+#pragma unroll
+  for (uint32_t off = 1; off < 32; off *= 2) {
+    const uint32_t t = __shfl_up_sync(0xFFFFFFFFu, v, off);
+    if (lane >= off) v += t;
+  }
+  return v;
+}
+
+// One warp places range w, whose first escape has index `base` in the frame: the group offsets
+// of the groups starting in it, its slots' records, and the regenerated records of its chunks
+// with more than kSlotRecords escapes. The code table is built on the first such chunk.
+template <int kType, bool kAligned>
+__device__ void placeRange(const PlaceParams& p, const uint8_t* exps, uint64_t w, uint64_t base, uint8_t* table,
+                           bool& tableBuilt, uint32_t lane) {
+  constexpr uint32_t kFull = 0xFFFFFFFFu;
+  const FrameLayout& l = p.l;
+  const uint64_t c0 = p.chunks.first(w), c = c0 + lane;
+  const uint32_t n = uint32_t(p.chunks.size(w));
+  const uint32_t cnt = lane < n ? loadLe16(p.out + l.countsOff + 2 * c) : 0;
+  const uint32_t incl = warpInclusiveScan(cnt, lane), excl = incl - cnt;
+  const uint32_t total = __shfl_sync(kFull, incl, 31);
+  if (lane < n && c % kChunksPerGroup == 0) storeLe64(p.out + l.indexOff + 8 * (c / kChunksPerGroup), base + excl);
+  uint8_t* esc = p.out + l.escOff + base * kEscapeBytes;
+  // kMoveRounds rounds of 32 records at once: their loads are all issued before the stores.
+  constexpr uint32_t kMoveRounds = 4;
+  for (uint32_t r0 = 0; r0 < total; r0 += 32 * kMoveRounds) {
+    uint32_t rec[kMoveRounds], at[kMoveRounds];
+#pragma unroll
+    for (uint32_t b = 0; b < kMoveRounds; ++b) {
+      // Record r belongs to the last chunk j whose first record is at most r.
+      const uint32_t r = r0 + 32 * b + lane;
+      uint32_t j = 0;
+#pragma unroll
+      for (uint32_t step = 16; step > 0; step /= 2)
+        if (__shfl_sync(kFull, excl, j + step) <= r) j += step;
+      const uint32_t cj = __shfl_sync(kFull, cnt, j), ej = __shfl_sync(kFull, excl, j);
+      at[b] = ~0u;
+      rec[b] = 0;
+      if (r < total && cj <= kSlotRecords) {
+        const uint8_t* src = p.recs + (c0 + j) * kSlotBytes + (r - ej) * kEscapeBytes;
+        rec[b] = src[0] | uint32_t(src[1]) << 8 | uint32_t(src[2]) << 16;
+        at[b] = r;
+      }
+    }
+#pragma unroll
+    for (uint32_t b = 0; b < kMoveRounds; ++b) {
+      if (at[b] == ~0u) continue;
+      uint8_t* dst = esc + at[b] * kEscapeBytes;
+      dst[0] = uint8_t(rec[b]);
+      dst[1] = uint8_t(rec[b] >> 8);
+      dst[2] = uint8_t(rec[b] >> 16);
+    }
+  }
+  uint32_t over = __ballot_sync(kFull, cnt > kSlotRecords);
+  if (over != 0 && !tableBuilt) {
+    buildCodeTable(table, exps, lane);
+    tableBuilt = true;
+  }
+  while (over != 0) {
+    const uint32_t j = __ffs(over) - 1;
+    over &= over - 1;
+    const uint32_t ej = __shfl_sync(kFull, excl, j);
+    encodeChunk<kType, kAligned, false>(p.in, p.out, l, table, c0 + j, lane, esc + ej * kEscapeBytes, ~0u);
+  }
+}
+
+template <int kType, bool kAligned>
+__global__ void __launch_bounds__(kPlaceThreads, kPlaceBlocksPerSm) placeKernel(const __grid_constant__ PlaceParams p) {
+  __shared__ uint32_t sRange[kPlaceRanges];  // this block's range totals, then their exclusive scan
+  __shared__ unsigned long long sSum[kPlaceWarps], sPre[kPlaceWarps];
+  __shared__ uint32_t sWarp[kPlaceWarps];
+  __shared__ alignas(8) uint8_t sCode[kPlaceWarps][256];
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  // Launched as a programmatic dependent of the chunk kernel: its blocks are placed while the
+  // chunk kernel drains, and wait here until everything it wrote is visible.
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+  const uint32_t tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+  const uint64_t r0 = p.blocks.first(blockIdx.x);
+  const uint32_t nr = uint32_t(p.blocks.size(blockIdx.x));
+  // Every block sums all totals (the raw decision needs them all) and the ones before its ranges.
+  // kSumLoads loads a thread at once, so a block waits for few round trips.
+  constexpr uint32_t kSumLoads = 8;
+  uint64_t sum = 0, pre = 0;
+  for (uint64_t i0 = 0; i0 < p.ranges; i0 += kSumLoads * kPlaceThreads) {
+    uint32_t t[kSumLoads];
+#pragma unroll
+    for (uint32_t k = 0; k < kSumLoads; ++k) {
+      const uint64_t i = i0 + k * kPlaceThreads + tid;
+      t[k] = i < p.ranges ? p.totals[i] : 0;
+    }
+#pragma unroll
+    for (uint32_t k = 0; k < kSumLoads; ++k) {
+      const uint64_t i = i0 + k * kPlaceThreads + tid;
+      sum += t[k];
+      if (i < r0) pre += t[k];
+      else if (i - r0 < nr) sRange[i - r0] = t[k];
+    }
+  }
+  sum = warpSum(sum);
+  pre = warpSum(pre);
+  if (lane == 0) {
+    sSum[warp] = sum;
+    sPre[warp] = pre;
+  }
+  __syncthreads();
+  sum = pre = 0;
+  for (uint32_t i = 0; i < kPlaceWarps; ++i) {
+    sum += sSum[i];
+    pre += sPre[i];
+  }
+  const uint8_t* exps = p.temp ? p.temp + kTempExponents : p.codebook;
+  const int used = p.temp ? reinterpret_cast<const szCodebook_t*>(p.temp + kTempCodebook)->used : p.used;
+  const FrameFinish f{p.in, p.out, p.l, p.type, p.budget, p.forceRaw, exps, used};
+  const uint64_t gtid = uint64_t(blockIdx.x) * kPlaceThreads + tid;
+  const uint64_t bytes = finishFrame<kAligned>(f, sum, gtid, uint64_t(gridDim.x) * kPlaceThreads);
   if (gtid == 0) *p.outBytes = bytes;
+  if (p.forceRaw || sum > p.budget) return;
+
+  // Exclusive scan of the block's range totals, four consecutive ones a thread (they fit 32
+  // bits: at most kPlaceRanges * 32 * 1024 escapes).
+  static_assert(kPlaceRanges == 4 * kPlaceThreads, "four ranges a thread");
+  uint32_t v[4], s = 0;
+#pragma unroll
+  for (uint32_t i = 0; i < 4; ++i) {
+    v[i] = 4 * tid + i < nr ? sRange[4 * tid + i] : 0;
+    s += v[i];
+  }
+  const uint32_t incl = warpInclusiveScan(s, lane);
+  if (lane == 31) sWarp[warp] = incl;
+  __syncthreads();
+  uint32_t run = incl - s;
+  for (uint32_t i = 0; i < warp; ++i) run += sWarp[i];
+#pragma unroll
+  for (uint32_t i = 0; i < 4; ++i) {
+    if (4 * tid + i < nr) sRange[4 * tid + i] = run;
+    run += v[i];
+  }
+  __syncthreads();
+  bool tableBuilt = false;
+  for (uint32_t r = warp; r < nr; r += kPlaceWarps)
+    placeRange<kType, kAligned>(p, exps, r0 + r, pre + sRange[r], sCode[warp], tableBuilt, lane);
+}
+
+template <int kType, bool kAligned>
+szResult_t launch(const ChunkParams* c, const PlaceParams& p, uint64_t placeBlocks, cudaStream_t stream) {
+  if (c != nullptr) {
+    const uint64_t blocks = (c->ranges + kChunkWarps - 1) / kChunkWarps;
+    chunkKernel<kType, kAligned><<<unsigned(blocks), kChunkThreads, 0, stream>>>(*c);
+    CUDACHECK(cudaGetLastError());
+  }
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = c != nullptr;  // a dependent of the chunk kernel
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(unsigned(placeBlocks));
+  cfg.blockDim = dim3(kPlaceThreads);
+  cfg.stream = stream;
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
+  CUDACHECK(cudaLaunchKernelEx(&cfg, placeKernel<kType, kAligned>, p));
+  return szSuccess;
 }
 
 template <int kType>
-szResult_t launchEncode(const EncodeParams& p, bool aligned, int sms, cudaStream_t stream) {
-  const uint64_t resident = uint64_t(sms) * blocksPerSm<kType>();
-  uint64_t blocks = p.numTiles < resident ? p.numTiles : resident;
-  if (aligned) encodeKernel<kType, true><<<unsigned(blocks), kEncodeThreads, 0, stream>>>(p);
-  else encodeKernel<kType, false><<<unsigned(blocks), kEncodeThreads, 0, stream>>>(p);
-  CUDACHECK(cudaGetLastError());
-  return szSuccess;
+szResult_t launchType(const ChunkParams* c, const PlaceParams& p, uint64_t placeBlocks, bool aligned,
+                      cudaStream_t stream) {
+  return aligned ? launch<kType, true>(c, p, placeBlocks, stream) : launch<kType, false>(c, p, placeBlocks, stream);
 }
 
 bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
@@ -138,7 +309,7 @@ extern "C" szResult_t szEncodeTempSize(size_t count, szDataType_t type, size_t* 
   if (tempBytes == nullptr) return szSetError(szInvalidArgument, "szEncodeTempSize: tempBytes is NULL");
   if (!computeLayout(type, count, &l))
     return szSetError(szInvalidArgument, "szEncodeTempSize: bad type %d or count %zu", (int)type, count);
-  *tempBytes = kTempStatus + 8 * (l.numGroups > 0 ? l.numGroups : 1);
+  *tempBytes = tempLayout(l).bytes;
   return szSuccess;
 }
 
@@ -146,7 +317,7 @@ extern "C" szResult_t szEncodeAsync(const void* d_in, size_t count, szDataType_t
                                     const szCodebook_t* codebook, int flags, void* d_out,
                                     size_t outCapacity, uint64_t* outBytes, void* d_temp,
                                     size_t tempBytes, cudaStream_t stream) {
-  size_t maxBytes, needTemp;
+  size_t maxBytes = 0, needTemp = 0;
   SZCHECK(szEncodeMaxSize(count, type, &maxBytes));
   SZCHECK(szEncodeTempSize(count, type, &needTemp));
   if ((d_in == nullptr && count > 0) || d_out == nullptr || outBytes == nullptr)
@@ -176,45 +347,48 @@ extern "C" szResult_t szEncodeAsync(const void* d_in, size_t count, szDataType_t
   SZCHECK(currentDeviceSms(&sms));
   const bool aligned = aligned16(d_in) && aligned16(d_out);
   uint8_t* temp = static_cast<uint8_t*>(d_temp);
-  uint64_t budget = forceRaw ? 0 : (l.rawBytes - fixed - 1) / kEscapeBytes;
-  if (!forceRaw) {
-    SZCHECK(smCopyAsync(temp, nullptr, needTemp, stream));
-    if (calibrate)
-      SZCHECK(calibrateAsync(d_in, count, type, reinterpret_cast<unsigned long long*>(temp + kTempHist),
-                             reinterpret_cast<szCodebook_t*>(temp + kTempCodebook), stream));
-    EncodeParams p{};
-    p.in = static_cast<const uint8_t*>(d_in);
-    p.out = static_cast<uint8_t*>(d_out);
-    p.l = l;
-    p.numTiles = l.numGroups;
-    p.budget = budget;
-    p.temp = temp;
-    memcpy(p.codebook, cb.exponents, kCodebookSize);
-    p.used = cb.used;
-    p.calibrated = calibrate;
-    p.outBytes = outBytes;
-    switch (type) {
-      case szBfloat16: SZCHECK(launchEncode<szBfloat16>(p, aligned, sms, stream)); break;
-      case szFloat32: SZCHECK(launchEncode<szFloat32>(p, aligned, sms, stream)); break;
-      default: SZCHECK(launchEncode<szFloat8e5m2>(p, aligned, sms, stream)); break;
-    }
+  const TempLayout tl = forceRaw ? TempLayout{} : tempLayout(l);
+  if (calibrate)
+    SZCHECK(calibrateAsync(d_in, count, type, reinterpret_cast<unsigned long long*>(temp + kTempHist),
+                           reinterpret_cast<szCodebook_t*>(temp + kTempCodebook), stream));
+  ChunkParams c{};
+  c.in = static_cast<const uint8_t*>(d_in);
+  c.out = static_cast<uint8_t*>(d_out);
+  c.l = l;
+  c.chunks = split(l.numChunks, tl.ranges);
+  c.ranges = tl.ranges;
+  c.totals = forceRaw ? nullptr : reinterpret_cast<uint32_t*>(temp + kTempTotals);
+  c.recs = forceRaw ? nullptr : temp + tl.recsOff;
+  c.tempExps = calibrate ? temp + kTempExponents : nullptr;
+  memcpy(c.codebook, cb.exponents, kCodebookSize);
+  PlaceParams p{};
+  p.in = c.in;
+  p.out = c.out;
+  p.l = l;
+  p.type = type;
+  p.chunks = c.chunks;
+  p.ranges = tl.ranges;
+  p.totals = c.totals;
+  p.recs = c.recs;
+  p.budget = forceRaw ? 0 : (l.rawBytes - fixed - 1) / kEscapeBytes;
+  p.forceRaw = forceRaw;
+  p.temp = calibrate ? temp : nullptr;
+  memcpy(p.codebook, cb.exponents, kCodebookSize);
+  p.used = cb.used;
+  p.outBytes = outBytes;
+  // A few blocks per SM, each scanning at most kPlaceRanges ranges; a forced raw frame takes as
+  // many as its copy fills (one 16-byte vector a thread).
+  const uint64_t resident = uint64_t(sms) * kPlaceBlocksPerSm;
+  const uint64_t want = forceRaw ? l.rawBytes / (kPlaceThreads * 16) + 1 : tl.ranges;
+  uint64_t blocks = want < resident ? want : resident;
+  const uint64_t scanBound = (tl.ranges + kPlaceRanges - 1) / kPlaceRanges;
+  if (blocks < scanBound) blocks = scanBound;
+  p.blocks = split(tl.ranges, blocks);
+  const ChunkParams* chunkPass = forceRaw ? nullptr : &c;
+  switch (type) {
+    case szBfloat16: return launchType<szBfloat16>(chunkPass, p, blocks, aligned, stream);
+    case szFloat32: return launchType<szFloat32>(chunkPass, p, blocks, aligned, stream);
+    case szFloat8e5m2: return launchType<szFloat8e5m2>(chunkPass, p, blocks, aligned, stream);
+    default: return launchType<szBfloat16>(nullptr, p, blocks, aligned, stream);  // raw: no type's path runs
   }
-  FinalizeParams f{};
-  f.f.in = static_cast<const uint8_t*>(d_in);
-  f.f.out = static_cast<uint8_t*>(d_out);
-  f.f.l = l;
-  f.f.type = type;
-  f.f.budget = budget;
-  f.f.forceRaw = forceRaw;
-  f.f.used = cb.used;
-  f.temp = temp;
-  memcpy(f.codebook, cb.exponents, kCodebookSize);
-  f.calibrated = calibrate;
-  f.outBytes = outBytes;
-  uint64_t blocks = l.rawBytes / (256 * 16) + 1;
-  if (blocks > uint64_t(sms) * 8) blocks = uint64_t(sms) * 8;
-  if (aligned) finalizeKernel<true><<<unsigned(blocks), 256, 0, stream>>>(f);
-  else finalizeKernel<false><<<unsigned(blocks), 256, 0, stream>>>(f);
-  CUDACHECK(cudaGetLastError());
-  return szSuccess;
 }

@@ -31,8 +31,7 @@ struct BlockTiles {
 template <int kType, bool kAligned>
 __device__ uint64_t encodeSlice(const uint8_t* codebook, int used, const uint8_t* in, uint64_t count,
                                 uint8_t* frame, uint64_t* escapes, bool* raw) {
-  // The frame's layout lives in shared memory, as the grid encoder's lives in its parameters:
-  // in registers it would crowd out the tile loop's.
+  // The frame's layout lives in shared memory: in registers it would crowd out the tile loop's.
   __shared__ TileParams sTile;
   __shared__ FrameFinish sFinish;
   __shared__ unsigned long long sTotal;

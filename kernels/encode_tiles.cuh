@@ -1,10 +1,9 @@
-// The encoder's tile loop and frame finalization as device functions (paper §3, App. A), shared
-// by szEncodeAsync's grid kernels (kernels/encode.cu: many blocks cooperate on one frame, tiles
-// handed out by an atomic counter and placed by decoupled look-back) and the block encoder
-// (kernels/encode_block.cuh: one block encodes a whole frame, tiles in order, escapes placed by
-// a running count; the slot kernels and the batched calls use it). A tile is one escape group of 32 chunks; each thread encodes 16
-// elements per step, the block scans the escape counts, writes the chunk counts, the group
-// offset and the tile's escapes. The two users differ only in the tile scheduler.
+// The block encoder's tile loop and frame finalization as device functions (paper §3, App. A).
+// One block encodes a whole frame (kernels/encode_block.cuh: tiles in order, escapes placed by
+// a running count; the slot kernels and the batched calls use it). A tile is one escape group
+// of 32 chunks; each thread encodes 16 elements per step, the block scans the escape counts,
+// writes the chunk counts, the group offset and the tile's escapes. finishFrame (the header, or
+// the raw copy) also ends szEncodeAsync's grid encoder (kernels/encode.cu).
 #pragma once
 
 #include <cstdint>
@@ -17,8 +16,8 @@ namespace sz {
 constexpr uint32_t kEncodeThreads = 512;
 constexpr uint32_t kEncodeWarps = kEncodeThreads / 32;
 // Resident blocks of 512 threads per multiprocessor. For BF16, 4 (32 registers each) measured
-// fastest: the more blocks, the better one block's barriers and look-back overlap the others'
-// streaming (perf/results/codec_notes.md). FP32 and E5M2 need more registers: 2.
+// fastest: the more blocks, the better one block's barriers overlap the others' streaming
+// (perf/results/codec_notes.md). FP32 and E5M2 need more registers: 2.
 // Capped by the threads one SM holds: 2048 on 8.0, 9.0, 10.0 and 10.3, 1536 on 8.6-8.9, 11.0 and
 // 12.x (ptxas refuses a larger bound; the device pass sees the architecture it compiles for, and
 // the host's figure only sizes grids, which may exceed the resident blocks).
@@ -77,8 +76,8 @@ __device__ __forceinline__ void encodeTiles(const TileParams& p, uint64_t numTil
   constexpr TypeTraits T = E::T;
   constexpr uint32_t kSteps = kEncodeSteps;
   // Steps loaded ahead of use, as many as fit aheadWords() registers (at least one). The next
-  // tile's first loads are issued before this tile's scan and look-back, so memory stays
-  // busy while the block waits on other blocks.
+  // tile's first loads are issued before this tile's scan and placement, so memory stays
+  // busy while the block waits at its barriers.
   constexpr uint32_t kAheadSteps = aheadWords<kType>() / E::kInWords;
   constexpr uint32_t kAhead = kAheadSteps >= kSteps ? kSteps : kAheadSteps < 1 ? 1 : kAheadSteps;
   __shared__ uint8_t sCode[256];
