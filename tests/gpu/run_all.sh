@@ -184,7 +184,7 @@ if [ -z "$QUICK" ] || [ "$QUICK" = "--codec" ]; then
   [ -f .authors/codec_gpu.py ] && [ -f .authors/run_authors.py ] && [ -n "$KV_BF16" ] &&
     STEP_TIMEOUT=240 step authors python3 .authors/run_authors.py "$KV_BF16"
   if [ -n "${NCU:-}" ]; then  # NCU=1: ncu on the grid codec's kernels (512 MiB, one call each)
-    STEP_TIMEOUT=240 step ncu_codec ncu --kernel-name regex:'encodeKernel|decodeKernel|finalizeKernel' -c 40 \
+    STEP_TIMEOUT=240 step ncu_codec ncu --kernel-name regex:'chunkKernel|placeKernel|decodeKernel' -c 40 \
       --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
       --section SchedulerStats --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis \
       ./build/perf/codec_perf --type bf16 ${KV_BF16:+--data $KV_BF16} --iters 1 --warmup 0
