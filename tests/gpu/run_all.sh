@@ -10,7 +10,9 @@
 #       on the ipc wire: what a codec change needs)
 # With two GPUs it also runs the main job (make demo) and sendrecv_perf over NCCL on NVLink, on
 # one NCCL channel (a ~34 GB/s link) and on sockets over loopback, each next to plain NCCL
-# (perf/nccl_baseline.py); NVCOMP=1 adds nvCOMP.
+# (perf/nccl_baseline.py); NVCOMP=1 adds nvCOMP. The whole run takes longer than one device call
+# may (600 s; at 32b9f9b it was cut in py_tests): run --codec and --comm apart, or PY=0 (no Python
+# package) with LINK_GBPS= SLICES=.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-build/gpu_out}
@@ -162,7 +164,7 @@ if [ $COMM_HUNG = 0 ] && [ "$QUICK" != "--quick" ] && [ "$QUICK" != "--codec" ];
       LINKS+=(--link "$B=$LOGS/sr_link_$B.json")
   done
 fi
-if [ "$QUICK" != "--quick" ] && [ "$QUICK" != "--codec" ] && python3 -c "import torch, nanobind, scikit_build_core" 2>/dev/null; then
+if [ "$QUICK" != "--quick" ] && [ "$QUICK" != "--codec" ] && [ "${PY:-1}" != 0 ] && python3 -c "import torch, nanobind, scikit_build_core" 2>/dev/null; then
   # The Python package against this GPU (built here: the machine's Python and torch), its pytest
   # suite with Python's fault handler and glibc's heap checks (a crash names its frame).
   py_build &&
