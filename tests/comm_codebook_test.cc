@@ -13,10 +13,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "kv_samples.h"
+#include "two_ranks.h"
 #include "splitzip.h"
 
 namespace {
@@ -31,40 +31,31 @@ struct Transfer {
 // Rank 0 sends each buffer of `data` kSends times to rank 1, which checks every byte.
 Transfer transfer(int codebookMode, const std::vector<std::vector<uint8_t>>& data) {
   Transfer run;
-  szUniqueId id;
-  EXPECT_EQ(szGetUniqueId(&id), szSuccess) << szGetLastError(nullptr);
-  std::vector<std::thread> ranks;
-  for (int rank = 0; rank < 2; rank++)
-    ranks.emplace_back([&, rank] {
-      szConfig_t cfg = SZ_CONFIG_INITIALIZER;
-      cfg.wire = "tcp";
-      cfg.codec = SZ_CODEC_ON;
-      cfg.sliceBytes = 256 << 10;
-      cfg.timeoutMs = 30000;
-      cfg.codebookMode = codebookMode;
-      szComm_t comm = nullptr;
-      ASSERT_EQ(szCommInitRankConfig(&comm, 2, id, rank, &cfg), szSuccess) << szGetLastError(nullptr);
-      szStats_t last{};
-      for (const std::vector<uint8_t>& d : data) {
-        const size_t count = d.size() / 2;
-        for (int i = 0; i < kSends; ++i) {
-          if (rank == 0) {
-            ASSERT_EQ(szSend(d.data(), count, szBfloat16, 1, comm, nullptr), szSuccess) << szGetLastError(comm);
-            szStats_t now;
-            ASSERT_EQ(szCommGetStats(comm, &now), szSuccess);
-            run.ratios.push_back(double(now.rawBytes - last.rawBytes) / double(now.wireBytes - last.wireBytes));
-            last = now;
-          } else {
-            std::vector<uint8_t> got(d.size(), 0xA5);
-            ASSERT_EQ(szRecv(got.data(), count, szBfloat16, 0, comm, nullptr), szSuccess) << szGetLastError(comm);
-            ASSERT_TRUE(got == d) << "send " << i << ": received bytes differ";
+  sztest::onTwoRanks(
+      [&](szConfig_t& cfg) {
+        cfg.sliceBytes = 256 << 10;
+        cfg.codebookMode = codebookMode;
+      },
+      [&](int rank, szComm_t comm) {
+        szStats_t last{};
+        for (const std::vector<uint8_t>& d : data) {
+          const size_t count = d.size() / 2;
+          for (int i = 0; i < kSends; ++i) {
+            if (rank == 0) {
+              ASSERT_EQ(szSend(d.data(), count, szBfloat16, 1, comm, nullptr), szSuccess) << szGetLastError(comm);
+              szStats_t now;
+              ASSERT_EQ(szCommGetStats(comm, &now), szSuccess);
+              run.ratios.push_back(double(now.rawBytes - last.rawBytes) / double(now.wireBytes - last.wireBytes));
+              last = now;
+            } else {
+              std::vector<uint8_t> got(d.size(), 0xA5);
+              ASSERT_EQ(szRecv(got.data(), count, szBfloat16, 0, comm, nullptr), szSuccess) << szGetLastError(comm);
+              ASSERT_TRUE(got == d) << "send " << i << ": received bytes differ";
+            }
           }
         }
-      }
-      if (rank == 0) run.stats = last;
-      EXPECT_EQ(szCommDestroy(comm), szSuccess);
-    });
-  for (std::thread& t : ranks) t.join();
+        if (rank == 0) run.stats = last;
+      });
   return run;
 }
 

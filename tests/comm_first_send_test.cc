@@ -8,10 +8,10 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
-#include <thread>
 #include <vector>
 
 #include "kv_samples.h"
+#include "two_ranks.h"
 #include "splitzip.h"
 
 namespace {
@@ -27,36 +27,27 @@ struct Data {
 // raw bytes over its wire bytes.
 std::vector<double> sendRatios(const std::vector<Data>& sends, size_t sliceBytes = 0) {
   std::vector<double> ratios;
-  szUniqueId id;
-  EXPECT_EQ(szGetUniqueId(&id), szSuccess) << szGetLastError(nullptr);
-  std::vector<std::thread> ranks;
-  for (int rank = 0; rank < 2; rank++)
-    ranks.emplace_back([&, rank] {
-      szConfig_t cfg = SZ_CONFIG_INITIALIZER;
-      cfg.wire = "tcp";
-      cfg.codec = SZ_CODEC_ON;
-      cfg.timeoutMs = 30000;
-      if (sliceBytes) cfg.sliceBytes = sliceBytes;
-      szComm_t comm = nullptr;
-      ASSERT_EQ(szCommInitRankConfig(&comm, 2, id, rank, &cfg), szSuccess) << szGetLastError(nullptr);
-      szStats_t last{};
-      for (size_t i = 0; i < sends.size(); ++i) {
-        const Data& d = sends[i];
-        if (rank == 0) {
-          ASSERT_EQ(szSend(d.bytes.data(), d.count(), d.type, 1, comm, nullptr), szSuccess) << szGetLastError(comm);
-          szStats_t now;
-          ASSERT_EQ(szCommGetStats(comm, &now), szSuccess);
-          ratios.push_back(double(now.rawBytes - last.rawBytes) / double(now.wireBytes - last.wireBytes));
-          last = now;
-        } else {
-          std::vector<uint8_t> got(d.bytes.size(), 0xA5);
-          ASSERT_EQ(szRecv(got.data(), d.count(), d.type, 0, comm, nullptr), szSuccess) << szGetLastError(comm);
-          ASSERT_TRUE(got == d.bytes) << "send " << i << ": received bytes differ";
+  sztest::onTwoRanks(
+      [&](szConfig_t& cfg) {
+        if (sliceBytes) cfg.sliceBytes = sliceBytes;
+      },
+      [&](int rank, szComm_t comm) {
+        szStats_t last{};
+        for (size_t i = 0; i < sends.size(); ++i) {
+          const Data& d = sends[i];
+          if (rank == 0) {
+            ASSERT_EQ(szSend(d.bytes.data(), d.count(), d.type, 1, comm, nullptr), szSuccess) << szGetLastError(comm);
+            szStats_t now;
+            ASSERT_EQ(szCommGetStats(comm, &now), szSuccess);
+            ratios.push_back(double(now.rawBytes - last.rawBytes) / double(now.wireBytes - last.wireBytes));
+            last = now;
+          } else {
+            std::vector<uint8_t> got(d.bytes.size(), 0xA5);
+            ASSERT_EQ(szRecv(got.data(), d.count(), d.type, 0, comm, nullptr), szSuccess) << szGetLastError(comm);
+            ASSERT_TRUE(got == d.bytes) << "send " << i << ": received bytes differ";
+          }
         }
-      }
-      EXPECT_EQ(szCommDestroy(comm), szSuccess);
-    });
-  for (std::thread& t : ranks) t.join();
+      });
   return ratios;
 }
 

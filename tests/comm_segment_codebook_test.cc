@@ -10,10 +10,10 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <thread>
 #include <vector>
 
 #include "kv_samples.h"
+#include "two_ranks.h"
 #include "splitzip.h"
 
 namespace {
@@ -33,52 +33,43 @@ Transfer transfer(const std::vector<std::vector<uint8_t>>& list, int recvSplit) 
   for (const auto& b : list) all.insert(all.end(), b.begin(), b.end());
   const size_t total = all.size() / 2;
   Transfer run;
-  szUniqueId id;
-  EXPECT_EQ(szGetUniqueId(&id), szSuccess) << szGetLastError(nullptr);
-  std::vector<std::thread> ranks;
-  for (int rank = 0; rank < 2; rank++)
-    ranks.emplace_back([&, rank] {
-      szConfig_t cfg = SZ_CONFIG_INITIALIZER;
-      cfg.wire = "tcp";
-      cfg.codec = SZ_CODEC_ON;
-      cfg.sliceBytes = kSliceBytes;
-      cfg.timeoutMs = 30000;
-      cfg.codebookMode = SZ_CODEBOOK_AUTO;
-      szComm_t comm = nullptr;
-      ASSERT_EQ(szCommInitRankConfig(&comm, 2, id, rank, &cfg), szSuccess) << szGetLastError(nullptr);
-      szStats_t last{};
-      for (int i = 0; i < kSends; ++i) {
-        if (rank == 0) {
-          std::vector<const void*> bufs;
-          std::vector<size_t> counts;
-          for (const auto& b : list) {
-            bufs.push_back(b.data());
-            counts.push_back(b.size() / 2);
+  sztest::onTwoRanks(
+      [&](szConfig_t& cfg) {
+        cfg.sliceBytes = kSliceBytes;
+        cfg.codebookMode = SZ_CODEBOOK_AUTO;
+      },
+      [&](int rank, szComm_t comm) {
+        szStats_t last{};
+        for (int i = 0; i < kSends; ++i) {
+          if (rank == 0) {
+            std::vector<const void*> bufs;
+            std::vector<size_t> counts;
+            for (const auto& b : list) {
+              bufs.push_back(b.data());
+              counts.push_back(b.size() / 2);
+            }
+            ASSERT_EQ(szSendv(bufs.data(), counts.data(), int(bufs.size()), szBfloat16, 1, comm, nullptr), szSuccess)
+                << szGetLastError(comm);
+            szStats_t now;
+            ASSERT_EQ(szCommGetStats(comm, &now), szSuccess);
+            run.ratios.push_back(double(now.rawBytes - last.rawBytes) / double(now.wireBytes - last.wireBytes));
+            run.recalibrations.push_back(now.recalibrations);
+            last = now;
+          } else {
+            std::vector<uint8_t> got(all.size(), 0xA5);
+            std::vector<void*> bufs;
+            std::vector<size_t> counts;
+            for (int p = 0; p < recvSplit; ++p) {  // parts of unequal size, cut off the slice grid
+              const size_t begin = total * p / recvSplit + (p ? 333 : 0), end = total * (p + 1) / recvSplit + 333;
+              bufs.push_back(got.data() + 2 * begin);
+              counts.push_back((p + 1 == recvSplit ? total : end) - begin);
+            }
+            ASSERT_EQ(szRecvv(bufs.data(), counts.data(), recvSplit, szBfloat16, 0, comm, nullptr), szSuccess)
+                << szGetLastError(comm);
+            ASSERT_TRUE(got == all) << "send " << i << ": received bytes differ";
           }
-          ASSERT_EQ(szSendv(bufs.data(), counts.data(), int(bufs.size()), szBfloat16, 1, comm, nullptr), szSuccess)
-              << szGetLastError(comm);
-          szStats_t now;
-          ASSERT_EQ(szCommGetStats(comm, &now), szSuccess);
-          run.ratios.push_back(double(now.rawBytes - last.rawBytes) / double(now.wireBytes - last.wireBytes));
-          run.recalibrations.push_back(now.recalibrations);
-          last = now;
-        } else {
-          std::vector<uint8_t> got(all.size(), 0xA5);
-          std::vector<void*> bufs;
-          std::vector<size_t> counts;
-          for (int p = 0; p < recvSplit; ++p) {  // parts of unequal size, cut off the slice grid
-            const size_t begin = total * p / recvSplit + (p ? 333 : 0), end = total * (p + 1) / recvSplit + 333;
-            bufs.push_back(got.data() + 2 * begin);
-            counts.push_back((p + 1 == recvSplit ? total : end) - begin);
-          }
-          ASSERT_EQ(szRecvv(bufs.data(), counts.data(), recvSplit, szBfloat16, 0, comm, nullptr), szSuccess)
-              << szGetLastError(comm);
-          ASSERT_TRUE(got == all) << "send " << i << ": received bytes differ";
         }
-      }
-      EXPECT_EQ(szCommDestroy(comm), szSuccess);
-    });
-  for (std::thread& t : ranks) t.join();
+      });
   return run;
 }
 
