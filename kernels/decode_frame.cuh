@@ -2,7 +2,7 @@
 // kernel (kernels/decode.cu: every warp of the grid takes chunks of one frame), the slot kernels
 // (kernels/slot_kernels.cu) and the batched decoder (kernels/batch.cu), where one block's warps
 // decode a whole frame. Every block validates the header itself (codec/frame.h, the same checks
-// as the host decoder); after that one barrier, warps work alone: a warp per chunk rebuilds its
+// as the host decoder); after the header's barriers, warps work alone: a warp per chunk rebuilds its
 // elements (kernels/decode_lanes.cuh), stores them and patches the chunk's escapes, checking
 // the escape index and records as it goes. Any inconsistency is reported through the status
 // word; nothing outside the frame or the output is ever touched.
