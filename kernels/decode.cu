@@ -4,6 +4,7 @@
 
 #include "cuda_check.h"
 #include "decode_frame.cuh"
+#include "dependent_launch.cuh"
 #include "device_props.h"
 #include "sm_copy.h"
 
@@ -40,18 +41,9 @@ extern "C" szResult_t szDecodeAsync(const void* d_frame, size_t frameBytes, void
   // blocks at most: each block checks the header before its first chunk.
   const uint64_t need = frameBytes / 8192 + 1, resident = uint64_t(sms) * kBlocksPerSm;
   // Launched as a programmatic dependent of the status reset: the decoder starts as the reset
-  // starts, and only a report of an error waits for it (reportStatus, griddepcontrol.wait).
-  cudaLaunchAttribute attr{};
-  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr.val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(unsigned(need < resident ? need : resident));
-  cfg.blockDim = dim3(kGridThreads);
-  cfg.stream = stream;
-  cfg.attrs = &attr;
-  cfg.numAttrs = 1;
-  if (aligned) CUDACHECK(cudaLaunchKernelEx(&cfg, decodeKernel<true>, p));
-  else CUDACHECK(cudaLaunchKernelEx(&cfg, decodeKernel<false>, p));
-  CUDACHECK(cudaGetLastError());
+  // starts, and only a report of an error waits for it (reportStatus, waitForPrimary).
+  const dim3 grid(unsigned(need < resident ? need : resident));
+  CUDACHECK(launchMaybeDependent(true, grid, dim3(kGridThreads), stream,
+                                 aligned ? decodeKernel<true> : decodeKernel<false>, p));
   return szSuccess;
 }

@@ -12,10 +12,9 @@
 
 #include "codec/frame.h"
 #include "decode_lanes.cuh"
+#include "dependent_launch.cuh"
 
 namespace sz {
-
-constexpr uint32_t kDecodeThreads = 512;
 
 struct DecodeParams {
   const uint8_t* frame;
@@ -31,9 +30,7 @@ struct DecodeParams {
 // word's reset (kernels/decode.cu), so a report first waits for the reset to be done; in grids
 // launched the ordinary way the wait returns at once.
 __device__ __forceinline__ void reportStatus(int* status, int code) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
+  waitForPrimary();
   atomicCAS(status, 0, code);
 }
 

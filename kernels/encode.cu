@@ -19,6 +19,7 @@
 #include "calibrate.h"
 #include "codec/frame.h"
 #include "cuda_check.h"
+#include "dependent_launch.cuh"
 #include "device_props.h"
 #include "encode_lanes.cuh"
 #include "encode_tiles.cuh"
@@ -198,11 +199,9 @@ __global__ void __launch_bounds__(kPlaceThreads, kPlaceBlocksPerSm) placeKernel(
   __shared__ unsigned long long sSum[kPlaceWarps], sPre[kPlaceWarps];
   __shared__ uint32_t sWarp[kPlaceWarps];
   __shared__ alignas(8) uint8_t sCode[kPlaceWarps][256];
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   // Launched as a programmatic dependent of the chunk kernel: its blocks are placed while the
   // chunk kernel drains, and wait here until everything it wrote is visible.
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
+  waitForPrimary();
   const uint32_t tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
   const uint64_t r0 = p.blocks.first(blockIdx.x);
   const uint32_t nr = uint32_t(p.blocks.size(blockIdx.x));
@@ -277,16 +276,9 @@ szResult_t launch(const ChunkParams* c, const PlaceParams& p, uint64_t placeBloc
     chunkKernel<kType, kAligned><<<unsigned(blocks), kChunkThreads, 0, stream>>>(*c);
     CUDACHECK(cudaGetLastError());
   }
-  cudaLaunchAttribute attr{};
-  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr.val.programmaticStreamSerializationAllowed = c != nullptr;  // a dependent of the chunk kernel
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(unsigned(placeBlocks));
-  cfg.blockDim = dim3(kPlaceThreads);
-  cfg.stream = stream;
-  cfg.attrs = &attr;
-  cfg.numAttrs = 1;
-  CUDACHECK(cudaLaunchKernelEx(&cfg, placeKernel<kType, kAligned>, p));
+  // A dependent of the chunk kernel, when there is one.
+  CUDACHECK(launchMaybeDependent(c != nullptr, dim3(unsigned(placeBlocks)), dim3(kPlaceThreads), stream,
+                                 placeKernel<kType, kAligned>, p));
   return szSuccess;
 }
 

@@ -14,7 +14,7 @@
 namespace sz {
 namespace {
 
-static_assert(kSlotThreads == kEncodeThreads && kSlotThreads == kDecodeThreads, "one block shape");
+static_assert(kSlotThreads == kEncodeThreads, "the block encoder's shape (the decoder takes any whole warps)");
 static_assert(sizeof(SlotOp) % 4 == 0, "copied in words");
 constexpr int kSlotRawOnly = -1, kSlotAnyType = szNumTypes;
 

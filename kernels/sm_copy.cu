@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "cuda_check.h"
+#include "dependent_launch.cuh"
 #include "device_props.h"
 #include "kernel_loading.h"
 
@@ -18,11 +19,9 @@ constexpr unsigned kThreads = 256;
 // kVector false: every byte one at a time (dst and src aligned differently).
 template <bool kVector>
 __global__ void smCopyKernel(uint8_t* dst, const uint8_t* src, size_t bytes, size_t head) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   // A programmatic dependent launched after this copy (szDecodeAsync's decoder after its status
-  // reset) may start now: it waits with griddepcontrol.wait before it relies on these bytes.
-  asm volatile("griddepcontrol.launch_dependents;");
-#endif
+  // reset) may start now: it waits with waitForPrimary before it relies on these bytes.
+  releaseDependents();
   const size_t tid = size_t(blockIdx.x) * blockDim.x + threadIdx.x, stride = size_t(gridDim.x) * blockDim.x;
   if (!kVector) head = bytes;
   for (size_t i = tid; i < head; i += stride) dst[i] = src ? src[i] : 0;
