@@ -10,6 +10,9 @@
 //    it and moves the slots' records to their place in the escape section; a chunk with more
 //    escapes than its slot holds is read again and its records regenerated. Block 0 writes the
 //    header.
+//  - A frame of at most kPlaceWarps chunks (16K elements) is one launch of one block, the solo
+//    kernel: a warp per chunk, a block barrier, then the place pass of that block. Small calls
+//    are launch-bound; this halves their launches.
 // Temporary memory is only read where the chunk kernel wrote it: nothing to zero.
 #include <cuda_runtime.h>
 
@@ -43,7 +46,14 @@ constexpr uint32_t kSlotBytes = kSlotRecords * kEscapeBytes;
 constexpr uint64_t kMinRanges = 16384;
 
 constexpr uint32_t kChunkThreads = 256, kChunkWarps = kChunkThreads / 32;
-constexpr uint32_t kChunkBlocksPerSm = 4;  // 64 registers a thread
+// Blocks per SM of the chunk kernel: those that load a chunk ahead (chunkRange) need more than
+// 64 registers. BF16 ahead at 2 (128 registers): 1937-1940 GB/s against 1910 at 4 without, and
+// 1834 at 3 (80 registers, it spills); E5M2 ahead at 3: 1652-1659 against 1500-1503 at 4
+// without, 1508 at 2. FP32 and unaligned inputs at 4 without.
+template <int kType, bool kAligned>
+constexpr uint32_t chunkBlocksPerSm() {
+  return !kAligned ? 4 : kType == szBfloat16 ? 2 : kType == szFloat8e5m2 ? 3 : 4;
+}
 constexpr uint32_t kPlaceThreads = 512, kPlaceWarps = kPlaceThreads / 32;
 constexpr uint32_t kPlaceRanges = 2048;  // most ranges a place block scans (shared memory)
 constexpr uint32_t kPlaceBlocksPerSm = 2;
@@ -80,25 +90,70 @@ struct ChunkParams {
   uint8_t codebook[kCodebookSize];
 };
 
+// Chunk kernels that load a chunk ahead: aligned BF16 and E5M2.
 template <int kType, bool kAligned>
-__global__ void __launch_bounds__(kChunkThreads, kChunkBlocksPerSm) chunkKernel(const __grid_constant__ ChunkParams p) {
-  __shared__ alignas(8) uint8_t sCode[kChunkWarps][256];
-  const uint32_t lane = threadIdx.x % 32, wb = threadIdx.x / 32;
-  const uint64_t w = uint64_t(blockIdx.x) * kChunkWarps + wb;
-  if (w >= p.ranges) return;
-  buildCodeTable(sCode[wb], p.tempExps ? p.tempExps : p.codebook, lane);
+constexpr bool kPrefetch = kAligned && kType != szFloat32;
+
+// The block's code table, filled by all its threads: one table at a fixed shared address, so a
+// lookup's address is the index plus a constant.
+template <int kType>
+__device__ __forceinline__ void buildBlockTable(const ChunkParams& p, uint8_t* table) {
+  fillCodeTable<kType>(table, p.tempExps ? p.tempExps : p.codebook, threadIdx.x, blockDim.x);
+  __syncthreads();
+}
+
+// Range warp w: encodes its chunks with the block's code table, stores their counts and the
+// range's escape total.
+template <int kType, bool kAligned>
+__device__ __forceinline__ void chunkRange(const ChunkParams& p, uint64_t w, const uint8_t* code, uint32_t lane) {
   const uint64_t c0 = p.chunks.first(w);
   const uint32_t n = uint32_t(p.chunks.size(w));
   uint32_t mine = 0;  // lane j: escapes of chunk c0 + j
-  for (uint32_t j = 0; j < n; ++j) {
-    const uint64_t c = c0 + j;
-    const uint32_t k = encodeChunk<kType, kAligned, true>(p.in, p.out, p.l, sCode[wb], c, lane,
-                                                          p.recs + c * kSlotBytes, kSlotRecords);
-    if (lane == j) mine = k;
+  if constexpr (kPrefetch<kType, kAligned>) {
+    // Whole chunks (all but a frame's last) are loaded a chunk ahead of their encode, so a
+    // warp keeps a chunk's loads in flight while it encodes the one before.
+    const uint64_t whole = p.l.count / kChunkElems;  // chunks [0, whole) are whole
+    ChunkRegs<kType> cur, nxt;
+    if (c0 < whole) loadWholeChunk<kType>(p.in, c0, lane, cur);
+    for (uint32_t j = 0; j < n; ++j) {
+      const uint64_t c = c0 + j;
+      uint32_t k;
+      if (c < whole) {
+        const bool ahead = j + 1 < n && c + 1 < whole;
+        if (ahead) loadWholeChunk<kType>(p.in, c + 1, lane, nxt);
+        k = encodeChunkPart<kType, kAligned, true, true, true>(p.in, p.out, p.l, code, c, kChunkElems, lane,
+                                                               p.recs + c * kSlotBytes, kSlotRecords, &cur);
+        if (ahead) {
+#pragma unroll
+          for (uint32_t a = 0; a < ChunkPass<kType>::kAhead; ++a)
+#pragma unroll
+            for (uint32_t i = 0; i < 4; ++i) cur[a][i] = nxt[a][i];
+        }
+      } else {
+        k = encodeChunk<kType, kAligned, true>(p.in, p.out, p.l, code, c, lane, p.recs + c * kSlotBytes, kSlotRecords);
+      }
+      if (lane == j) mine = k;
+    }
+  } else {
+    for (uint32_t j = 0; j < n; ++j) {
+      const uint64_t c = c0 + j;
+      const uint32_t k = encodeChunk<kType, kAligned, true>(p.in, p.out, p.l, code, c, lane,
+                                                            p.recs + c * kSlotBytes, kSlotRecords);
+      if (lane == j) mine = k;
+    }
   }
   if (lane < n) storeLe16(p.out + p.l.countsOff + 2 * (c0 + lane), uint16_t(mine));
   const uint32_t total = __reduce_add_sync(0xFFFFFFFFu, mine);
   if (lane == 0) p.totals[w] = total;
+}
+
+template <int kType, bool kAligned>
+__global__ void __launch_bounds__(kChunkThreads, chunkBlocksPerSm<kType, kAligned>()) chunkKernel(const __grid_constant__ ChunkParams p) {
+  __shared__ alignas(8) uint8_t sCode[256];
+  buildBlockTable<kType>(p, sCode);
+  const uint32_t lane = threadIdx.x % 32, wb = threadIdx.x / 32;
+  const uint64_t w = uint64_t(blockIdx.x) * kChunkWarps + wb;
+  if (w < p.ranges) chunkRange<kType, kAligned>(p, w, sCode, lane);
 }
 
 struct PlaceParams {
@@ -182,7 +237,7 @@ __device__ void placeRange(const PlaceParams& p, const uint8_t* exps, uint64_t w
   }
   uint32_t over = __ballot_sync(kFull, cnt > kSlotRecords);
   if (over != 0 && !tableBuilt) {
-    buildCodeTable(table, exps, lane);
+    buildCodeTable<kType>(table, exps, lane);
     tableBuilt = true;
   }
   while (over != 0) {
@@ -193,18 +248,17 @@ __device__ void placeRange(const PlaceParams& p, const uint8_t* exps, uint64_t w
   }
 }
 
+// Place block `block` of `blocks` (kPlaceThreads threads): its ranges, and its part of a raw
+// frame's copy. `code`: kPlaceWarps code tables of 256 bytes in shared memory.
 template <int kType, bool kAligned>
-__global__ void __launch_bounds__(kPlaceThreads, kPlaceBlocksPerSm) placeKernel(const __grid_constant__ PlaceParams p) {
+__device__ __forceinline__ void placeBlock(const PlaceParams& p, uint32_t block, uint32_t blocks,
+                                           uint8_t (*code)[256]) {
   __shared__ uint32_t sRange[kPlaceRanges];  // this block's range totals, then their exclusive scan
   __shared__ unsigned long long sSum[kPlaceWarps], sPre[kPlaceWarps];
   __shared__ uint32_t sWarp[kPlaceWarps];
-  __shared__ alignas(8) uint8_t sCode[kPlaceWarps][256];
-  // Launched as a programmatic dependent of the chunk kernel: its blocks are placed while the
-  // chunk kernel drains, and wait here until everything it wrote is visible.
-  waitForPrimary();
   const uint32_t tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
-  const uint64_t r0 = p.blocks.first(blockIdx.x);
-  const uint32_t nr = uint32_t(p.blocks.size(blockIdx.x));
+  const uint64_t r0 = p.blocks.first(block);
+  const uint32_t nr = uint32_t(p.blocks.size(block));
   // Every block sums all totals (the raw decision needs them all) and the ones before its ranges.
   // kSumLoads loads a thread at once, so a block waits for few round trips.
   constexpr uint32_t kSumLoads = 8;
@@ -239,8 +293,8 @@ __global__ void __launch_bounds__(kPlaceThreads, kPlaceBlocksPerSm) placeKernel(
   const uint8_t* exps = p.temp ? p.temp + kTempExponents : p.codebook;
   const int used = p.temp ? reinterpret_cast<const szCodebook_t*>(p.temp + kTempCodebook)->used : p.used;
   const FrameFinish f{p.in, p.out, p.l, p.type, p.budget, p.forceRaw, exps, used};
-  const uint64_t gtid = uint64_t(blockIdx.x) * kPlaceThreads + tid;
-  const uint64_t bytes = finishFrame<kAligned>(f, sum, gtid, uint64_t(gridDim.x) * kPlaceThreads);
+  const uint64_t gtid = uint64_t(block) * kPlaceThreads + tid;
+  const uint64_t bytes = finishFrame<kAligned>(f, sum, gtid, uint64_t(blocks) * kPlaceThreads);
   if (gtid == 0) *p.outBytes = bytes;
   if (p.forceRaw || sum > p.budget) return;
 
@@ -266,11 +320,43 @@ __global__ void __launch_bounds__(kPlaceThreads, kPlaceBlocksPerSm) placeKernel(
   __syncthreads();
   bool tableBuilt = false;
   for (uint32_t r = warp; r < nr; r += kPlaceWarps)
-    placeRange<kType, kAligned>(p, exps, r0 + r, pre + sRange[r], sCode[warp], tableBuilt, lane);
+    placeRange<kType, kAligned>(p, exps, r0 + r, pre + sRange[r], code[warp], tableBuilt, lane);
 }
 
 template <int kType, bool kAligned>
+__global__ void __launch_bounds__(kPlaceThreads, kPlaceBlocksPerSm) placeKernel(const __grid_constant__ PlaceParams p) {
+  __shared__ alignas(8) uint8_t sCode[kPlaceWarps][256];
+  // Launched as a programmatic dependent of the chunk kernel: its blocks are placed while the
+  // chunk kernel drains, and wait here until everything it wrote is visible.
+  waitForPrimary();
+  placeBlock<kType, kAligned>(p, blockIdx.x, gridDim.x, sCode);
+}
+
+// A frame of at most kPlaceWarps ranges (chunks) in one launch and one block: its warps encode
+// a range each, then the block places them; the barrier between makes the chunk pass's global
+// writes (counts, totals, slots) visible to the whole block.
+template <int kType, bool kAligned>
+__global__ void __launch_bounds__(kPlaceThreads, 1) soloKernel(const __grid_constant__ ChunkParams c,
+                                                             const __grid_constant__ PlaceParams p) {
+  __shared__ alignas(8) uint8_t sTable[256];
+  __shared__ alignas(8) uint8_t sCode[kPlaceWarps][256];
+  buildBlockTable<kType>(c, sTable);
+  const uint32_t lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  if (warp < c.ranges) chunkRange<kType, kAligned>(c, warp, sTable, lane);
+  __syncthreads();
+  placeBlock<kType, kAligned>(p, 0, 1, sCode);
+}
+
+// A frame of at most kPlaceWarps ranges is one launch (soloKernel); `p` then has one block.
+bool soloFrame(const ChunkParams* c) { return c != nullptr && c->ranges <= kPlaceWarps; }
+
+template <int kType, bool kAligned>
 szResult_t launch(const ChunkParams* c, const PlaceParams& p, uint64_t placeBlocks, cudaStream_t stream) {
+  if (soloFrame(c)) {
+    soloKernel<kType, kAligned><<<1, kPlaceThreads, 0, stream>>>(*c, p);
+    CUDACHECK(cudaGetLastError());
+    return szSuccess;
+  }
   if (c != nullptr) {
     const uint64_t blocks = (c->ranges + kChunkWarps - 1) / kChunkWarps;
     chunkKernel<kType, kAligned><<<unsigned(blocks), kChunkThreads, 0, stream>>>(*c);
@@ -375,8 +461,9 @@ extern "C" szResult_t szEncodeAsync(const void* d_in, size_t count, szDataType_t
   uint64_t blocks = want < resident ? want : resident;
   const uint64_t scanBound = (tl.ranges + kPlaceRanges - 1) / kPlaceRanges;
   if (blocks < scanBound) blocks = scanBound;
-  p.blocks = split(tl.ranges, blocks);
   const ChunkParams* chunkPass = forceRaw ? nullptr : &c;
+  if (soloFrame(chunkPass)) blocks = 1;
+  p.blocks = split(tl.ranges, blocks);
   switch (type) {
     case szBfloat16: return launchType<szBfloat16>(chunkPass, p, blocks, aligned, stream);
     case szFloat32: return launchType<szFloat32>(chunkPass, p, blocks, aligned, stream);

@@ -16,17 +16,34 @@
 
 namespace sz {
 
-// A warp's exponent-code table (256 bytes, 8-byte aligned, in shared memory): entry e is the
-// code of biased exponent e, or kDeviceEscape. Built by the warp alone, so no block barrier.
+// An exponent-code table (256 bytes, 8-byte aligned, in shared memory): entry i is the code of
+// the exponent that index i stands for, or kDeviceEscape (0x80). BF16 and FP32 index it by the
+// biased exponent; E5M2 by the whole element byte (sign and mantissa ignored), which saves
+// extracting the exponent. Each thread `t` of `threads` fills entries t, t + threads, ...; the
+// caller orders the fill before the first lookup (__syncwarp for a warp's own table,
+// __syncthreads for a block's).
+template <int kType>
+__device__ __forceinline__ void fillCodeTable(uint8_t* table, const uint8_t* exps, uint32_t t, uint32_t threads) {
+  for (uint32_t i = t; i < 256; i += threads) {
+    const uint32_t e = kType == szFloat8e5m2 ? (i >> LaneShape<kType>::T.mantBits) & 0x1F : i;
+    uint32_t c = kDeviceEscape;
+#pragma unroll
+    for (uint32_t j = 0; j < kCodebookSize; ++j)
+      if (exps[j] == e) c = j;
+    table[i] = uint8_t(c);
+  }
+}
+
+// A warp's own table (no block barrier).
+template <int kType>
 __device__ __forceinline__ void buildCodeTable(uint8_t* table, const uint8_t* exps, uint32_t lane) {
-  reinterpret_cast<uint2*>(table)[lane] = make_uint2(0x80808080u, 0x80808080u);
-  __syncwarp();
-  if (lane < kCodebookSize) table[exps[lane]] = uint8_t(lane);
+  fillCodeTable<kType>(table, exps, lane, 32);
   __syncwarp();
 }
 
 // A lane's step, encoded: its symbols as the section stores them, its codes (element k in
-// nibble k) and which elements escape (bit k).
+// nibble k) and its escape flags: which elements escape, in the type's own bit layout
+// (escapeMask turns them into bit k = element k; they are nonzero iff an element escapes).
 template <int kType>
 struct LaneCode {
   uint32_t sm[LaneShape<kType>::kSmWords];
@@ -43,61 +60,111 @@ __device__ __forceinline__ uint32_t laneElem(const uint32_t (&v)[4], uint32_t k)
   else return (v[k / 4] >> (8 * (k & 3))) & 0xFF;
 }
 
+// The table entries of the four bytes of `idx`, byte k's entry in byte k: a byte permute
+// extracts each index, a shared-memory load looks it up, three permutes gather.
+__device__ __forceinline__ uint32_t lookup4(const uint8_t* table, uint32_t idx) {
+  const uint32_t c0 = table[idx & 0xFF], c1 = table[__byte_perm(idx, 0, 0x4441)];
+  const uint32_t c2 = table[__byte_perm(idx, 0, 0x4442)], c3 = table[idx >> 24];
+  return __byte_perm(__byte_perm(c0, c1, 0x0040), __byte_perm(c2, c3, 0x0040), 0x5410);
+}
+
+// Four gathered entries (codes 0..15, escapes 0x80, code 0 in the section) as four nibbles in
+// bytes 0 and 2: byte 0 = entry 0 | entry 1 << 4, byte 2 = entry 2 | entry 3 << 4.
+__device__ __forceinline__ uint32_t nibblePairs(uint32_t w) {
+  return (w & 0x0F0F0F0Fu) | ((w >> 4) & 0xF0F0F0F0u);
+}
+
+constexpr uint32_t kEscFlags = 0x80808080u;  // the escape bit of four gathered entries
+
+// Bits at 0, 8, 16 and 24 of x as bits 0..3 (the four products land on distinct bits).
+__device__ __forceinline__ uint32_t gatherByteBits(uint32_t x) { return ((x * 0x00204081u) >> 21) & 0xF; }
+
+// A step's escape flags as bit k = element k. BF16: elements 0-3 at bits 7, 15, 23, 31 and
+// 4-7 at bits 3, 11, 19, 27. E5M2: element 4j + b at bit 8b + 7 - j. FP32: already so.
+template <int kType>
+__device__ __forceinline__ uint32_t escapeMask(uint32_t f) {
+  if constexpr (kType == szBfloat16) {
+    return gatherByteBits((f >> 7) & 0x01010101u) | gatherByteBits((f >> 3) & 0x01010101u) << 4;
+  } else if constexpr (kType == szFloat8e5m2) {
+    uint32_t m = 0;
+#pragma unroll
+    for (uint32_t j = 0; j < 4; ++j) m |= gatherByteBits((f >> (7 - j)) & 0x01010101u) << (4 * j);
+    return m;
+  } else {
+    return f;
+  }
+}
+
+// The flags of elements 0..n-1 (escapeMask's inverse of a mask of the first n elements).
+template <int kType>
+__device__ __forceinline__ uint32_t escapeFlagsBelow(uint32_t n) {
+  uint32_t f = 0;
+#pragma unroll
+  for (uint32_t k = 0; k < LaneShape<kType>::kElems; ++k) {
+    if (k >= n) break;
+    if constexpr (kType == szBfloat16) f |= 1u << (k < 4 ? 8 * k + 7 : 8 * (k - 4) + 3);
+    else if constexpr (kType == szFloat8e5m2) f |= 1u << (8 * (k & 3) + 7 - k / 4);
+    else f |= 1u << k;
+  }
+  return f;
+}
+
 // Encodes the first n (1..P) elements of a lane's step; elements >= n get code 0, no escape.
-// BF16 and E5M2 split four elements per 32-bit operation.
+// BF16 and E5M2 work on four elements per 32-bit operation; the code lookups are one byte
+// permute and one shared-memory load per element.
 template <int kType>
 __device__ __forceinline__ void encodeLane(const uint32_t (&v)[4], uint32_t n, const uint8_t* table,
                                            LaneCode<kType>& o) {
   using S = LaneShape<kType>;
   constexpr TypeTraits T = S::T;
-  uint64_t codes = 0;
-  uint32_t esc = 0;
-  auto code = [&](uint32_t k, uint32_t exponent) {
-    const uint32_t c = table[exponent];
-    codes |= uint64_t(c & 0xF) << (4 * k);
-    esc |= (c >> 7) << k;
-  };
   if constexpr (kType == szBfloat16) {
+    uint32_t w[2];
 #pragma unroll
     for (uint32_t j = 0; j < 2; ++j) {
       const uint32_t hb = __byte_perm(v[2 * j], v[2 * j + 1], 0x7531);  // high bytes of 4 elements
       const uint32_t lb = __byte_perm(v[2 * j], v[2 * j + 1], 0x6420);  // low bytes
       o.sm[j] = (hb & 0x80808080u) | (lb & 0x7F7F7F7Fu);
-      const uint32_t ex = ((hb << 1) & 0xFEFEFEFEu) | ((lb >> 7) & 0x01010101u);
-#pragma unroll
-      for (uint32_t b = 0; b < 4; ++b) code(4 * j + b, (ex >> (8 * b)) & 0xFF);
+      w[j] = lookup4(table, ((hb << 1) & 0xFEFEFEFEu) | ((lb >> 7) & 0x01010101u));
     }
+    o.codes = __byte_perm(nibblePairs(w[0]), nibblePairs(w[1]), 0x6420);
+    o.esc = (w[0] & kEscFlags) | ((w[1] & kEscFlags) >> 4);
   } else if constexpr (kType == szFloat8e5m2) {
     // Per byte sign << 2 | mantissa, then four 3-bit symbols squeezed into 12 bits, LSB first.
-    uint64_t bits = 0;
+    uint32_t u[4], t[4];
+    o.esc = 0;
 #pragma unroll
-    for (uint32_t w = 0; w < 4; ++w) {
-      const uint32_t x = v[w];
+    for (uint32_t j = 0; j < 4; ++j) {
+      const uint32_t x = v[j];
       const uint32_t y = ((x >> 5) & 0x04040404u) | (x & 0x03030303u);
-      const uint32_t s = (y & 7u) | ((y >> 5) & 0x38u) | ((y >> 10) & 0x1C0u) | ((y >> 15) & 0xE00u);
-      bits |= uint64_t(s) << (12 * w);
-#pragma unroll
-      for (uint32_t b = 0; b < 4; ++b) code(4 * w + b, (x >> (8 * b + T.mantBits)) & 0x1F);
+      const uint32_t p = (y | (y >> 5)) & 0x003F003Fu;  // symbols 0,1 in bits 0-5; 2,3 in 16-21
+      u[j] = (p | (p >> 10)) & 0xFFFu;
+      const uint32_t wj = lookup4(table, x);
+      t[j] = nibblePairs(wj);
+      o.esc |= (wj & kEscFlags) >> j;
     }
-    o.sm[0] = uint32_t(bits);
-    o.sm[1] = uint32_t(bits >> 32);
+    o.sm[0] = u[0] + (u[1] << 12) + (u[2] << 24);
+    o.sm[1] = (u[2] >> 8) + (u[3] << 4);
+    o.codes = __byte_perm(t[0], t[1], 0x6420) | uint64_t(__byte_perm(t[2], t[3], 0x6420)) << 32;
   } else {
-    uint32_t s[4];
+    uint64_t codes = 0;
+    uint32_t esc = 0, s[4];
 #pragma unroll
     for (uint32_t k = 0; k < 4; ++k) {
       s[k] = T.signMantissa(v[k]);
-      code(k, T.exponent(v[k]));
+      const uint32_t c = table[T.exponent(v[k])];
+      codes |= uint64_t(c & 0xF) << (4 * k);
+      esc |= (c >> 7) << k;
     }
     o.sm[0] = s[0] | s[1] << 24;
     o.sm[1] = s[1] >> 8 | s[2] << 16;
     o.sm[2] = s[2] >> 16 | s[3] << 8;
+    o.codes = codes;
+    o.esc = esc;
   }
   if (n < S::kElems) {
-    codes &= (uint64_t(1) << (4 * n)) - 1;
-    esc &= (1u << n) - 1;
+    o.codes &= (uint64_t(1) << (4 * n)) - 1;
+    o.esc &= escapeFlagsBelow<kType>(n);
   }
-  o.codes = codes;
-  o.esc = esc;
 }
 
 // Loads the first n (<= P) elements of a lane's step at p; kVec: p 16-byte aligned, n == P.
@@ -162,48 +229,77 @@ struct ChunkPass {
 // frame's sections when kSections, and writes every escape whose rank in the chunk (position
 // order) is below `limit` as a 3-byte record (position u16 LE, exponent) at recs + 3 * rank.
 // Returns the chunk's escape count (in every lane). Warp-synchronous: all 32 lanes call it.
-template <int kType, bool kAligned, bool kSections>
-__device__ __forceinline__ uint32_t encodeChunk(const uint8_t* __restrict__ in, uint8_t* __restrict__ out,
-                                                const FrameLayout& l, const uint8_t* table, uint64_t c,
-                                                uint32_t lane, uint8_t* recs, uint32_t limit) {
+// kWhole: a whole chunk of an aligned input and frame, every lane's step full (constant
+// offsets, no per-step bounds).
+// A whole chunk's input (BF16, E5M2: one batch of ChunkPass), loaded ahead of its encode.
+template <int kType>
+using ChunkRegs = uint32_t[ChunkPass<kType>::kAhead][4];
+
+template <int kType>
+__device__ __forceinline__ void loadWholeChunk(const uint8_t* in, uint64_t c, uint32_t lane, ChunkRegs<kType>& v) {
+  using S = LaneShape<kType>;
+  static_assert(ChunkPass<kType>::kAhead == S::kSteps, "a chunk is one batch");
+  const uint8_t* src = in + (c * kChunkElems + lane * S::kElems) * S::T.elemBytes;
+#pragma unroll
+  for (uint32_t a = 0; a < S::kSteps; ++a) loadLane<kType, true>(v[a], src + a * S::kStepElems * S::T.elemBytes, S::kElems);
+}
+
+// kPre: a whole chunk (kWhole) whose input is already in `pre` (loadWholeChunk).
+template <int kType, bool kAligned, bool kSections, bool kWhole, bool kPre = false>
+__device__ __forceinline__ uint32_t encodeChunkPart(const uint8_t* __restrict__ in, uint8_t* __restrict__ out,
+                                                    const FrameLayout& l, const uint8_t* table, uint64_t c,
+                                                    uint32_t len, uint32_t lane, uint8_t* recs, uint32_t limit,
+                                                    const ChunkRegs<kType>* pre = nullptr) {
+  static_assert(!kPre || kWhole, "a preloaded chunk is whole");
   using S = LaneShape<kType>;
   using C = ChunkPass<kType>;
   constexpr TypeTraits T = S::T;
   constexpr uint32_t kFull = 0xFFFFFFFFu;
-  const uint32_t len = chunkLen(l, c);
-  const uint64_t first = c * kChunkElems;
+  const uint64_t first = c * kChunkElems + lane * S::kElems;  // this lane's first element of step 0
+  const uint8_t* src = in + first * T.elemBytes;
+  uint8_t* smp = out + l.smOff + first * T.smBits / 8;
+  uint8_t* cp = out + l.codeOff + first / 2;
   uint32_t run = 0;  // escapes of the steps before this batch
 #pragma unroll
   for (uint32_t s0 = 0; s0 < S::kSteps; s0 += C::kAhead) {
     uint32_t v[C::kAhead][4];
 #pragma unroll
     for (uint32_t a = 0; a < C::kAhead; ++a) {
-      const uint32_t n = laneElems<kType>(len, s0 + a, lane);
-      const uint8_t* p = in + (first + (s0 + a) * S::kStepElems + lane * S::kElems) * T.elemBytes;
-      if (n == S::kElems) loadLane<kType, kAligned>(v[a], p, n);
+      if constexpr (kPre) {
+#pragma unroll
+        for (uint32_t i = 0; i < 4; ++i) v[a][i] = (*pre)[a][i];
+        continue;
+      }
+      const uint32_t n = kWhole ? S::kElems : laneElems<kType>(len, s0 + a, lane);
+      const uint8_t* p = src + (s0 + a) * S::kStepElems * T.elemBytes;
+      if (kWhole || n == S::kElems) loadLane<kType, kAligned>(v[a], p, n);
       else loadLane<kType, false>(v[a], p, n);
     }
-    uint32_t esc[C::kAhead];
-    typename C::Packed packed = 0;
+    uint32_t esc[C::kAhead], any = 0;
 #pragma unroll
     for (uint32_t a = 0; a < C::kAhead; ++a) {
-      const uint32_t n = laneElems<kType>(len, s0 + a, lane);
+      const uint32_t n = kWhole ? S::kElems : laneElems<kType>(len, s0 + a, lane);
       esc[a] = 0;
       if (n == 0) continue;
       LaneCode<kType> o;
       encodeLane<kType>(v[a], n, table, o);
       esc[a] = o.esc;
-      packed |= typename C::Packed(__popc(o.esc)) << (C::kFieldBits * a);
+      any |= o.esc;
       if constexpr (kSections) {
-        const uint64_t e = first + (s0 + a) * S::kStepElems + lane * S::kElems;
-        uint8_t* smp = out + l.smOff + e * T.smBits / 8;
-        uint8_t* cp = out + l.codeOff + e / 2;
-        if (n == S::kElems) storeLane<kType, kAligned>(o, smp, cp, n);
-        else storeLane<kType, false>(o, smp, cp, n);
+        const uint32_t e = (s0 + a) * S::kStepElems;  // elements past this lane's first
+        if (kWhole || n == S::kElems) storeLane<kType, kAligned>(o, smp + e * T.smBits / 8, cp + e / 2, n);
+        else storeLane<kType, false>(o, smp + e * T.smBits / 8, cp + e / 2, n);
       }
     }
-    if (!__any_sync(kFull, packed != 0)) continue;
-    // Rank of a lane's first escape in step a: the batch's earlier steps, then lower lanes.
+    if (!__any_sync(kFull, any != 0)) continue;
+    // The rare path: escapes' ranks. A lane's first escape in step a comes after the batch's
+    // earlier steps, then lower lanes.
+    typename C::Packed packed = 0;
+#pragma unroll
+    for (uint32_t a = 0; a < C::kAhead; ++a) {
+      esc[a] = escapeMask<kType>(esc[a]);
+      packed |= typename C::Packed(__popc(esc[a])) << (C::kFieldBits * a);
+    }
     typename C::Packed incl = packed;
 #pragma unroll
     for (uint32_t off = 1; off < 32; off *= 2) {
@@ -232,6 +328,16 @@ __device__ __forceinline__ uint32_t encodeChunk(const uint8_t* __restrict__ in, 
     }
   }
   return run;
+}
+
+template <int kType, bool kAligned, bool kSections>
+__device__ __forceinline__ uint32_t encodeChunk(const uint8_t* __restrict__ in, uint8_t* __restrict__ out,
+                                                const FrameLayout& l, const uint8_t* table, uint64_t c,
+                                                uint32_t lane, uint8_t* recs, uint32_t limit) {
+  const uint32_t len = chunkLen(l, c);
+  if (kAligned && len == kChunkElems)
+    return encodeChunkPart<kType, kAligned, kSections, kAligned>(in, out, l, table, c, len, lane, recs, limit);
+  return encodeChunkPart<kType, kAligned, kSections, false>(in, out, l, table, c, len, lane, recs, limit);
 }
 
 }  // namespace sz

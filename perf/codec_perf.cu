@@ -1,6 +1,6 @@
 // GPU codec benchmark (issue: GPU codec at HBM speed). For one tensor type: device-to-device
 // copy (the ceiling), szEncodeAsync and szDecodeAsync at the full size and at slice sizes,
-// 1024-element calls (the fixed cost), and the batched calls on 4096 blocks of 16 KiB (a paged
+// 1024-element calls (the fixed cost; a device copy of as many bytes is their floor), and the batched calls on 4096 blocks of 16 KiB (a paged
 // KV pool: szEncodeBatchAsync / szDecodeBatchAsync, one call for all blocks). Each is timed two
 // ways, GB/s of uncompressed bytes: per call (median of --iters runs, one CUDA event pair
 // around each call) and back to back (50 calls between one event pair, as the SplitZip
@@ -121,7 +121,7 @@ double backToBackMs(cudaStream_t s, F&& fn) {
 
 struct Row {
   size_t bytes;
-  double copyMs, encMs, decMs, encB2bMs, decB2bMs, ratio;
+  double copyMs, encMs, decMs, encB2bMs, decB2bMs, ratio, copyB2bMs;
 };
 
 struct Batched {
@@ -250,8 +250,10 @@ int main(int argc, char** argv) {
   for (size_t bytes : sizes) {
     if (bytes > full) continue;
     size_t n = bytes / es;
-    Row r{bytes, 0, 0, 0, 0, 0, 0};
-    r.copyMs = medianMs(o.warmup, o.iters, s, [&] { CK(cudaMemcpyAsync(copy, in, bytes, cudaMemcpyDeviceToDevice, s)); });
+    Row r{bytes, 0, 0, 0, 0, 0, 0, 0};
+    auto cp = [&] { CK(cudaMemcpyAsync(copy, in, bytes, cudaMemcpyDeviceToDevice, s)); };
+    r.copyMs = medianMs(o.warmup, o.iters, s, cp);
+    r.copyB2bMs = backToBackMs(s, cp);
     auto enc = [&] { SZ(szEncodeAsync(in, n, o.type, &cb, 0, frame, maxBytes, frameBytes, temp, tempBytes, s)); };
     r.encMs = medianMs(o.warmup, o.iters, s, enc);
     r.encB2bMs = backToBackMs(s, enc);
@@ -281,10 +283,25 @@ int main(int argc, char** argv) {
   double smBytes = o.type == szBfloat16 ? 1.0 : o.type == szFloat32 ? 3.0 : 3.0 / 8.0;
   double model = double(es) / (smBytes + 0.5 + 3.0 * escRate);
   // Launch-bound time: encode and decode of 1024 elements.
+  // Its floor: a device copy of the same 1024 elements.
   auto tinyEncCall = [&] { SZ(szEncodeAsync(in, 1024, o.type, &cb, 0, frame, maxBytes, frameBytes, temp, tempBytes, s)); };
-  auto tinyDecCall = [&] { SZ(szDecodeAsync(frame, maxBytes, out, full, status, s)); };
   double tinyEnc = medianMs(o.warmup, o.iters, s, tinyEncCall), tinyEncB2b = backToBackMs(s, tinyEncCall);
+  uint64_t tinyFrameBytes = 0;
+  CK(cudaMemcpy(&tinyFrameBytes, frameBytes, sizeof(uint64_t), cudaMemcpyDeviceToHost));
+  auto tinyDecCall = [&] { SZ(szDecodeAsync(frame, tinyFrameBytes, out, full, status, s)); };
   double tinyDec = medianMs(o.warmup, o.iters, s, tinyDecCall), tinyDecB2b = backToBackMs(s, tinyDecCall);
+  {
+    int st = -1;
+    std::vector<uint8_t> back(1024 * es);
+    CK(cudaMemcpy(&st, status, sizeof(int), cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(back.data(), out, back.size(), cudaMemcpyDeviceToHost));
+    if (st != szSuccess || memcmp(back.data(), host.data(), back.size()) != 0) {
+      fprintf(stderr, "codec_perf: decode of 1024 elements is NOT bit-exact (status %d)\n", st);
+      return 1;
+    }
+  }
+  auto tinyCopyCall = [&] { CK(cudaMemcpyAsync(copy, in, 1024 * es, cudaMemcpyDeviceToDevice, s)); };
+  double tinyCopy = medianMs(o.warmup, o.iters, s, tinyCopyCall), tinyCopyB2b = backToBackMs(s, tinyCopyCall);
   const Batched bat = measureBatched(o, host, in, cb, s);
 
   const Row& big = rows.back();
@@ -298,14 +315,15 @@ int main(int argc, char** argv) {
   printf("# ceiling: copy %.0f GB/s of tensor (%.0f GB/s read+write) -> codec bound %.0f GB/s\n",
          copyGbs, 2 * copyGbs, 2 * copyGbs / (1 + 1 / model));
   printf("# b2b: %d calls back to back between one event pair\n", kBackToBack);
-  printf("%10s %10s %10s %10s %10s %10s %10s %10s %10s %8s\n", "size", "copy_us", "enc_us", "dec_us", "copy_GB/s",
-         "enc_GB/s", "dec_GB/s", "encb2b_GB/s", "decb2b_GB/s", "ratio");
+  printf("%10s %10s %10s %10s %10s %10s %10s %11s %11s %11s %8s\n", "size", "copy_us", "enc_us", "dec_us",
+         "copy_GB/s", "enc_GB/s", "dec_GB/s", "copyb2b_GB/s", "encb2b_GB/s", "decb2b_GB/s", "ratio");
   for (const Row& r : rows)
-    printf("%10zu %10.1f %10.1f %10.1f %10.0f %10.0f %10.0f %10.0f %10.0f %8.4f\n", r.bytes, 1e3 * r.copyMs,
+    printf("%10zu %10.1f %10.1f %10.1f %10.0f %10.0f %10.0f %11.0f %11.0f %11.0f %8.4f\n", r.bytes, 1e3 * r.copyMs,
            1e3 * r.encMs, 1e3 * r.decMs, r.bytes / r.copyMs / 1e6, r.bytes / r.encMs / 1e6, r.bytes / r.decMs / 1e6,
-           r.bytes / r.encB2bMs / 1e6, r.bytes / r.decB2bMs / 1e6, r.ratio);
-  printf("# launch-bound (1024 elements): encode %.1f us, decode %.1f us; back to back %.1f / %.1f us per call\n",
-         1e3 * tinyEnc, 1e3 * tinyDec, 1e3 * tinyEncB2b, 1e3 * tinyDecB2b);
+           r.bytes / r.copyB2bMs / 1e6, r.bytes / r.encB2bMs / 1e6, r.bytes / r.decB2bMs / 1e6, r.ratio);
+  printf("# launch-bound (1024 elements): encode %.1f us, decode %.1f us; back to back %.1f / %.1f us per call; "
+         "device copy %.1f us, back to back %.1f us\n",
+         1e3 * tinyEnc, 1e3 * tinyDec, 1e3 * tinyEncB2b, 1e3 * tinyDecB2b, 1e3 * tinyCopy, 1e3 * tinyCopyB2b);
   const double batBytes = double(bat.blocks * bat.blockBytes);
   if (bat.blocks > 0)
     printf("# batched (%zu blocks of %zu bytes, one call): encode %.1f us %.0f GB/s, decode %.1f us %.0f GB/s; back "
@@ -321,10 +339,10 @@ int main(int argc, char** argv) {
     fprintf(f, "{\"device\": \"%s\", \"type\": \"%s\", \"elems\": %zu, \"copy_gbs\": %.1f, \"encode_gbs\": %.1f, "
                "\"decode_gbs\": %.1f, \"encode_b2b_gbs\": %.1f, \"decode_b2b_gbs\": %.1f, \"ratio\": %.5f, "
                "\"model_ratio\": %.5f, \"escape_rate\": %.7f, \"launch_us\": {\"encode\": %.2f, \"decode\": %.2f, "
-               "\"encode_b2b\": %.2f, \"decode_b2b\": %.2f}, ",
+               "\"encode_b2b\": %.2f, \"decode_b2b\": %.2f, \"copy\": %.2f, \"copy_b2b\": %.2f}, ",
             prop.name, o.typeName.c_str(), o.elems, copyGbs, full / big.encMs / 1e6, full / big.decMs / 1e6,
             full / big.encB2bMs / 1e6, full / big.decB2bMs / 1e6, big.ratio, model, escRate, 1e3 * tinyEnc,
-            1e3 * tinyDec, 1e3 * tinyEncB2b, 1e3 * tinyDecB2b);
+            1e3 * tinyDec, 1e3 * tinyEncB2b, 1e3 * tinyDecB2b, 1e3 * tinyCopy, 1e3 * tinyCopyB2b);
     if (bat.blocks > 0)
       fprintf(f, "\"batched\": {\"blocks\": %zu, \"block_bytes\": %zu, \"encode_gbs\": %.1f, \"decode_gbs\": %.1f, "
                  "\"encode_b2b_gbs\": %.1f, \"decode_b2b_gbs\": %.1f, \"encode_us\": %.2f, \"decode_us\": %.2f, "
@@ -333,9 +351,10 @@ int main(int argc, char** argv) {
               batBytes / bat.encB2bMs / 1e6, batBytes / bat.decB2bMs / 1e6, 1e3 * bat.encMs, 1e3 * bat.decMs, bat.ratio);
     fprintf(f, "\"sizes\": [");
     for (size_t i = 0; i < rows.size(); ++i)
-      fprintf(f, "%s{\"bytes\": %zu, \"copy_gbs\": %.1f, \"encode_gbs\": %.1f, \"decode_gbs\": %.1f, "
-                 "\"encode_b2b_gbs\": %.1f, \"decode_b2b_gbs\": %.1f, \"ratio\": %.5f}",
-              i ? ", " : "", rows[i].bytes, rows[i].bytes / rows[i].copyMs / 1e6, rows[i].bytes / rows[i].encMs / 1e6,
+      fprintf(f, "%s{\"bytes\": %zu, \"copy_gbs\": %.1f, \"copy_b2b_gbs\": %.1f, \"encode_gbs\": %.1f, "
+                 "\"decode_gbs\": %.1f, \"encode_b2b_gbs\": %.1f, \"decode_b2b_gbs\": %.1f, \"ratio\": %.5f}",
+              i ? ", " : "", rows[i].bytes, rows[i].bytes / rows[i].copyMs / 1e6,
+              rows[i].bytes / rows[i].copyB2bMs / 1e6, rows[i].bytes / rows[i].encMs / 1e6,
               rows[i].bytes / rows[i].decMs / 1e6, rows[i].bytes / rows[i].encB2bMs / 1e6,
               rows[i].bytes / rows[i].decB2bMs / 1e6, rows[i].ratio);
     fprintf(f, "]}\n");

@@ -187,11 +187,12 @@ TEST(GpuCodec, HistogramMatchesCpu) {
   cudaFree(counts);
 }
 
-TEST(GpuCodec, CorruptFramesReportErrorsLikeTheCpuDecoder) {
-  SKIP_WITHOUT_GPU();
-  auto v = kvLike(40000, 7);
+// 300 one-bit flips of the frame of `v` (with escapes at 5 and at `nanAt`): the GPU decoder's
+// verdict is the CPU decoder's, and what it decodes is the CPU's bytes; then truncated frames
+// and a short output buffer.
+void expectCorruptionsAgree(std::vector<uint16_t> v, size_t nanAt) {
   v[5] = 0x0001;  // a denormal: an escape
-  v[33000] = 0x7F81;  // a NaN: an escape in the second group
+  v[nanAt] = 0x7F81;  // a NaN: an escape
   auto frame = cpuEncode(v.data(), v.size(), szBfloat16, nullptr);
   szFrameInfo_t info;
   ASSERT_EQ(szFrameGetInfo(frame.data(), frame.size(), &info), szSuccess);
@@ -216,13 +217,23 @@ TEST(GpuCodec, CorruptFramesReportErrorsLikeTheCpuDecoder) {
     }
   }
   EXPECT_GT(corrupt, 50);
-  // Truncated frames, and an output buffer too small.
   std::vector<uint8_t> out;
   bool guard;
   EXPECT_EQ(gpuDecode(frame, raw, &out, &guard, 0, 0, frame.size() - 1), szCorruptFrame);
   EXPECT_EQ(gpuDecode(frame, raw, &out, &guard, 0, 0, 50), szCorruptFrame);
   EXPECT_EQ(gpuDecode(frame, raw - 2, &out, &guard), szInvalidArgument);
   EXPECT_TRUE(guard);
+}
+
+// A frame of several blocks (the grid after its status reset) and one under 8 KiB (one block,
+// one launch, its verdict gathered in the block).
+TEST(GpuCodec, CorruptFramesReportErrorsLikeTheCpuDecoder) {
+  SKIP_WITHOUT_GPU();
+  expectCorruptionsAgree(kvLike(40000, 7), 33000);
+  size_t maxSmall = 0;
+  ASSERT_EQ(szEncodeMaxSize(3000, szBfloat16, &maxSmall), szSuccess);
+  ASSERT_LT(maxSmall, 8192u);
+  expectCorruptionsAgree(kvLike(3000, 9), 2500);
 }
 
 TEST(GpuCodec, InvalidArgumentsAtEnqueue) {
