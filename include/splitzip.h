@@ -223,9 +223,11 @@ szResult_t szDecodeAsync(const void* d_frame, size_t frameBytes, void* d_out, si
  *  - Item data and frames may have any alignment (an item whose input and output are both
  *    16-byte aligned takes the fast path); no item's output may overlap another item's output
  *    or any input.
- *  - Each item is one thread block's work (as many blocks run as the GPU holds at once, each
- *    taking items in turn): batches of many small items are this call's purpose; one large
- *    tensor is faster with szEncodeAsync/szDecodeAsync, which spread a frame over the GPU.
+ *  - Each item is one warp's work (as many warps run as the GPU holds at once, each taking
+ *    items in turn, nvCOMP's batched shape): batches of many small items are this call's
+ *    purpose (4096 items of 16 KiB: one H200 busy); a few large items leave most of the GPU
+ *    idle, and one large tensor is faster with szEncodeAsync/szDecodeAsync, which spread a
+ *    frame over the GPU.
  *  - No temporary memory. Every array and buffer must stay valid until the call completes on
  *    `stream`; then the outputs may be read and the inputs reused.
  *  - Errors of an item (its entries are only visible to the device) go to d_statuses[i], the

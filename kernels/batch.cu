@@ -1,16 +1,16 @@
 // The batched codec's kernels (kernels/batch.h; paper §3, App. A): one launch for many small
-// frames, e.g. the KV blocks of a paged pool. Each block takes items i, i + grid, ... and
-// encodes or decodes an item's whole frame alone, with the block-level codec the slot kernels
-// use (kernels/encode_block.cuh, kernels/decode_frame.cuh), so thousands of 16 KiB blocks cost
-// one launch and frames are byte-identical to szEncode's. An item's arguments live in device
-// memory: its block checks them and reports a bad one in the item's status, never touching it.
+// frames, e.g. the KV blocks of a paged pool. Each warp takes items i, i + warps, ... and
+// encodes or decodes an item's whole frame alone (kernels/encode_warp.cuh, decodeFrameWarp in
+// kernels/decode_frame.cuh), with no block barrier, so thousands of 16 KiB blocks cost one
+// launch and frames are byte-identical to szEncode's. An item's arguments live in device
+// memory: its warp checks them and reports a bad one in the item's status, never touching it.
 #include <cuda_runtime.h>
 
 #include "batch.h"
 #include "cuda_check.h"
 #include "decode_frame.cuh"
 #include "device_props.h"
-#include "encode_block.cuh"
+#include "encode_warp.cuh"
 
 namespace sz {
 namespace {
@@ -19,10 +19,10 @@ static_assert(sizeof(szResult_t) == sizeof(int), "statuses are written as the in
 static_assert(sizeof(size_t) == sizeof(uint64_t), "sizes are 64-bit on the device");
 
 constexpr int kRawItems = -1;  // the encode kernel of the types stored raw (no codec path)
-// A 16 KiB BF16 item is 8 chunks: a warp each (kernels/decode_frame.cuh), so 8-warp blocks;
-// 4 a multiprocessor (64 registers): 6 capped the decoder at 40 registers, where it spilled
-// (966 against 1145-1174 GB/s on 4096 items of 16 KiB), and 3 left too few warps (1077).
-constexpr uint32_t kDecodeBatchThreads = 256, kDecodeBlocksPerSm = 4;
+// Both kernels: a warp per item, 8 warps a block, 2 blocks a multiprocessor (128 registers: an
+// item's layout and parameters live in registers; at 4 blocks, 64 registers, both spilled and
+// 4096 items of 16 KiB went 1361 / 1159 GB/s against 1526 / 1341).
+constexpr uint32_t kBatchThreads = 256, kBatchWarps = kBatchThreads / 32, kBatchBlocksPerSm = 2;
 
 __device__ __forceinline__ bool aligned16(const void* a, const void* b) {
   return ((reinterpret_cast<uintptr_t>(a) | reinterpret_cast<uintptr_t>(b)) & 15) == 0;
@@ -38,102 +38,93 @@ __device__ int checkEncodeItem(int type, const uint8_t* in, uint64_t count, cons
 
 // The frame of a type that is never compressed: the elements behind a raw header.
 template <bool kAligned>
-__device__ uint64_t encodeRawFrame(int type, const uint8_t* in, uint64_t count, uint8_t* frame) {
-  __shared__ FrameFinish sFinish;
-  if (threadIdx.x == 0) {
-    FrameLayout l;
-    computeLayout(type, count, &l);
-    sFinish = FrameFinish{in, frame, l, type, 0, true, nullptr, 0};
-  }
-  __syncthreads();
-  const uint64_t bytes = finishFrame<kAligned>(sFinish, 0, threadIdx.x, kEncodeThreads);
-  __syncthreads();  // sFinish is rewritten by the next item
-  return bytes;
+__device__ uint64_t encodeRawFrameWarp(int type, const uint8_t* in, uint64_t count, uint8_t* frame) {
+  FrameLayout l;
+  computeLayout(type, count, &l);
+  const FrameFinish f{in, frame, l, type, 0, true, nullptr, 0};
+  return __shfl_sync(0xFFFFFFFFu, finishFrame<kAligned>(f, 0, threadIdx.x % 32, 32), 0);
 }
 
 template <int kType, bool kAligned>
-__device__ __forceinline__ uint64_t encodeItem(int type, const uint8_t* codebook, int used, const uint8_t* in,
+__device__ __forceinline__ uint64_t encodeItem(const EncodeBatch& b, const uint8_t* table, const uint8_t* in,
                                                uint64_t count, uint8_t* frame) {
-  if constexpr (kType == kRawItems) {
-    return encodeRawFrame<kAligned>(type, in, count, frame);
-  } else {
-    uint64_t escapes;
-    bool raw;
-    return encodeSlice<kType, kAligned>(codebook, used, in, count, frame, &escapes, &raw);
-  }
+  if constexpr (kType == kRawItems) return encodeRawFrameWarp<kAligned>(b.type, in, count, frame);
+  else return encodeFrameWarp<kType, kAligned>(in, count, frame, table, b.codebook, b.used);
 }
 
-// kType: the batch's compressible type, or kRawItems. Items' pointers are aligned or not each
-// on its own, so both paths are in the kernel (as in the slot kernels' any-type kernel).
+// Items whose input or frame is not 16-byte aligned: their own function, so the aligned path's
+// registers are not shared with it.
 template <int kType>
-__global__ void __launch_bounds__(kEncodeThreads, blocksPerSm<kType>()) encodeBatchKernel(const __grid_constant__ EncodeBatch b) {
-  __shared__ uint8_t sCodebook[kCodebookSize];
-  __shared__ const uint8_t* sIn;
-  __shared__ uint8_t* sOut;
-  __shared__ uint64_t sCount;
-  __shared__ int sStatus;
-  const uint32_t tid = threadIdx.x;
-  if (tid < kCodebookSize) sCodebook[tid] = b.codebook[tid];
-  for (uint64_t i = blockIdx.x; i < b.items; i += gridDim.x) {
-    if (tid == 0) {
-      sIn = static_cast<const uint8_t*>(b.ins[i]);
-      sOut = static_cast<uint8_t*>(b.outs[i]);
-      sCount = b.counts[i];
-      sStatus = checkEncodeItem(b.type, sIn, sCount, sOut, b.capacities[i]);
-    }
-    __syncthreads();
+__device__ __noinline__ uint64_t encodeUnalignedItem(const EncodeBatch& b, const uint8_t* table, const uint8_t* in,
+                                                     uint64_t count, uint8_t* frame) {
+  return encodeItem<kType, false>(b, table, in, count, frame);
+}
+
+// kType: the batch's compressible type, or kRawItems. A warp per item, items taken
+// warp-grid-stride (kernels/encode_warp.cuh): no block barrier; each warp has its own code table.
+template <int kType>
+__global__ void __launch_bounds__(kBatchThreads, kBatchBlocksPerSm) encodeBatchKernel(const __grid_constant__ EncodeBatch b) {
+  __shared__ alignas(8) uint8_t sTable[kBatchWarps][256];
+  const uint32_t lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  if constexpr (kType != kRawItems) buildCodeTable<kType>(sTable[warp], b.codebook, lane);
+  const uint64_t warps = uint64_t(gridDim.x) * kBatchWarps;
+  for (uint64_t i = uint64_t(blockIdx.x) * kBatchWarps + warp; i < b.items; i += warps) {
+    const uint8_t* in = static_cast<const uint8_t*>(b.ins[i]);
+    uint8_t* out = static_cast<uint8_t*>(b.outs[i]);
+    const uint64_t count = b.counts[i];
+    const int status = checkEncodeItem(b.type, in, count, out, b.capacities[i]);
     uint64_t bytes = 0;
-    if (sStatus == szSuccess) {
-      bytes = aligned16(sIn, sOut) ? encodeItem<kType, true>(b.type, sCodebook, b.used, sIn, sCount, sOut)
-                                   : encodeItem<kType, false>(b.type, sCodebook, b.used, sIn, sCount, sOut);
+    if (status == szSuccess) {
+      bytes = aligned16(in, out) ? encodeItem<kType, true>(b, sTable[warp], in, count, out)
+                                 : encodeUnalignedItem<kType>(b, sTable[warp], in, count, out);
     }
-    if (tid == 0) {
+    if (lane == 0) {
       b.outBytes[i] = bytes;
-      b.statuses[i] = szResult_t(sStatus);
+      b.statuses[i] = szResult_t(status);
     }
-    __syncthreads();  // the item's shared fields are rewritten by the next item
   }
 }
 
-__global__ void __launch_bounds__(kDecodeBatchThreads, kDecodeBlocksPerSm) decodeBatchKernel(const __grid_constant__ DecodeBatch b) {
-  __shared__ DecodeParams sP;  // shared, as in the slot kernels: the decoder reads it at will
-  __shared__ int sStatus;      // the payload's verdict (the decoder's status word)
-  __shared__ int sArg;
-  const uint32_t tid = threadIdx.x;
-  for (uint64_t i = blockIdx.x; i < b.items; i += gridDim.x) {
-    if (tid == 0) {
+// Items whose frame or output is not 16-byte aligned: their own function, so the aligned
+// path's registers are not shared with it.
+__device__ __noinline__ int decodeUnalignedItem(WarpFrame& w) { return decodeFrameWarp<false>(w); }
+
+// A warp per item, items taken warp-grid-stride: no block barrier, each warp validates and
+// decodes its frame alone (decodeFrameWarp).
+__global__ void __launch_bounds__(kBatchThreads, kBatchBlocksPerSm) decodeBatchKernel(const __grid_constant__ DecodeBatch b) {
+  __shared__ WarpFrame sFrame[kBatchWarps];
+  const uint32_t lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  WarpFrame& w = sFrame[warp];
+  const uint64_t warps = uint64_t(gridDim.x) * kBatchWarps;
+  for (uint64_t i = uint64_t(blockIdx.x) * kBatchWarps + warp; i < b.items; i += warps) {
+    int err = szSuccess;
+    if (lane == 0) {
       const uint8_t* frame = static_cast<const uint8_t*>(b.frames[i]);
       uint8_t* out = static_cast<uint8_t*>(b.outs[i]);
       const uint64_t capacity = b.capacities[i];
-      sP = DecodeParams{frame, b.frameBytes[i], out, capacity, &sStatus, -1, 0};
-      sStatus = szSuccess;
-      sArg = frame == nullptr || (out == nullptr && capacity > 0) ? szInvalidArgument : szSuccess;
+      w.p = DecodeParams{frame, b.frameBytes[i], out, capacity, &w.status, -1, 0};
+      err = frame == nullptr || (out == nullptr && capacity > 0) ? szInvalidArgument : szSuccess;
     }
-    __syncthreads();
-    int err = sArg;
-    if (err == szSuccess) {
-      // The header's verdict comes back in every thread; the payload's lands in sStatus.
-      err = aligned16(sP.frame, sP.out) ? decodeFramePart<true>(sP, tid, kDecodeBatchThreads, false)
-                                        : decodeFramePart<false>(sP, tid, kDecodeBatchThreads, false);
-    }
-    __syncthreads();  // the item is decoded; sP and the decoder's shared state may be rewritten
-    if (tid == 0) {
-      if (err == szSuccess) err = sStatus;
+    err = __shfl_sync(0xFFFFFFFFu, err, 0);
+    __syncwarp();
+    if (err == szSuccess) err = aligned16(w.p.frame, w.p.out) ? decodeFrameWarp<true>(w) : decodeUnalignedItem(w);
+    if (lane == 0) {
       b.statuses[i] = szResult_t(err);
-      if (b.outCounts != nullptr) {
-        FrameHeader h{};
-        if (err == szSuccess) readHeader(sP.frame, &h);  // validated by the decoder
-        b.outCounts[i] = h.count;
-      }
+      if (b.outCounts != nullptr) b.outCounts[i] = err == szSuccess ? w.h.count : 0;
     }
+    __syncwarp();  // the warp's frame state is rewritten by its next item
   }
+}
+
+// Blocks for `items` items, a warp each, at most the resident ones.
+unsigned batchBlocks(uint64_t items, int sms) {
+  const uint64_t resident = uint64_t(sms) * kBatchBlocksPerSm, need = (items + kBatchWarps - 1) / kBatchWarps;
+  return unsigned(need < resident ? need : resident);
 }
 
 template <int kType>
 void launchEncodeOf(const EncodeBatch& b, int sms, cudaStream_t stream) {
-  const uint64_t resident = uint64_t(sms) * blocksPerSm<kType>();
-  const uint64_t blocks = b.items < resident ? b.items : resident;
-  encodeBatchKernel<kType><<<unsigned(blocks), kEncodeThreads, 0, stream>>>(b);
+  encodeBatchKernel<kType><<<batchBlocks(b.items, sms), kBatchThreads, 0, stream>>>(b);
 }
 
 }  // namespace
@@ -156,8 +147,7 @@ szResult_t launchDecodeBatch(const DecodeBatch& b, cudaStream_t stream) {
   if (b.items == 0) return szSuccess;
   int sms;
   SZCHECK(currentDeviceSms(&sms));
-  const uint64_t resident = uint64_t(sms) * kDecodeBlocksPerSm;
-  decodeBatchKernel<<<unsigned(b.items < resident ? b.items : resident), kDecodeBatchThreads, 0, stream>>>(b);
+  decodeBatchKernel<<<batchBlocks(b.items, sms), kBatchThreads, 0, stream>>>(b);
   CUDACHECK(cudaGetLastError());
   return szSuccess;
 }

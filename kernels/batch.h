@@ -1,5 +1,5 @@
 // The batched codec's launchers (kernels/batch.cu): one launch encodes or decodes many
-// independent frames, one block per item at a time, items taken grid-stride. The public calls
+// independent frames, one warp per item at a time, items taken warp-grid-stride. The public calls
 // (szEncodeBatchAsync / szDecodeBatchAsync, kernels/batch_api.cc) check the host-side arguments
 // and resolve the codebook; these only launch. Every array is device-readable memory.
 #pragma once

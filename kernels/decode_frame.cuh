@@ -219,11 +219,52 @@ __device__ void decodeChunks(const FrameHeader& h, const FrameLayout& l, const D
   }
 }
 
+// Thread-level: the verdict on a frame's header bytes `bytes` (kHeaderBytes, zeros where the
+// frame is shorter), with the header and layout in *h and *l when it is good.
+__device__ __forceinline__ int checkFrameHeader(const uint8_t* bytes, const DecodeParams& p, FrameHeader* h,
+                                                FrameLayout* l) {
+  uint64_t frameBytes = 0;
+  if (p.frameBytes < kHeaderBytes) return szCorruptFrame;
+  readHeader(bytes, h);
+  if (checkHeader(*h, p.frameBytes, l, &frameBytes) != kHeaderOk) return szCorruptFrame;
+  if (p.expectType >= 0 && (h->type != p.expectType || h->count != p.expectCount)) return szCorruptFrame;
+  return l->rawBytes > p.outCapacity ? szInvalidArgument : szSuccess;
+}
+
+// The payload of a frame whose header is good: a raw copy, or chunks decoded, as thread `gtid`
+// of `stride` (whole warps: warp gtid / 32 of stride / 32 takes chunks gtid / 32,
+// (gtid + stride) / 32, ...). sExp: the header's codebook exponents.
+template <bool kAligned, int kOnly>
+__device__ __forceinline__ void decodePayload(const FrameHeader& h, const FrameLayout& l, const DecodeParams& p,
+                                              const uint8_t* sExp, uint64_t gtid, uint64_t stride) {
+  if (h.flags & kFlagRaw) {
+    const uint64_t n = l.rawBytes;
+    const uint8_t* src = p.frame + kHeaderBytes;
+    if (kAligned) {
+      for (uint64_t i = gtid; i < n / 16; i += stride)
+        __stcs(reinterpret_cast<uint4*>(p.out) + i, __ldcs(reinterpret_cast<const uint4*>(src) + i));
+      for (uint64_t b = n / 16 * 16 + gtid; b < n; b += stride) p.out[b] = src[b];
+    } else {
+      for (uint64_t b = gtid; b < n; b += stride) p.out[b] = src[b];
+    }
+    return;
+  }
+  const uint64_t warp = gtid / 32, warps = stride / 32;
+  if constexpr (kOnly >= 0) {
+    decodeChunks<kOnly, kAligned>(h, l, p, sExp, warp, warps);
+  } else {
+    switch (h.type) {
+      case szBfloat16: decodeChunks<szBfloat16, kAligned>(h, l, p, sExp, warp, warps); break;
+      case szFloat32: decodeChunks<szFloat32, kAligned>(h, l, p, sExp, warp, warps); break;
+      default: decodeChunks<szFloat8e5m2, kAligned>(h, l, p, sExp, warp, warps); break;
+    }
+  }
+}
+
 // One block's part of decoding a frame: validates the header (thread 0; every block does, as
 // the host knows neither the frame's type nor its size), then copies a raw payload or decodes
-// chunks, as thread `gtid` of `stride` (both whole warps: warp gtid / 32 of stride / 32 takes
-// chunks gtid / 32, (gtid + stride) / 32, ...). Returns the header's verdict, the same in every
-// thread of the block; errors of the payload go to p.status.
+// chunks, as thread `gtid` of `stride` (decodePayload). Returns the header's verdict, the same
+// in every thread of the block; errors of the payload go to p.status.
 // `reportHeader`: this block reports a bad header to p.status (one block of a grid does).
 // kOnly >= 0: only frames of that type are decoded (a kernel for one type carries one path;
 // callers that set it also set p.expectType, so a frame of another type never gets here).
@@ -239,46 +280,45 @@ __device__ __forceinline__ int decodeFramePart(const DecodeParams& p, uint64_t g
   for (uint32_t i = tid; i < kHeaderBytes; i += blockDim.x) sBytes[i] = whole ? p.frame[i] : 0;
   __syncthreads();
   if (tid == 0) {
-    int err = szSuccess;
-    uint64_t frameBytes = 0;
-    if (!whole) {
-      err = szCorruptFrame;
-    } else {
-      readHeader(sBytes, &sH);
-      if (checkHeader(sH, p.frameBytes, &sL, &frameBytes) != kHeaderOk) err = szCorruptFrame;
-      else if (p.expectType >= 0 && (sH.type != p.expectType || sH.count != p.expectCount)) err = szCorruptFrame;
-      else if (sL.rawBytes > p.outCapacity) err = szInvalidArgument;
-    }
+    const int err = checkFrameHeader(sBytes, p, &sH, &sL);
     if (err != szSuccess && reportHeader) reportStatus(p.status, err);
     sErr = err;
   }
-  const uint8_t* sExp = sBytes + 64;  // the codebook's exponents
   __syncthreads();
   const int err = sErr;
-  if (err != szSuccess) return err;
-  if (sH.flags & kFlagRaw) {
-    const uint64_t n = sL.rawBytes;
-    const uint8_t* src = p.frame + kHeaderBytes;
-    if (kAligned) {
-      for (uint64_t i = gtid; i < n / 16; i += stride)
-        __stcs(reinterpret_cast<uint4*>(p.out) + i, __ldcs(reinterpret_cast<const uint4*>(src) + i));
-      for (uint64_t b = n / 16 * 16 + gtid; b < n; b += stride) p.out[b] = src[b];
-    } else {
-      for (uint64_t b = gtid; b < n; b += stride) p.out[b] = src[b];
-    }
-    return err;
-  }
-  const uint64_t warp = gtid / 32, warps = stride / 32;
-  if constexpr (kOnly >= 0) {
-    decodeChunks<kOnly, kAligned>(sH, sL, p, sExp, warp, warps);
-  } else {
-    switch (sH.type) {
-      case szBfloat16: decodeChunks<szBfloat16, kAligned>(sH, sL, p, sExp, warp, warps); break;
-      case szFloat32: decodeChunks<szFloat32, kAligned>(sH, sL, p, sExp, warp, warps); break;
-      default: decodeChunks<szFloat8e5m2, kAligned>(sH, sL, p, sExp, warp, warps); break;
-    }
-  }
+  if (err == szSuccess) decodePayload<kAligned, kOnly>(sH, sL, p, sBytes + 64, gtid, stride);
   return err;
+}
+
+// One warp's frame, for decodeFrameWarp (shared memory, like the block decoder's state: the
+// decoder reads its parameters and layout at will, which keeps them out of registers).
+struct WarpFrame {
+  DecodeParams p;  // p.status points at `status`
+  FrameHeader h;
+  FrameLayout l;
+  alignas(8) uint8_t bytes[kHeaderBytes];
+  int status;  // the payload's verdict (the decoder's status word)
+};
+
+// One warp decodes the whole frame of w.p (lane 0 has set it, then __syncwarp) alone, with no
+// block barrier: the batched decoder's item. Returns the verdict in every lane.
+template <bool kAligned>
+__device__ __forceinline__ int decodeFrameWarp(WarpFrame& w) {
+  const uint32_t lane = threadIdx.x % 32;
+  const bool whole = w.p.frameBytes >= kHeaderBytes;
+  for (uint32_t i = lane; i < kHeaderBytes; i += 32) w.bytes[i] = whole ? w.p.frame[i] : 0;
+  __syncwarp();
+  int err = szSuccess;
+  if (lane == 0) {
+    err = checkFrameHeader(w.bytes, w.p, &w.h, &w.l);
+    w.status = szSuccess;
+  }
+  err = __shfl_sync(0xFFFFFFFFu, err, 0);
+  __syncwarp();
+  if (err != szSuccess) return err;
+  decodePayload<kAligned, -1>(w.h, w.l, w.p, w.bytes + 64, lane, 32);
+  __syncwarp();
+  return w.status;
 }
 
 }  // namespace sz
