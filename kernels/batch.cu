@@ -4,6 +4,8 @@
 // use (kernels/encode_block.cuh, kernels/decode_frame.cuh), so thousands of 16 KiB blocks cost
 // one launch and frames are byte-identical to szEncode's. An item's arguments live in device
 // memory: its block checks them and reports a bad one in the item's status, never touching it.
+// An item's codebook is its entry of the table in the launch's parameters, copied into shared
+// memory with the item's other fields.
 #include <cuda_runtime.h>
 
 #include "batch.h"
@@ -17,6 +19,7 @@ namespace {
 
 static_assert(sizeof(szResult_t) == sizeof(int), "statuses are written as the int the decoder reports");
 static_assert(sizeof(size_t) == sizeof(uint64_t), "sizes are 64-bit on the device");
+static_assert(sizeof(EncodeBatch) <= 4096, "the codebook table rides in the launch's parameters (4 KiB)");
 
 constexpr int kRawItems = -1;  // the encode kernel of the types stored raw (no codec path)
 // A 16 KiB BF16 item is 8 chunks: a warp each (kernels/decode_frame.cuh), so 8-warp blocks.
@@ -66,24 +69,38 @@ __device__ __forceinline__ uint64_t encodeItem(int type, const uint8_t* codebook
 template <int kType>
 __global__ void __launch_bounds__(kEncodeThreads, blocksPerSm<kType>()) encodeBatchKernel(const __grid_constant__ EncodeBatch b) {
   __shared__ uint8_t sCodebook[kCodebookSize];
+  __shared__ int sUsed;
   __shared__ const uint8_t* sIn;
   __shared__ uint8_t* sOut;
   __shared__ uint64_t sCount;
   __shared__ int sStatus;
   const uint32_t tid = threadIdx.x;
-  if (tid < kCodebookSize) sCodebook[tid] = b.codebook[tid];
   for (uint64_t i = blockIdx.x; i < b.items; i += gridDim.x) {
+    int used = 0;  // the item's codebook's; stays 0 for an index out of range
+    if constexpr (kType != kRawItems) {
+      // The threads that copy the item's codebook read its index themselves (one broadcast load),
+      // so the item's barrier below covers the copy.
+      if (tid < kCodebookSize) {
+        const uint32_t id = b.codebookIds == nullptr ? 0 : b.codebookIds[i];
+        if (id < b.numCodebooks) {
+          sCodebook[tid] = b.codebooks[id].exponents[tid];
+          used = b.codebooks[id].used;
+        }
+      }
+    }
     if (tid == 0) {
       sIn = static_cast<const uint8_t*>(b.ins[i]);
       sOut = static_cast<uint8_t*>(b.outs[i]);
       sCount = b.counts[i];
       sStatus = checkEncodeItem(b.type, sIn, sCount, sOut, b.capacities[i]);
+      if (kType != kRawItems && used == 0) sStatus = szInvalidArgument;
+      sUsed = used;
     }
     __syncthreads();
     uint64_t bytes = 0;
     if (sStatus == szSuccess) {
-      bytes = aligned16(sIn, sOut) ? encodeItem<kType, true>(b.type, sCodebook, b.used, sIn, sCount, sOut)
-                                   : encodeItem<kType, false>(b.type, sCodebook, b.used, sIn, sCount, sOut);
+      bytes = aligned16(sIn, sOut) ? encodeItem<kType, true>(b.type, sCodebook, sUsed, sIn, sCount, sOut)
+                                   : encodeItem<kType, false>(b.type, sCodebook, sUsed, sIn, sCount, sOut);
     }
     if (tid == 0) {
       b.outBytes[i] = bytes;

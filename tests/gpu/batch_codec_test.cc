@@ -5,6 +5,7 @@
 // (corrupt frame, too-small capacity, NULL pointer) fails alone with its own status.
 #include <algorithm>
 #include <random>
+#include <utility>
 
 #include "../kv_like.h"
 #include "gpu_test_util.h"
@@ -71,9 +72,25 @@ struct EncodeResult {
   std::vector<szResult_t> statuses;
 };
 
+// A batch's codebooks: the table (empty: the type's default) and each item's index into it
+// (empty: no d_codebookIds, every item uses the first). One codebook pointer converts to it.
+struct Codebooks {
+  std::vector<szCodebook_t> table;
+  std::vector<uint32_t> ids;
+  Codebooks(const szCodebook_t* cb = nullptr) {  // implicit: the single-codebook calls pass a pointer
+    if (cb != nullptr) table.push_back(*cb);
+  }
+  Codebooks(std::vector<szCodebook_t> t, std::vector<uint32_t> i) : table(std::move(t)), ids(std::move(i)) {}
+  // Item i's codebook, as szEncode takes it (NULL: the default).
+  const szCodebook_t* of(size_t i) const {
+    if (table.empty()) return nullptr;
+    return ids.empty() ? &table[0] : &table[ids[i]];
+  }
+};
+
 // Encodes `items` in one szEncodeBatchAsync on a stream of its own. `capacity` (if set) replaces
 // the items' szEncodeMaxSize; the items listed in `nullIns` / `nullOuts` get NULL pointers.
-EncodeResult gpuEncodeBatch(const std::vector<Item>& items, szDataType_t type, const szCodebook_t* cb,
+EncodeResult gpuEncodeBatch(const std::vector<Item>& items, szDataType_t type, const Codebooks& cbs,
                             const std::vector<size_t>& capacity = {}, const std::vector<size_t>& nullIns = {},
                             const std::vector<size_t>& nullOuts = {}) {
   auto listed = [](const std::vector<size_t>& v, size_t i) { return std::find(v.begin(), v.end(), i) != v.end(); };
@@ -102,10 +119,12 @@ EncodeResult gpuEncodeBatch(const std::vector<Item>& items, szDataType_t type, c
   auto dCaps = toDevice(outCap);
   auto dBytes = toDevice(std::vector<size_t>(n, 12345));
   auto dStatus = toDevice(std::vector<szResult_t>(n, szInternalError));
+  uint32_t* dIds = cbs.ids.empty() ? nullptr : toDevice(cbs.ids);
   cudaStream_t s;
   cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);  // the legacy-stream setup is done before `s` runs
-  szResult_t res = szEncodeBatchAsync(dIns, dCounts, n, type, cb, 0, dOuts, dCaps, dBytes, dStatus, s);
+  szResult_t res = szEncodeBatchAsync(dIns, dCounts, n, type, cbs.table.empty() ? nullptr : cbs.table.data(),
+                                      cbs.table.size(), dIds, 0, dOuts, dCaps, dBytes, dStatus, s);
   EXPECT_EQ(res, szSuccess) << szGetLastError(nullptr);
   EXPECT_EQ(cudaStreamSynchronize(s), cudaSuccess);
   EncodeResult r;
@@ -121,7 +140,8 @@ EncodeResult gpuEncodeBatch(const std::vector<Item>& items, szDataType_t type, c
       EXPECT_EQ(bytes[i], 0u) << "item " << i;
     }
   }
-  for (void* p : {(void*)dIns, (void*)dOuts, (void*)dCounts, (void*)dCaps, (void*)dBytes, (void*)dStatus}) cudaFree(p);
+  for (void* p : {(void*)dIns, (void*)dOuts, (void*)dCounts, (void*)dCaps, (void*)dBytes, (void*)dStatus, (void*)dIds})
+    cudaFree(p);
   cudaStreamDestroy(s);
   return r;
 }
@@ -198,13 +218,13 @@ DecodeResult gpuDecodeBatch(const std::vector<DecodeItem>& items, bool mapped = 
 // Encodes on the GPU in one batch and checks every frame against szEncode, then decodes them
 // in one batch and checks every bit; returns the frames.
 std::vector<std::vector<uint8_t>> expectBatchRoundTrip(const std::vector<Item>& items, szDataType_t type,
-                                                       const szCodebook_t* cb) {
-  EncodeResult enc = gpuEncodeBatch(items, type, cb);
+                                                       const Codebooks& cbs) {
+  EncodeResult enc = gpuEncodeBatch(items, type, cbs);
   std::vector<DecodeItem> dec;
   for (size_t i = 0; i < items.size(); ++i) {
     const Item& it = items[i];
     EXPECT_EQ(enc.statuses[i], szSuccess) << "item " << i;
-    auto cpu = cpuEncode(it.data, it.count, type, cb);
+    auto cpu = cpuEncode(it.data, it.count, type, cbs.of(i));
     EXPECT_FALSE(cpu.empty()) << szGetLastError(nullptr);
     EXPECT_TRUE(enc.frames[i] == cpu) << "item " << i << " (" << it.count << " elements, type " << type
                                       << "): GPU frame differs from the CPU frame";
@@ -347,7 +367,8 @@ TEST(GpuBatchCodec, CountThatOverflowsFailsAlone) {
   auto dBytes = toDevice(std::vector<size_t>(2, 12345));
   auto dStatus = toDevice(std::vector<szResult_t>(2, szInternalError));
   CUDA_ASSERT(cudaDeviceSynchronize());
-  ASSERT_EQ(szEncodeBatchAsync(dIns, dCounts, 2, szBfloat16, nullptr, 0, dOuts, dCaps, dBytes, dStatus, nullptr), szSuccess)
+  ASSERT_EQ(szEncodeBatchAsync(dIns, dCounts, 2, szBfloat16, nullptr, 0, nullptr, 0, dOuts, dCaps, dBytes, dStatus, nullptr),
+            szSuccess)
       << szGetLastError(nullptr);
   CUDA_ASSERT(cudaDeviceSynchronize());
   auto st = toHost(dStatus, 2);
@@ -417,12 +438,22 @@ TEST(GpuBatchCodec, InvalidArgumentsAtEnqueue) {
   void* out[1] = {nullptr};
   size_t n[1] = {0};
   szResult_t st[1];
-  EXPECT_EQ(szEncodeBatchAsync(in, n, 1, szNumTypes, nullptr, 0, out, n, n, st, nullptr), szInvalidArgument);
-  EXPECT_EQ(szEncodeBatchAsync(nullptr, n, 1, szBfloat16, nullptr, 0, out, n, n, st, nullptr), szInvalidArgument);
-  EXPECT_EQ(szEncodeBatchAsync(in, n, 1, szBfloat16, nullptr, SZ_ENCODE_CRC, out, n, n, st, nullptr), szInvalidUsage);
+  uint32_t ids[1] = {0};
+  szCodebook_t cbs[2];
+  ASSERT_EQ(szCodebookDefault(szBfloat16, &cbs[0]), szSuccess);
+  ASSERT_EQ(szCodebookDefault(szFloat32, &cbs[1]), szSuccess);
+  EXPECT_EQ(szEncodeBatchAsync(in, n, 1, szNumTypes, nullptr, 0, nullptr, 0, out, n, n, st, nullptr), szInvalidArgument);
+  EXPECT_EQ(szEncodeBatchAsync(nullptr, n, 1, szBfloat16, nullptr, 0, nullptr, 0, out, n, n, st, nullptr), szInvalidArgument);
+  EXPECT_EQ(szEncodeBatchAsync(in, n, 1, szBfloat16, nullptr, 0, nullptr, SZ_ENCODE_CRC, out, n, n, st, nullptr),
+            szInvalidUsage);
+  EXPECT_EQ(szEncodeBatchAsync(in, n, 1, szBfloat16, cbs, 2, ids, 0, out, n, n, st, nullptr), szInvalidArgument);
+  EXPECT_EQ(szEncodeBatchAsync(in, n, 1, szBfloat16, nullptr, 1, ids, 0, out, n, n, st, nullptr), szInvalidArgument);
+  EXPECT_EQ(szEncodeBatchAsync(in, n, 1, szBfloat16, cbs, SZ_BATCH_MAX_CODEBOOKS + 1, ids, 0, out, n, n, st, nullptr),
+            szInvalidArgument);
   EXPECT_EQ(szDecodeBatchAsync(in, n, 1, out, n, nullptr, nullptr, nullptr), szInvalidArgument);
   // Empty batches enqueue nothing and read no array.
-  EXPECT_EQ(szEncodeBatchAsync(nullptr, nullptr, 0, szBfloat16, nullptr, 0, nullptr, nullptr, nullptr, nullptr, nullptr),
+  EXPECT_EQ(szEncodeBatchAsync(nullptr, nullptr, 0, szBfloat16, nullptr, 0, nullptr, 0, nullptr, nullptr, nullptr, nullptr,
+                               nullptr),
             szSuccess);
   EXPECT_EQ(szDecodeBatchAsync(nullptr, nullptr, 0, nullptr, nullptr, nullptr, nullptr, nullptr), szSuccess);
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
