@@ -217,9 +217,9 @@ szResult_t szDecodeAsync(const void* d_frame, size_t frameBytes, void* d_out, si
  * decodes `batchSize` independent items, e.g. the KV blocks of a paged pool or a transfer's
  * slices; each item is its own frame, byte-identical to szEncode's for the same elements and
  * codebook. Paper §3 (format), App. A (GPU codec).
- *  - Every array argument (d_ins ... d_statuses) is device-readable memory (device, managed or
- *    mapped pinned host memory) of `batchSize` entries, naturally aligned; the call reads none
- *    of them on the host, so it never synchronizes. Item i's pointers are device pointers.
+ *  - Every array argument named d_* is device-readable memory (device, managed or mapped pinned
+ *    host memory) of `batchSize` entries, naturally aligned; the call reads none of them on the
+ *    host, so it never synchronizes. Item i's pointers are device pointers.
  *  - Item data and frames may have any alignment (an item whose input and output are both
  *    16-byte aligned takes the fast path); no item's output may overlap another item's output
  *    or any input.
@@ -237,21 +237,33 @@ szResult_t szDecodeAsync(const void* d_frame, size_t frameBytes, void* d_out, si
  *
  * Encode: every item is of `type`; item i is d_counts[i] ELEMENTS at d_ins[i], encoded into
  * the frame at d_outs[i] of d_outCapacities[i] BYTES (at least szEncodeMaxSize(d_counts[i],
- * type)); its frame size in bytes goes to d_outBytes[i] (0 for a failed item). One codebook
- * for the whole batch: `codebook` (host struct, copied at the call; NULL = the built-in
- * default of `type`), not read for types stored raw (every type but BF16, FP32 and FP8 E5M2 is
- * framed raw, as with szEncode). `flags`: 0; SZ_ENCODE_CRC and SZ_ENCODE_CALIBRATE are
- * szInvalidUsage (calibrate once with szHistogramAsync and szCodebookFromHistogram, and pass
- * the codebook).
+ * type)); its frame size in bytes goes to d_outBytes[i] (0 for a failed item).
+ * Codebooks (paper §3.3: K and V, or groups of layers, may each compress best with their own):
+ * `codebooks` is a host array of `numCodebooks` codebooks of `type` (1..SZ_BATCH_MAX_CODEBOOKS),
+ * copied at the call into the launch itself, so the host array may be reused at once and no
+ * device memory is needed. Item i uses codebooks[d_codebookIds[i]]; `d_codebookIds` is an
+ * optional device-readable array of `batchSize` uint32_t (NULL: every item uses codebooks[0]).
+ * codebooks NULL with numCodebooks 0 (and d_codebookIds NULL): the built-in default of `type`
+ * for every item. Each frame carries its own codebook, so the decoder needs nothing of this.
+ * For types stored raw (every type but BF16, FP32 and FP8 E5M2 is framed raw, as with szEncode)
+ * neither `codebooks` nor `d_codebookIds` is read (the rules on their presence and count below
+ * still hold). `flags`: 0; SZ_ENCODE_CRC and
+ * SZ_ENCODE_CALIBRATE are szInvalidUsage (calibrate with szHistogramAsync and
+ * szCodebookFromHistogram, once per group of items, and pass the codebooks).
  * Item statuses: szSuccess; szInvalidArgument (d_ins[i] NULL with a count > 0, d_outs[i] NULL,
- * capacity below szEncodeMaxSize, a count whose size overflows): its frame is not written.
+ * capacity below szEncodeMaxSize, a count whose size overflows, d_codebookIds[i] >=
+ * numCodebooks): its frame is not written.
  * Errors (at enqueue): szInvalidArgument (bad type, unknown flags, a NULL array with
- * batchSize > 0, an invalid codebook or one of another type), szInvalidUsage (CRC, calibration),
- * szUnhandledCudaError (no device, launch failure, a build without CUDA). */
-szResult_t szEncodeBatchAsync(const void* const* d_ins, const size_t* d_counts,
-                              size_t batchSize, szDataType_t type, const szCodebook_t* codebook,
-                              int flags, void* const* d_outs, const size_t* d_outCapacities,
-                              size_t* d_outBytes, szResult_t* d_statuses, cudaStream_t stream);
+ * batchSize > 0, numCodebooks above SZ_BATCH_MAX_CODEBOOKS, codebooks NULL with numCodebooks > 0
+ * or given with numCodebooks 0, d_codebookIds without codebooks, for a compressible type an
+ * invalid codebook or one of another type: the message names its index), szInvalidUsage (CRC,
+ * calibration), szUnhandledCudaError (no device, launch failure, a build without CUDA). */
+#define SZ_BATCH_MAX_CODEBOOKS 64
+szResult_t szEncodeBatchAsync(const void* const* d_ins, const size_t* d_counts, size_t batchSize,
+                              szDataType_t type, const szCodebook_t* codebooks, size_t numCodebooks,
+                              const uint32_t* d_codebookIds, int flags, void* const* d_outs,
+                              const size_t* d_outCapacities, size_t* d_outBytes,
+                              szResult_t* d_statuses, cudaStream_t stream);
 
 /* Decode: item i is the frame at d_frames[i] (d_frameBytes[i] BYTES available; more than the
  * frame is fine, so szEncodeBatchAsync's d_outBytes can be passed as is), decoded into d_outs[i]

@@ -4,6 +4,7 @@
 // kernels/decode_frame.cuh), with no block barrier, so thousands of 16 KiB blocks cost one
 // launch and frames are byte-identical to szEncode's. An item's arguments live in device
 // memory: its warp checks them and reports a bad one in the item's status, never touching it.
+// An item's codebook is its entry of the table in the launch's parameters.
 #include <cuda_runtime.h>
 
 #include "batch.h"
@@ -17,6 +18,7 @@ namespace {
 
 static_assert(sizeof(szResult_t) == sizeof(int), "statuses are written as the int the decoder reports");
 static_assert(sizeof(size_t) == sizeof(uint64_t), "sizes are 64-bit on the device");
+static_assert(sizeof(EncodeBatch) <= 4096, "the codebook table rides in the launch's parameters (4 KiB)");
 
 constexpr int kRawItems = -1;  // the encode kernel of the types stored raw (no codec path)
 // Both kernels: a warp per item, 8 warps a block, 2 blocks a multiprocessor (128 registers: an
@@ -46,37 +48,51 @@ __device__ uint64_t encodeRawFrameWarp(int type, const uint8_t* in, uint64_t cou
 }
 
 template <int kType, bool kAligned>
-__device__ __forceinline__ uint64_t encodeItem(const EncodeBatch& b, const uint8_t* table, const uint8_t* in,
-                                               uint64_t count, uint8_t* frame) {
+__device__ __forceinline__ uint64_t encodeItem(const EncodeBatch& b, const BatchCodebook& cb, const uint8_t* table,
+                                               const uint8_t* in, uint64_t count, uint8_t* frame) {
   if constexpr (kType == kRawItems) return encodeRawFrameWarp<kAligned>(b.type, in, count, frame);
-  else return encodeFrameWarp<kType, kAligned>(in, count, frame, table, b.codebook, b.used);
+  else return encodeFrameWarp<kType, kAligned>(in, count, frame, table, cb.exponents, cb.used);
 }
 
 // Items whose input or frame is not 16-byte aligned: their own function, so the aligned path's
 // registers are not shared with it.
 template <int kType>
-__device__ __noinline__ uint64_t encodeUnalignedItem(const EncodeBatch& b, const uint8_t* table, const uint8_t* in,
-                                                     uint64_t count, uint8_t* frame) {
-  return encodeItem<kType, false>(b, table, in, count, frame);
+__device__ __noinline__ uint64_t encodeUnalignedItem(const EncodeBatch& b, const BatchCodebook& cb,
+                                                     const uint8_t* table, const uint8_t* in, uint64_t count,
+                                                     uint8_t* frame) {
+  return encodeItem<kType, false>(b, cb, table, in, count, frame);
 }
 
 // kType: the batch's compressible type, or kRawItems. A warp per item, items taken
-// warp-grid-stride (kernels/encode_warp.cuh): no block barrier; each warp has its own code table.
+// warp-grid-stride (kernels/encode_warp.cuh): no block barrier. Each warp has its own code
+// table, rebuilt when an item's codebook (its entry of the launch's table) differs from the
+// warp's previous item's.
 template <int kType>
 __global__ void __launch_bounds__(kBatchThreads, kBatchBlocksPerSm) encodeBatchKernel(const __grid_constant__ EncodeBatch b) {
   __shared__ alignas(8) uint8_t sTable[kBatchWarps][256];
   const uint32_t lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  if constexpr (kType != kRawItems) buildCodeTable<kType>(sTable[warp], b.codebook, lane);
   const uint64_t warps = uint64_t(gridDim.x) * kBatchWarps;
+  uint32_t tableId = ~0u;  // the codebook sTable[warp] holds
   for (uint64_t i = uint64_t(blockIdx.x) * kBatchWarps + warp; i < b.items; i += warps) {
     const uint8_t* in = static_cast<const uint8_t*>(b.ins[i]);
     uint8_t* out = static_cast<uint8_t*>(b.outs[i]);
     const uint64_t count = b.counts[i];
-    const int status = checkEncodeItem(b.type, in, count, out, b.capacities[i]);
+    int status = checkEncodeItem(b.type, in, count, out, b.capacities[i]);
+    uint32_t id = 0;
+    if constexpr (kType != kRawItems) {
+      id = b.codebookIds == nullptr ? 0 : b.codebookIds[i];
+      if (id >= b.numCodebooks) status = szInvalidArgument;
+      if (status == szSuccess && id != tableId) {
+        __syncwarp();  // the previous item's lookups are done
+        buildCodeTable<kType>(sTable[warp], b.codebooks[id].exponents, lane);
+        tableId = id;
+      }
+    }
     uint64_t bytes = 0;
     if (status == szSuccess) {
-      bytes = aligned16(in, out) ? encodeItem<kType, true>(b, sTable[warp], in, count, out)
-                                 : encodeUnalignedItem<kType>(b, sTable[warp], in, count, out);
+      const BatchCodebook& cb = b.codebooks[id];
+      bytes = aligned16(in, out) ? encodeItem<kType, true>(b, cb, sTable[warp], in, count, out)
+                                 : encodeUnalignedItem<kType>(b, cb, sTable[warp], in, count, out);
     }
     if (lane == 0) {
       b.outBytes[i] = bytes;

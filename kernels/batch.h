@@ -1,7 +1,7 @@
 // The batched codec's launchers (kernels/batch.cu): one launch encodes or decodes many
 // independent frames, one warp per item at a time, items taken warp-grid-stride. The public calls
 // (szEncodeBatchAsync / szDecodeBatchAsync, kernels/batch_api.cc) check the host-side arguments
-// and resolve the codebook; these only launch. Every array is device-readable memory.
+// and resolve the codebooks; these only launch. Every array is device-readable memory.
 #pragma once
 
 #include <cstddef>
@@ -10,6 +10,13 @@
 #include "splitzip.h"
 
 namespace sz {
+
+// A codebook as the encoder reads it; a table of them travels in the launch's parameters
+// (SZ_BATCH_MAX_CODEBOOKS of 17 bytes: well inside the 4 KiB every GPU takes).
+struct BatchCodebook {
+  uint8_t exponents[SZ_CODEBOOK_SIZE];
+  uint8_t used;
+};
 
 struct EncodeBatch {
   const void* const* ins;
@@ -20,8 +27,9 @@ struct EncodeBatch {
   szResult_t* statuses;
   uint64_t items;
   int type;
-  uint8_t codebook[SZ_CODEBOOK_SIZE];  // compressible types: a validated codebook of `type`
-  int used;
+  const uint32_t* codebookIds;  // NULL: every item uses codebooks[0]
+  uint32_t numCodebooks;        // compressible types: 1..SZ_BATCH_MAX_CODEBOOKS validated codebooks of `type`
+  BatchCodebook codebooks[SZ_BATCH_MAX_CODEBOOKS];
 };
 
 struct DecodeBatch {

@@ -1,9 +1,10 @@
 // szEncodeBatchAsync / szDecodeBatchAsync (include/splitzip.h): the checks of everything the
-// host can see (types, flags, the arrays' presence, the batch's codebook), then one launch
+// host can see (types, flags, the arrays' presence, the batch's codebooks), then one launch
 // (kernels/batch.h). Plain C++, built with and without CUDA: in a build without CUDA the
 // launchers fail (src/proto/device_stub.cc), so bad arguments are reported the same everywhere.
 #include <cstring>
 #include <initializer_list>
+#include <string>
 #include <utility>
 
 #include "base/checks.h"
@@ -24,9 +25,10 @@ const char* firstNull(std::initializer_list<std::pair<const void*, const char*>>
 }  // namespace
 
 extern "C" szResult_t szEncodeBatchAsync(const void* const* d_ins, const size_t* d_counts, size_t batchSize,
-                                         szDataType_t type, const szCodebook_t* codebook, int flags,
-                                         void* const* d_outs, const size_t* d_outCapacities, size_t* d_outBytes,
-                                         szResult_t* d_statuses, cudaStream_t stream) {
+                                         szDataType_t type, const szCodebook_t* codebooks, size_t numCodebooks,
+                                         const uint32_t* d_codebookIds, int flags, void* const* d_outs,
+                                         const size_t* d_outCapacities, size_t* d_outBytes, szResult_t* d_statuses,
+                                         cudaStream_t stream) {
   const TypeTraits t = typeTraits(type);
   if (t.elemBytes == 0)
     return szSetError(szInvalidArgument, "szEncodeBatchAsync: invalid data type %d (szDataType_t has 0..%d)",
@@ -34,25 +36,43 @@ extern "C" szResult_t szEncodeBatchAsync(const void* const* d_ins, const size_t*
   if (flags & SZ_ENCODE_CRC)
     return szSetError(szInvalidUsage, "szEncodeBatchAsync: CRC frames are encoded on the host only");
   if (flags & SZ_ENCODE_CALIBRATE)
-    return szSetError(szInvalidUsage, "szEncodeBatchAsync: one codebook serves the batch: calibrate with "
-                                      "szHistogramAsync and szCodebookFromHistogram, then pass it");
+    return szSetError(szInvalidUsage, "szEncodeBatchAsync: the batch's codebooks are given: calibrate with "
+                                      "szHistogramAsync and szCodebookFromHistogram, then pass them");
   if (flags != 0) return szSetError(szInvalidArgument, "szEncodeBatchAsync: unknown flags 0x%x", flags);
   const char* missing = firstNull({{d_ins, "d_ins"}, {d_counts, "d_counts"}, {d_outs, "d_outs"},
                                    {d_outCapacities, "d_outCapacities"}, {d_outBytes, "d_outBytes"},
                                    {d_statuses, "d_statuses"}});
   if (batchSize > 0 && missing != nullptr)
     return szSetError(szInvalidArgument, "szEncodeBatchAsync: %s is NULL (batch of %zu)", missing, batchSize);
-  EncodeBatch b{d_ins, d_counts, d_outs, d_outCapacities, d_outBytes, d_statuses, batchSize, type, {}, 0};
-  if (t.expBits != 0) {  // a caller's codebook is checked even if every frame goes raw
-    szCodebook_t cb{};
-    if (codebook != nullptr) cb = *codebook;
-    else SZCHECK(szCodebookDefault(type, &cb));
-    SZCHECK(szCodebookValidate(&cb));
-    if (cb.type != type)
-      return szSetError(szInvalidArgument, "szEncodeBatchAsync: codebook is for %s, data is %s", szTypeName(cb.type),
-                        szTypeName(type));
-    memcpy(b.codebook, cb.exponents, sizeof(b.codebook));
-    b.used = cb.used;
+  if (numCodebooks > SZ_BATCH_MAX_CODEBOOKS)
+    return szSetError(szInvalidArgument, "szEncodeBatchAsync: %zu codebooks, at most %d (SZ_BATCH_MAX_CODEBOOKS)",
+                      numCodebooks, SZ_BATCH_MAX_CODEBOOKS);
+  if ((codebooks == nullptr) != (numCodebooks == 0))
+    return szSetError(szInvalidArgument, "szEncodeBatchAsync: codebooks is %s with numCodebooks %zu",
+                      codebooks == nullptr ? "NULL" : "given", numCodebooks);
+  if (numCodebooks == 0 && d_codebookIds != nullptr)
+    return szSetError(szInvalidArgument, "szEncodeBatchAsync: d_codebookIds given without codebooks");
+  EncodeBatch b{d_ins, d_counts, d_outs, d_outCapacities, d_outBytes, d_statuses, batchSize, type, d_codebookIds, 0, {}};
+  if (t.expBits != 0) {  // the caller's codebooks are checked even if every frame goes raw
+    szCodebook_t fallback{};
+    if (numCodebooks == 0) {
+      SZCHECK(szCodebookDefault(type, &fallback));
+      codebooks = &fallback;
+      numCodebooks = 1;
+    }
+    for (size_t k = 0; k < numCodebooks; ++k) {
+      const szCodebook_t& cb = codebooks[k];
+      if (szCodebookValidate(&cb) != szSuccess) {
+        const std::string why = szGetLastError(nullptr);  // copied: szSetError rewrites it
+        return szSetError(szInvalidArgument, "szEncodeBatchAsync: codebooks[%zu]: %s", k, why.c_str());
+      }
+      if (cb.type != type)
+        return szSetError(szInvalidArgument, "szEncodeBatchAsync: codebooks[%zu] is for %s, data is %s", k,
+                          szTypeName(cb.type), szTypeName(type));
+      memcpy(b.codebooks[k].exponents, cb.exponents, sizeof(b.codebooks[k].exponents));
+      b.codebooks[k].used = uint8_t(cb.used);
+    }
+    b.numCodebooks = uint32_t(numCodebooks);
   }
   return launchEncodeBatch(b, stream);
 }

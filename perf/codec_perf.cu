@@ -169,7 +169,9 @@ Batched measureBatched(const Options& o, const std::vector<uint8_t>& host, const
   CK(cudaMalloc(&dFrameBytes, r.blocks * sizeof(size_t)));
   CK(cudaMalloc(&dCountsOut, r.blocks * sizeof(size_t)));
   CK(cudaMalloc(&dStatus, r.blocks * sizeof(szResult_t)));
-  auto enc = [&] { SZ(szEncodeBatchAsync(dIns, dCounts, r.blocks, o.type, &cb, 0, dFrameOuts, dCaps, dFrameBytes, dStatus, s)); };
+  auto enc = [&] {
+    SZ(szEncodeBatchAsync(dIns, dCounts, r.blocks, o.type, &cb, 1, nullptr, 0, dFrameOuts, dCaps, dFrameBytes, dStatus, s));
+  };
   auto dec = [&] { SZ(szDecodeBatchAsync(dFrameOuts, dFrameBytes, r.blocks, dOuts, dOutCaps, dCountsOut, dStatus, s)); };
   r.encMs = medianMs(o.warmup, o.iters, s, enc);
   r.encB2bMs = backToBackMs(s, enc);

@@ -2,9 +2,13 @@
 // skipped with a message elsewhere): every item's frame is byte-identical to the CPU encoder's,
 // decodes bit-exact (NaN payloads, -0, denormals, Inf), nothing is written past an item's frame
 // or output; mixed sizes, types and alignments in one call; 4096 blocks of 16 KiB; a bad item
-// (corrupt frame, too-small capacity, NULL pointer) fails alone with its own status.
+// (corrupt frame, too-small capacity, NULL pointer, codebook index past the table) fails alone
+// with its own status; per-item codebooks (K and V of different exponent ranges in one call).
 #include <algorithm>
+#include <cmath>
+#include <initializer_list>
 #include <random>
+#include <utility>
 
 #include "../kv_like.h"
 #include "gpu_test_util.h"
@@ -71,9 +75,25 @@ struct EncodeResult {
   std::vector<szResult_t> statuses;
 };
 
+// A batch's codebooks: the table (empty: the type's default) and each item's index into it
+// (empty: no d_codebookIds, every item uses the first). One codebook pointer converts to it.
+struct Codebooks {
+  std::vector<szCodebook_t> table;
+  std::vector<uint32_t> ids;
+  Codebooks(const szCodebook_t* cb = nullptr) {  // implicit: the single-codebook calls pass a pointer
+    if (cb != nullptr) table.push_back(*cb);
+  }
+  Codebooks(std::vector<szCodebook_t> t, std::vector<uint32_t> i) : table(std::move(t)), ids(std::move(i)) {}
+  // Item i's codebook, as szEncode takes it (NULL: the default).
+  const szCodebook_t* of(size_t i) const {
+    if (table.empty()) return nullptr;
+    return ids.empty() ? &table[0] : &table[ids[i]];
+  }
+};
+
 // Encodes `items` in one szEncodeBatchAsync on a stream of its own. `capacity` (if set) replaces
 // the items' szEncodeMaxSize; the items listed in `nullIns` / `nullOuts` get NULL pointers.
-EncodeResult gpuEncodeBatch(const std::vector<Item>& items, szDataType_t type, const szCodebook_t* cb,
+EncodeResult gpuEncodeBatch(const std::vector<Item>& items, szDataType_t type, const Codebooks& cbs,
                             const std::vector<size_t>& capacity = {}, const std::vector<size_t>& nullIns = {},
                             const std::vector<size_t>& nullOuts = {}) {
   auto listed = [](const std::vector<size_t>& v, size_t i) { return std::find(v.begin(), v.end(), i) != v.end(); };
@@ -102,10 +122,12 @@ EncodeResult gpuEncodeBatch(const std::vector<Item>& items, szDataType_t type, c
   auto dCaps = toDevice(outCap);
   auto dBytes = toDevice(std::vector<size_t>(n, 12345));
   auto dStatus = toDevice(std::vector<szResult_t>(n, szInternalError));
+  uint32_t* dIds = cbs.ids.empty() ? nullptr : toDevice(cbs.ids);
   cudaStream_t s;
   cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);  // the legacy-stream setup is done before `s` runs
-  szResult_t res = szEncodeBatchAsync(dIns, dCounts, n, type, cb, 0, dOuts, dCaps, dBytes, dStatus, s);
+  szResult_t res = szEncodeBatchAsync(dIns, dCounts, n, type, cbs.table.empty() ? nullptr : cbs.table.data(),
+                                      cbs.table.size(), dIds, 0, dOuts, dCaps, dBytes, dStatus, s);
   EXPECT_EQ(res, szSuccess) << szGetLastError(nullptr);
   EXPECT_EQ(cudaStreamSynchronize(s), cudaSuccess);
   EncodeResult r;
@@ -121,7 +143,8 @@ EncodeResult gpuEncodeBatch(const std::vector<Item>& items, szDataType_t type, c
       EXPECT_EQ(bytes[i], 0u) << "item " << i;
     }
   }
-  for (void* p : {(void*)dIns, (void*)dOuts, (void*)dCounts, (void*)dCaps, (void*)dBytes, (void*)dStatus}) cudaFree(p);
+  for (void* p : {(void*)dIns, (void*)dOuts, (void*)dCounts, (void*)dCaps, (void*)dBytes, (void*)dStatus, (void*)dIds})
+    cudaFree(p);
   cudaStreamDestroy(s);
   return r;
 }
@@ -198,13 +221,13 @@ DecodeResult gpuDecodeBatch(const std::vector<DecodeItem>& items, bool mapped = 
 // Encodes on the GPU in one batch and checks every frame against szEncode, then decodes them
 // in one batch and checks every bit; returns the frames.
 std::vector<std::vector<uint8_t>> expectBatchRoundTrip(const std::vector<Item>& items, szDataType_t type,
-                                                       const szCodebook_t* cb) {
-  EncodeResult enc = gpuEncodeBatch(items, type, cb);
+                                                       const Codebooks& cbs) {
+  EncodeResult enc = gpuEncodeBatch(items, type, cbs);
   std::vector<DecodeItem> dec;
   for (size_t i = 0; i < items.size(); ++i) {
     const Item& it = items[i];
     EXPECT_EQ(enc.statuses[i], szSuccess) << "item " << i;
-    auto cpu = cpuEncode(it.data, it.count, type, cb);
+    auto cpu = cpuEncode(it.data, it.count, type, cbs.of(i));
     EXPECT_FALSE(cpu.empty()) << szGetLastError(nullptr);
     EXPECT_TRUE(enc.frames[i] == cpu) << "item " << i << " (" << it.count << " elements, type " << type
                                       << "): GPU frame differs from the CPU frame";
@@ -312,6 +335,114 @@ TEST(GpuBatchCodec, PagedKvBlocks4096x16KiB) {
   expectBatchRoundTrip(items, szBfloat16, &cb);
 }
 
+// KV-like BF16 blocks for the per-item codebook tests: `v` scaled by 2^shift, exactly (every
+// exponent moves up by `shift`), so one codebook cannot cover both groups' exponents.
+std::vector<uint16_t> scaledBf16(const std::vector<uint16_t>& v, int shift) {
+  std::vector<uint16_t> out(v.size());
+  for (size_t i = 0; i < v.size(); ++i) {
+    uint32_t bits = uint32_t(v[i]) << 16;
+    float f;
+    memcpy(&f, &bits, 4);
+    f = std::ldexp(f, shift);
+    memcpy(&bits, &f, 4);
+    out[i] = uint16_t(bits >> 16);
+  }
+  return out;
+}
+
+// The top-16 codebook of the elements of every vector in `parts` together (paper §3.3).
+szCodebook_t calibrated(std::initializer_list<const std::vector<uint16_t>*> parts) {
+  szHistogram_t h;
+  szCodebook_t cb{};
+  EXPECT_EQ(szHistogramInit(&h, szBfloat16), szSuccess);
+  for (const auto* p : parts) EXPECT_EQ(szHistogramAccumulate(&h, p->data(), p->size()), szSuccess);
+  EXPECT_EQ(szCodebookFromHistogram(&h, &cb), szSuccess);
+  return cb;
+}
+
+double ratioOf(const std::vector<std::vector<uint8_t>>& frames, size_t rawBytes) {
+  size_t total = 0;
+  for (const auto& f : frames) total += f.size();
+  return double(rawBytes) / double(total);
+}
+
+// K and V of a paged pool, interleaved block by block, where V's exponents sit 8 above K's: a
+// codebook per group (chosen per item by d_codebookIds) compresses each group as well as alone,
+// where the one codebook of both must escape what it cannot hold.
+TEST(GpuBatchCodec, PerItemCodebooksFollowEachGroup) {
+  SKIP_WITHOUT_GPU();
+  const size_t blockElems = 8192, blocks = 64;
+  const auto k = sztest::kvLikeBf16(blockElems * blocks, 51, 0.8f);
+  const auto v = scaledBf16(sztest::kvLikeBf16(blockElems * blocks, 52, 0.8f), 8);
+  std::vector<Item> items;
+  std::vector<uint32_t> ids;
+  for (size_t b = 0; b < blocks; ++b) {  // some frames and inputs off the fast path's alignment
+    const size_t kOutMis = b % 3 == 1 ? 5 : 0, vInMis = b % 4 == 3 ? 2 : 0;
+    items.push_back({reinterpret_cast<const uint8_t*>(k.data() + b * blockElems), blockElems, 0, kOutMis});
+    ids.push_back(2);
+    items.push_back({reinterpret_cast<const uint8_t*>(v.data() + b * blockElems), blockElems, vInMis, 0});
+    ids.push_back(1);
+  }
+  szCodebook_t dflt;
+  ASSERT_EQ(szCodebookDefault(szBfloat16, &dflt), szSuccess);
+  const szCodebook_t cbK = calibrated({&k}), cbV = calibrated({&v}), cbBoth = calibrated({&k, &v});
+  ASSERT_NE(memcmp(cbK.exponents, cbV.exponents, SZ_CODEBOOK_SIZE), 0);
+  // Entry 0 (the default) is used by no item: indices really select.
+  const Codebooks perGroup({dflt, cbV, cbK}, ids);
+  auto mixed = expectBatchRoundTrip(items, szBfloat16, perGroup);  // byte-identical to szEncode, bit-exact
+  auto single = expectBatchRoundTrip(items, szBfloat16, &cbBoth);
+  ASSERT_EQ(mixed.size(), items.size());
+  for (size_t i = 0; i < items.size(); ++i) {  // each frame carries its own item's codebook
+    szFrameInfo_t info;
+    ASSERT_EQ(szFrameGetInfo(mixed[i].data(), mixed[i].size(), &info), szSuccess) << "item " << i;
+    EXPECT_EQ(info.raw, 0) << "item " << i;
+    EXPECT_EQ(memcmp(info.codebook.exponents, perGroup.table[ids[i]].exponents, SZ_CODEBOOK_SIZE), 0) << "item " << i;
+  }
+  const size_t raw = items.size() * blockElems * 2;
+  const double rMixed = ratioOf(mixed, raw), rSingle = ratioOf(single, raw);
+  // On the CPU codec (whose frames these are, byte for byte): per-group 1.3194 (57 escapes in
+  // 1 Mi elements, what 16 KiB blocks with 96-byte headers allow), one codebook 1.2994 (8225
+  // escapes: it cannot hold both groups' tails), a gain of 1.5 %, 15 times the 0.1 % that
+  // justifies a codebook of its own (docs/PIPELINE.md).
+  EXPECT_GT(rMixed, 1.315) << "per-group codebooks";
+  EXPECT_GT(rMixed, rSingle * 1.01) << "per-group " << rMixed << " vs one codebook " << rSingle;
+}
+
+// An index past the table fails its item alone (nothing written); types stored raw read no index.
+TEST(GpuBatchCodec, CodebookIndexOutOfRangeFailsAlone) {
+  SKIP_WITHOUT_GPU();
+  const size_t n = 12, count = 5000;
+  const auto kv = sztest::kvLikeBf16(n * count, 61, 0.8f);
+  const auto hi = scaledBf16(kv, 8);
+  std::vector<Item> items;
+  std::vector<uint32_t> ids;
+  for (size_t i = 0; i < n; ++i) {
+    items.push_back({reinterpret_cast<const uint8_t*>((i % 2 ? hi : kv).data() + i * count), count});
+    ids.push_back(uint32_t(i % 2));
+  }
+  ids[3] = 2;  // == numCodebooks
+  ids[8] = UINT32_MAX;
+  const Codebooks cbs({calibrated({&kv}), calibrated({&hi})}, ids);
+  EncodeResult r = gpuEncodeBatch(items, szBfloat16, cbs);
+  for (size_t i = 0; i < n; ++i) {
+    if (i == 3 || i == 8) {
+      EXPECT_EQ(r.statuses[i], szInvalidArgument) << "item " << i;
+      EXPECT_TRUE(r.frames[i].empty()) << "item " << i;  // and its output untouched (gpuEncodeBatch)
+    } else {
+      EXPECT_EQ(r.statuses[i], szSuccess) << "item " << i;
+      EXPECT_TRUE(r.frames[i] == cpuEncode(items[i].data, count, szBfloat16, cbs.of(i))) << "item " << i;
+    }
+  }
+  auto ints = typedData(szInt32, n * count, 62);
+  std::vector<Item> rawItems;
+  for (size_t i = 0; i < n; ++i) rawItems.push_back({ints.data() + i * count * 4, count});
+  EncodeResult rr = gpuEncodeBatch(rawItems, szInt32, cbs);  // BF16 codebooks and bad indices: not read
+  for (size_t i = 0; i < n; ++i) {
+    EXPECT_EQ(rr.statuses[i], szSuccess) << "item " << i;
+    EXPECT_TRUE(rr.frames[i] == cpuEncode(rawItems[i].data, count, szInt32, nullptr)) << "item " << i;
+  }
+}
+
 TEST(GpuBatchCodec, BadEncodeItemsFailAlone) {
   SKIP_WITHOUT_GPU();
   auto data = typedData(szBfloat16, 100000, 31);
@@ -347,7 +478,8 @@ TEST(GpuBatchCodec, CountThatOverflowsFailsAlone) {
   auto dBytes = toDevice(std::vector<size_t>(2, 12345));
   auto dStatus = toDevice(std::vector<szResult_t>(2, szInternalError));
   CUDA_ASSERT(cudaDeviceSynchronize());
-  ASSERT_EQ(szEncodeBatchAsync(dIns, dCounts, 2, szBfloat16, nullptr, 0, dOuts, dCaps, dBytes, dStatus, nullptr), szSuccess)
+  ASSERT_EQ(szEncodeBatchAsync(dIns, dCounts, 2, szBfloat16, nullptr, 0, nullptr, 0, dOuts, dCaps, dBytes, dStatus, nullptr),
+            szSuccess)
       << szGetLastError(nullptr);
   CUDA_ASSERT(cudaDeviceSynchronize());
   auto st = toHost(dStatus, 2);
@@ -417,12 +549,22 @@ TEST(GpuBatchCodec, InvalidArgumentsAtEnqueue) {
   void* out[1] = {nullptr};
   size_t n[1] = {0};
   szResult_t st[1];
-  EXPECT_EQ(szEncodeBatchAsync(in, n, 1, szNumTypes, nullptr, 0, out, n, n, st, nullptr), szInvalidArgument);
-  EXPECT_EQ(szEncodeBatchAsync(nullptr, n, 1, szBfloat16, nullptr, 0, out, n, n, st, nullptr), szInvalidArgument);
-  EXPECT_EQ(szEncodeBatchAsync(in, n, 1, szBfloat16, nullptr, SZ_ENCODE_CRC, out, n, n, st, nullptr), szInvalidUsage);
+  uint32_t ids[1] = {0};
+  szCodebook_t cbs[2];
+  ASSERT_EQ(szCodebookDefault(szBfloat16, &cbs[0]), szSuccess);
+  ASSERT_EQ(szCodebookDefault(szFloat32, &cbs[1]), szSuccess);
+  EXPECT_EQ(szEncodeBatchAsync(in, n, 1, szNumTypes, nullptr, 0, nullptr, 0, out, n, n, st, nullptr), szInvalidArgument);
+  EXPECT_EQ(szEncodeBatchAsync(nullptr, n, 1, szBfloat16, nullptr, 0, nullptr, 0, out, n, n, st, nullptr), szInvalidArgument);
+  EXPECT_EQ(szEncodeBatchAsync(in, n, 1, szBfloat16, nullptr, 0, nullptr, SZ_ENCODE_CRC, out, n, n, st, nullptr),
+            szInvalidUsage);
+  EXPECT_EQ(szEncodeBatchAsync(in, n, 1, szBfloat16, cbs, 2, ids, 0, out, n, n, st, nullptr), szInvalidArgument);
+  EXPECT_EQ(szEncodeBatchAsync(in, n, 1, szBfloat16, nullptr, 1, ids, 0, out, n, n, st, nullptr), szInvalidArgument);
+  EXPECT_EQ(szEncodeBatchAsync(in, n, 1, szBfloat16, cbs, SZ_BATCH_MAX_CODEBOOKS + 1, ids, 0, out, n, n, st, nullptr),
+            szInvalidArgument);
   EXPECT_EQ(szDecodeBatchAsync(in, n, 1, out, n, nullptr, nullptr, nullptr), szInvalidArgument);
   // Empty batches enqueue nothing and read no array.
-  EXPECT_EQ(szEncodeBatchAsync(nullptr, nullptr, 0, szBfloat16, nullptr, 0, nullptr, nullptr, nullptr, nullptr, nullptr),
+  EXPECT_EQ(szEncodeBatchAsync(nullptr, nullptr, 0, szBfloat16, nullptr, 0, nullptr, 0, nullptr, nullptr, nullptr, nullptr,
+                               nullptr),
             szSuccess);
   EXPECT_EQ(szDecodeBatchAsync(nullptr, nullptr, 0, nullptr, nullptr, nullptr, nullptr, nullptr), szSuccess);
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
