@@ -230,8 +230,9 @@ __device__ __forceinline__ int recvSlice(const SlotLaunch& L, const SlotOp& op, 
   if (tid == 0) {
     SlotHeader* h = reinterpret_cast<SlotHeader*>(const_cast<uint8_t*>(slot));
     const uint64_t* ready = ch.signals ? &ch.signals[j].ready : &h->ready;
-    sFirst = op.nsegs > 1 ? op.sliceOf[i].seg : 0;
+    const uint32_t first = op.nsegs > 1 ? op.sliceOf[i].seg : 0;  // read before the wait, as the sender's
     int e = waitWord(ch, ready, [step](uint64_t r) { return r == readyValue(step); }, L.timeoutNs);
+    sFirst = first;
     if (e == 0) {
       const volatile SlotHeader* v = h;
       sH.bytes = v->bytes;

@@ -25,8 +25,8 @@ static_assert(kSegmentGroups <= int(kSlotCodebooks), "a send carries a codebook 
 
 uint64_t align16(uint64_t v) { return (v + 15) & ~uint64_t(15); }
 
-// Whether a send of frames has a codebook for every group its slices take, and no more than it
-// may carry (a request the communicator planned always has).
+// Whether a send of frames has a codebook for exactly the groups its slices take (one of any
+// group for a send of no element), as the communicator plans them.
 bool codebooksFit(const SlotRequest& r, uint64_t sliceBytes) {
   if (r.codebooks.empty() || r.codebooks.size() > kSlotCodebooks || r.segGroups.size() != r.segs.size()) return false;
   uint32_t planned = 0;
@@ -36,7 +36,8 @@ bool codebooksFit(const SlotRequest& r, uint64_t sliceBytes) {
   }
   for (int g : r.segGroups)
     if (g < 0 || g >= kSegmentGroups) return false;
-  return (sliceGroupMask(r.segs, r.segGroups, sliceBytes) & ~planned) == 0;
+  const uint32_t taken = sliceGroupMask(r.segs, r.segGroups, sliceBytes);
+  return taken ? planned == taken : r.codebooks.size() == 1;
 }
 
 SlotCodebook slotCodebook(const szCodebook_t& cb) {

@@ -95,8 +95,7 @@ Transfer transfer(int mode, const std::vector<Buffers>& phases, int recvSplit = 
             cudaMemcpyAsync(buf, all.data(), all.size(), cudaMemcpyHostToDevice, s);
             const szResult_t res =
                 bufs.size() == 1 ? szSend(buf, total, szBfloat16, 1, comm, s)
-                                 : szSendv(const_cast<const void**>(bufs.data()), counts.data(), int(bufs.size()),
-                                           szBfloat16, 1, comm, s);
+                                 : szSendv(bufs.data(), counts.data(), int(bufs.size()), szBfloat16, 1, comm, s);
             EXPECT_EQ(res, szSuccess) << szGetLastError(comm);
           } else {
             cudaMemsetAsync(buf, 0xA5, bytes, s);
