@@ -411,7 +411,7 @@ szResult_t szRecv(void* recvbuff, size_t count, szDataType_t type, int peer, szC
  * paged pool): all buffers travel through one compressed pipeline as one message, in list
  * order. Each buffer holds counts[i] elements of `type`. The receiver's list must have the same
  * total count (the split into buffers may differ). Same semantics and errors as szSend/szRecv.
- * With SZ_CODEBOOK_AUTO and host buffers the sender keeps a codebook per segment group, a
+ * With SZ_CODEBOOK_AUTO the sender keeps a codebook per segment group (host and device buffers), a
  * buffer's group given by its position in the list (index parity and quarter: K and V of an
  * interleaved or a K-then-V list, groups of layers), so buffers of different exponent ranges
  * each compress as their own data allows; the receiver needs nothing (frames carry their

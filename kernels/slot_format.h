@@ -108,20 +108,40 @@ struct SlotSegment {
   uint64_t offset;  // where it starts in the message
 };
 
-// Per operation, written by its last block to mapped pinned memory for the host.
+// The codebooks one send's slices may encode with: one per segment group of its buffer list
+// (src/proto/segment_groups.h; a slice takes the group of the buffer it starts in).
+constexpr uint32_t kSlotCodebooks = 8;
+
+// A codebook as the slot kernels take it (szCodebook_t without its type: the operation's).
+struct SlotCodebook {
+  uint8_t exponents[SZ_CODEBOOK_SIZE];
+  uint32_t used;
+};
+
+// Per slice of a buffer list: the segment holding its first byte, and the operation's codebook
+// it encodes with (send frames; 0 otherwise).
+struct SlotSlice {
+  uint32_t seg;
+  uint32_t codebook;
+};
+
+// Per operation, written by its last block to mapped pinned memory for the host. Escapes and
+// elements of compressed frames are counted per codebook (the drift policy follows each group).
 struct SlotOpResult {
   int status;                // szResult_t
   int done;                  // 1 once written
   uint64_t wireBytes;        // slot payload bytes published (send) or drained (receive)
-  uint64_t escapes;
   uint64_t compressedSlices;
   uint64_t startNs, endNs;   // global timer: first slice started, last slice finished
+  uint64_t escapes[kSlotCodebooks];
+  uint64_t compressedElems[kSlotCodebooks];
 };
 
 // Per operation, accumulated in device memory by its blocks (zero before and after use).
 struct SlotOpAccum {
-  unsigned long long wireBytes, escapes, compressedSlices, blocksDone, endNs;
+  unsigned long long wireBytes, compressedSlices, blocksDone, endNs;
   unsigned long long startNs;  // 0: none yet (the global timer is never 0)
+  unsigned long long escapes[kSlotCodebooks], compressedElems[kSlotCodebooks];
   int status;
   int pad;
 };

@@ -15,7 +15,8 @@ namespace sz {
 namespace {
 
 static_assert(kSlotThreads == kEncodeThreads, "the block encoder's shape (the decoder takes any whole warps)");
-static_assert(sizeof(SlotOp) % 4 == 0, "copied in words");
+static_assert(sizeof(SlotOp) % 4 == 0 && sizeof(SlotCodebook) % 4 == 0, "copied in words");
+static_assert(kSlotCodebooks * sizeof(SlotCodebook) / 4 <= kSlotThreads - 32, "one word per thread of the warps after the first");
 constexpr int kSlotRawOnly = -1, kSlotAnyType = szNumTypes;
 
 __device__ __forceinline__ uint64_t globalTimer() {
@@ -75,16 +76,14 @@ __device__ void paceLink(const SlotChannel& ch, uint64_t bytes) {
   }
 }
 
-// Copies bytes [off, off + n) of the operation's buffer list to `flat` (gather) or from it.
-// The segment table is read 32 entries at a time (it may live in host memory).
-__device__ void copyPieces(const SlotOp& op, uint64_t slice, uint64_t off, uint8_t* flat, uint64_t n, bool gather) {
+// Copies bytes [off, off + n) of the operation's buffer list, whose segment `first` holds byte
+// `off`, to `flat` (gather) or from it. The segment table is read 32 entries at a time (it may
+// live in host memory).
+__device__ void copyPieces(const SlotOp& op, uint32_t first, uint64_t off, uint8_t* flat, uint64_t n, bool gather) {
   __shared__ SlotSegment sSeg[32];
-  __shared__ uint32_t sFirst;
   const uint32_t tid = threadIdx.x;
-  if (tid == 0) sFirst = op.sliceSeg[slice];
-  __syncthreads();
   uint64_t done = 0;
-  for (uint32_t k = sFirst; done < n && k < op.nsegs; k += 32) {
+  for (uint32_t k = first; done < n && k < op.nsegs; k += 32) {
     if (tid < 32 && k + tid < op.nsegs) sSeg[tid] = op.segs[k + tid];
     __syncthreads();
     for (uint32_t b = 0; b < 32 && k + b < op.nsegs && done < n; ++b) {
@@ -103,23 +102,24 @@ __device__ void copyPieces(const SlotOp& op, uint64_t slice, uint64_t off, uint8
 // codec path, which keeps its registers; kSlotAnyType dispatches at run time (groups mixing
 // types), kSlotRawOnly carries none (groups of raw operations).
 template <int kType, bool kAligned>
-__device__ __forceinline__ uint64_t encodeSliceOf(const SlotOp& op, const uint8_t* in, uint64_t count, uint8_t* frame,
-                                                  uint64_t* escapes, bool* raw) {
+__device__ __forceinline__ uint64_t encodeSliceOf(int type, const SlotCodebook& cb, const uint8_t* in, uint64_t count,
+                                                  uint8_t* frame, uint64_t* escapes, bool* raw) {
+  const int used = int(cb.used);
   if constexpr (kType == kSlotAnyType) {
     const bool aligned = (reinterpret_cast<uintptr_t>(in) & 15) == 0;
-    switch (op.type) {
+    switch (type) {
       case szBfloat16:
-        return aligned ? encodeSlice<szBfloat16, true>(op.codebook, op.used, in, count, frame, escapes, raw)
-                       : encodeSlice<szBfloat16, false>(op.codebook, op.used, in, count, frame, escapes, raw);
+        return aligned ? encodeSlice<szBfloat16, true>(cb.exponents, used, in, count, frame, escapes, raw)
+                       : encodeSlice<szBfloat16, false>(cb.exponents, used, in, count, frame, escapes, raw);
       case szFloat32:
-        return aligned ? encodeSlice<szFloat32, true>(op.codebook, op.used, in, count, frame, escapes, raw)
-                       : encodeSlice<szFloat32, false>(op.codebook, op.used, in, count, frame, escapes, raw);
+        return aligned ? encodeSlice<szFloat32, true>(cb.exponents, used, in, count, frame, escapes, raw)
+                       : encodeSlice<szFloat32, false>(cb.exponents, used, in, count, frame, escapes, raw);
       default:
-        return aligned ? encodeSlice<szFloat8e5m2, true>(op.codebook, op.used, in, count, frame, escapes, raw)
-                       : encodeSlice<szFloat8e5m2, false>(op.codebook, op.used, in, count, frame, escapes, raw);
+        return aligned ? encodeSlice<szFloat8e5m2, true>(cb.exponents, used, in, count, frame, escapes, raw)
+                       : encodeSlice<szFloat8e5m2, false>(cb.exponents, used, in, count, frame, escapes, raw);
     }
   } else if constexpr (kType >= 0) {
-    return encodeSlice<kType, kAligned>(op.codebook, op.used, in, count, frame, escapes, raw);
+    return encodeSlice<kType, kAligned>(cb.exponents, used, in, count, frame, escapes, raw);
   } else {
     return 0;  // never: the host gives raw-only kernels no frames to make
   }
@@ -138,14 +138,18 @@ __device__ __forceinline__ int decodeSliceOf(const DecodeParams& p) {
 }
 
 struct BlockTally {
-  uint64_t wire, escapes, compressed, start, end;
+  uint64_t wire, compressed, start, end;
+  uint64_t escapes[kSlotCodebooks], compressedElems[kSlotCodebooks];  // per codebook of the send
 };
 
-// A send block's slice: credit, encode or copy into the peer's slot, header, publish.
+// A send block's slice: credit, encode (with the codebook of the slice's segment group, one of
+// `codebooks`) or copy into the peer's slot, header, publish.
 template <int kType, bool kAligned>
-__device__ __forceinline__ int sendSlice(const SlotLaunch& L, const SlotOp& op, uint64_t i, BlockTally& t) {
+__device__ __forceinline__ int sendSlice(const SlotLaunch& L, const SlotOp& op, const SlotCodebook* codebooks,
+                                         uint64_t i, BlockTally& t) {
   __shared__ int sErr;
   __shared__ uint64_t sBytes;
+  __shared__ SlotSlice sSlice;
   const uint32_t tid = threadIdx.x;
   const SlotChannel& ch = op.ch;
   const uint64_t step = op.stepBase + i;
@@ -154,7 +158,12 @@ __device__ __forceinline__ int sendSlice(const SlotLaunch& L, const SlotOp& op, 
   uint8_t* payload = slot + kSlotHeaderBytes;
   const uint64_t off = i * op.sliceBytes;
   const uint64_t n = op.bytes - off < op.sliceBytes ? op.bytes - off : op.sliceBytes;
-  if (tid == 0) sErr = waitWord(ch, &ch.credits[j], [step](uint64_t c) { return slotFree(c, step); }, L.timeoutNs);
+  if (tid == 0) {
+    // The slice's entry is read before the wait, so that its trip to host memory overlaps it.
+    const SlotSlice s = op.nsegs > 1 ? op.sliceOf[i] : SlotSlice{0, 0};
+    sErr = waitWord(ch, &ch.credits[j], [step](uint64_t c) { return slotFree(c, step); }, L.timeoutNs);
+    sSlice = s;
+  }
   __syncthreads();
   if (sErr != 0) return sErr;
   const TypeTraits T = typeTraits(op.type);
@@ -165,13 +174,14 @@ __device__ __forceinline__ int sendSlice(const SlotLaunch& L, const SlotOp& op, 
     const uint8_t* in = op.seg0.ptr + off;
     if (op.nsegs > 1) {
       uint8_t* scratch = L.scratch + uint64_t(blockIdx.x) * L.scratchStride;
-      copyPieces(op, i, off, scratch, n, true);
+      copyPieces(op, sSlice.seg, off, scratch, n, true);
       __syncthreads();
       in = scratch;
     }
-    bytes = encodeSliceOf<kType, kAligned>(op, in, n / T.elemBytes, payload, &escapes, &raw);
+    bytes = encodeSliceOf<kType, kAligned>(op.type, codebooks[sSlice.codebook], in, n / T.elemBytes, payload,
+                                           &escapes, &raw);
   } else if (op.nsegs > 1) {
-    copyPieces(op, i, off, payload, n, true);
+    copyPieces(op, sSlice.seg, off, payload, n, true);
   } else {
     blockCopy<kSlotThreads>(payload, op.seg0.ptr + off, n);
   }
@@ -194,8 +204,11 @@ __device__ __forceinline__ int sendSlice(const SlotLaunch& L, const SlotOp& op, 
       storeRelease(&h->ready, readyValue(step));
     }
     t.wire += sBytes;
-    t.escapes += escapes;
     t.compressed += !raw;
+    if (frame) {
+      t.escapes[sSlice.codebook] += escapes;
+      t.compressedElems[sSlice.codebook] += raw ? 0 : n / T.elemBytes;
+    }
   }
   return 0;
 }
@@ -205,6 +218,7 @@ template <int kType, bool kAligned>
 __device__ __forceinline__ int recvSlice(const SlotLaunch& L, const SlotOp& op, uint64_t i, BlockTally& t) {
   __shared__ int sErr, sStatus;
   __shared__ SlotHeader sH;
+  __shared__ uint32_t sFirst;
   const uint32_t tid = threadIdx.x;
   const SlotChannel& ch = op.ch;
   const uint64_t step = op.stepBase + i;
@@ -216,7 +230,9 @@ __device__ __forceinline__ int recvSlice(const SlotLaunch& L, const SlotOp& op, 
   if (tid == 0) {
     SlotHeader* h = reinterpret_cast<SlotHeader*>(const_cast<uint8_t*>(slot));
     const uint64_t* ready = ch.signals ? &ch.signals[j].ready : &h->ready;
+    const uint32_t first = op.nsegs > 1 ? op.sliceOf[i].seg : 0;  // read before the wait, as the sender's
     int e = waitWord(ch, ready, [step](uint64_t r) { return r == readyValue(step); }, L.timeoutNs);
+    sFirst = first;
     if (e == 0) {
       const volatile SlotHeader* v = h;
       sH.bytes = v->bytes;
@@ -242,9 +258,9 @@ __device__ __forceinline__ int recvSlice(const SlotLaunch& L, const SlotOp& op, 
     __syncthreads();
     if (e == 0) e = sStatus;
     if (e != 0) return e;
-    if (op.nsegs > 1) copyPieces(op, i, off, out, n, false);
+    if (op.nsegs > 1) copyPieces(op, sFirst, off, out, n, false);
   } else if (op.nsegs > 1) {
-    copyPieces(op, i, off, const_cast<uint8_t*>(payload), n, false);
+    copyPieces(op, sFirst, off, const_cast<uint8_t*>(payload), n, false);
   } else {
     blockCopy<kSlotThreads>(op.seg0.ptr + off, payload, n);
   }
@@ -262,8 +278,11 @@ __device__ void finishBlock(const SlotOp& op, int status, const BlockTally& t) {
   if (threadIdx.x != 0) return;
   SlotOpAccum* a = op.accum;
   atomicAdd(&a->wireBytes, (unsigned long long)t.wire);
-  atomicAdd(&a->escapes, (unsigned long long)t.escapes);
   atomicAdd(&a->compressedSlices, (unsigned long long)t.compressed);
+  for (uint32_t c = 0; c < op.ncodebooks; ++c) {
+    if (t.escapes[c]) atomicAdd(&a->escapes[c], (unsigned long long)t.escapes[c]);
+    if (t.compressedElems[c]) atomicAdd(&a->compressedElems[c], (unsigned long long)t.compressedElems[c]);
+  }
   if (t.start) atomicMax(&a->startNs, ~(unsigned long long)t.start);  // the earliest start
   atomicMax(&a->endNs, (unsigned long long)t.end);
   if (status != 0) atomicCAS(&a->status, 0, status);
@@ -274,11 +293,15 @@ __device__ void finishBlock(const SlotOp& op, int status, const BlockTally& t) {
   SlotOpResult* r = op.result;
   r->status = v->status;
   r->wireBytes = v->wireBytes;
-  r->escapes = v->escapes;
   r->compressedSlices = v->compressedSlices;
   r->startNs = v->startNs ? ~v->startNs : 0;
   r->endNs = v->endNs;
-  v->wireBytes = v->escapes = v->compressedSlices = v->blocksDone = v->endNs = v->startNs = 0;
+  for (uint32_t c = 0; c < kSlotCodebooks; ++c) {
+    r->escapes[c] = v->escapes[c];
+    r->compressedElems[c] = v->compressedElems[c];
+    v->escapes[c] = v->compressedElems[c] = 0;
+  }
+  v->wireBytes = v->compressedSlices = v->blocksDone = v->endNs = v->startNs = 0;
   v->status = 0;
   __threadfence_system();
   *reinterpret_cast<volatile int*>(&r->done) = 1;
@@ -303,10 +326,22 @@ __global__ void __launch_bounds__(kSlotThreads, 2) slotOpsKernel(const __grid_co
   }
   __syncthreads();
   const SlotOp& op = sOp;
+  // A send of several codebooks (one per segment group) reads its table into shared memory once:
+  // the second warp loads it while thread 0 waits for the first credit, and sendSlice's barrier
+  // after that wait publishes it before any slice is encoded.
+  __shared__ SlotCodebook sCodebooks[kSlotCodebooks];
+  const SlotCodebook* codebooks = &op.codebook;
+  if (op.ncodebooks > 1) {
+    constexpr uint32_t kWords = sizeof(SlotCodebook) / 4;
+    const uint32_t w = threadIdx.x - 32;
+    if (threadIdx.x >= 32 && w < op.ncodebooks * kWords)
+      reinterpret_cast<uint32_t*>(sCodebooks)[w] = reinterpret_cast<const uint32_t*>(op.codebooks)[w];
+    codebooks = sCodebooks;
+  }
   const uint64_t nblocks = op.blockEnd - op.blockBegin;
   int status = 0;
   for (uint64_t i = blockIdx.x - op.blockBegin; i < op.slices && status == 0; i += nblocks) {
-    status = op.send ? sendSlice<kType, kAligned>(L, op, i, t) : recvSlice<kType, kAligned>(L, op, i, t);
+    status = op.send ? sendSlice<kType, kAligned>(L, op, codebooks, i, t) : recvSlice<kType, kAligned>(L, op, i, t);
     if (status != 0 && threadIdx.x == 0) failChannel(op.ch, status);
   }
   // A send completes once the receiver has drained its slices (docs/PIPELINE.md): then the

@@ -13,13 +13,15 @@
 
 namespace sz {
 
-// One operation of a launch. The kernel reads it from its parameters; `segs` and `sliceSeg`
-// (buffer lists) from device-readable memory that lives until the launch has finished.
+// One operation of a launch. The kernel reads it from its parameters; `segs`, `slices` (buffer
+// lists) and `codebooks` from device-readable memory that lives until the launch has finished.
+// A send of frames carries one codebook per segment group its slices take (kSlotCodebooks at
+// most): the one in the parameters when it has one, else a table its blocks read once.
 struct SlotOp {
   SlotChannel ch;
   SlotSegment seg0;         // nsegs == 1: the buffer
   const SlotSegment* segs;  // nsegs > 1: the buffers
-  const uint32_t* sliceSeg;  // nsegs > 1: the segment holding each slice's first byte
+  const SlotSlice* sliceOf;  // nsegs > 1: each slice's first segment and codebook
   uint32_t nsegs;
   int send;
   int type;
@@ -29,8 +31,9 @@ struct SlotOp {
   uint32_t blockBegin, blockEnd;  // the blocks of the launch that work on this operation
   SlotOpAccum* accum;             // device memory, zero
   SlotOpResult* result;           // mapped pinned memory
-  uint8_t codebook[SZ_CODEBOOK_SIZE];
-  int used;
+  const SlotCodebook* codebooks;  // ncodebooks > 1: the send's codebooks, SlotSlice::codebook indexes them
+  SlotCodebook codebook;          // ncodebooks == 1: the send's codebook
+  uint32_t ncodebooks;            // send frames: 1 to kSlotCodebooks
 };
 
 constexpr uint32_t kMaxSlotOps = 32;

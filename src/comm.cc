@@ -73,29 +73,31 @@ szResult_t commFail(szComm* comm, szResult_t res) {
   return res;
 }
 
-// A device send's frames, for the codebook drift policy (codebook_drift.h): its compressed
-// slices' escapes, its raw ones (all escapes), and the histogram a calibrating send took.
+// A device send's frames, for the codebook drift policy (codebook_drift.h), per segment group:
+// the histogram a calibrating group took, then its compressed slices' escapes and its raw ones
+// (all escapes). The histogram first: the frames were encoded before it came back, so once it
+// switched the group's codebook they are not counted against the new one (as frames in flight
+// across a switch on the host path).
 static void followCodebook(szComm* comm, const SlotCompletion& c) {
-  if (c.status != szSuccess) {  // its frames say nothing sure; a histogram it took still counts
-    if (!c.counts.empty()) comm->codebooks->calibrated(c.peer, c.type, c.counts.data());
-    return;
+  for (const SlotGroupResult& g : c.groups) {
+    if (!g.counts.empty()) comm->codebooks->calibrated(c.peer, c.type, g.counts.data(), g.group);
+    if (c.status == szSuccess) {  // a failed send's frames say nothing sure
+      szFrameInfo_t f{};
+      f.type = c.type;
+      f.codebook = g.codebook;
+      if (g.compressedElements > 0) {
+        f.count = g.compressedElements;
+        f.escapeCount = g.escapes;
+        comm->codebooks->sent(c.peer, f, g.codebook, g.group);
+      }
+      if (g.elements > g.compressedElements) {
+        f.count = g.elements - g.compressedElements;
+        f.escapeCount = 0;
+        f.raw = 1;
+        comm->codebooks->sent(c.peer, f, g.codebook, g.group);
+      }
+    }
   }
-  szFrameInfo_t f{};
-  f.type = c.type;
-  f.codebook = c.codebook;
-  const uint64_t compressed = c.compressedElements();
-  if (compressed > 0) {
-    f.count = compressed;
-    f.escapeCount = c.escapes;
-    comm->codebooks->sent(c.peer, f, c.codebook);
-  }
-  if (c.count > compressed) {
-    f.count = c.count - compressed;
-    f.escapeCount = 0;
-    f.raw = 1;
-    comm->codebooks->sent(c.peer, f, c.codebook);
-  }
-  if (!c.counts.empty()) comm->codebooks->calibrated(c.peer, c.type, c.counts.data());
 }
 
 szResult_t commReapSlots(szComm* comm) {

@@ -84,7 +84,7 @@ struct szComm {
   std::unique_ptr<sz::SlotPath> slotPath;
   int cudaDevice = -1;  // the GPU the communicator uses (current at init), -1 without one
   sz::AutoModel autoModel;  // SZ_CODEC_AUTO: frames or raw, per peer and message size
-  std::unique_ptr<sz::CodebookDrift> codebooks;  // the senders' codebooks, per peer and type
+  std::unique_ptr<sz::CodebookDrift> codebooks;  // the senders' codebooks, per peer, type and segment group
   std::unique_ptr<sz::Pipeline> pipeline;
   std::atomic<int> asyncError{szSuccess};  // szInProgress while a non-blocking init runs
   std::mutex errorMu;  // asyncError and its message (szSetCommError) change together

@@ -13,6 +13,7 @@
 #include "src/pipeline.h"
 #include "src/proto/segment_groups.h"
 #include "src/proto/slot_path.h"
+#include "src/proto/slot_slices.h"
 #include "src/self_copy.h"
 
 #if SZ_HAVE_CUDA
@@ -133,7 +134,7 @@ szResult_t makeOp(const char* fn, bool send, void* const* bufs, const size_t* co
 szResult_t runPiped(std::map<szComm*, std::vector<std::shared_ptr<Op>>>& byComm);
 
 // A device operation for the slot path; sends choose frames or raw here (the codec mode, and
-// for auto the communicator's model).
+// for auto the communicator's model), and a codebook for each segment group their slices take.
 SlotRequest slotRequest(szComm* comm, const Op& op) {
   SlotRequest r;
   r.send = op.send;
@@ -145,17 +146,23 @@ SlotRequest slotRequest(szComm* comm, const Op& op) {
   r.frames = op.send && szTypeIsCompressible(op.type) &&
              (codec == SZ_CODEC_ON || (codec == SZ_CODEC_AUTO && bytes >= uint64_t(szParamAutoMinBytes()) &&
                                        comm->autoModel.useFrames(op.peer, bytes)));
-  if (r.frames && r.count > 0) {  // the codebook that follows the data; a histogram only on drift
-    const CodebookDrift::Plan plan = comm->codebooks->plan(op.peer, op.type);
-    r.codebook = plan.codebook;
-    r.calibrate = plan.calibrate;
-  } else if (r.frames) {
-    szCodebookDefault(op.type, &r.codebook);  // an empty frame: any valid codebook
-  }
   uint64_t offset = 0;
   for (const Segment& seg : op.segments) {
     r.segs.push_back(SlotSegment{seg.ptr, seg.bytes, offset});
+    r.segGroups.push_back(seg.group);
     offset += seg.bytes;
+  }
+  if (!r.frames) return r;
+  // The codebooks that follow the data, per group; a histogram only on a group's drift.
+  const uint32_t groups = sliceGroupMask(r.segs, r.segGroups, comm->slotPath->opSliceBytes(bytes));
+  for (int g = 0; g < kSegmentGroups; ++g)
+    if (groups >> g & 1) {
+      const CodebookDrift::Plan plan = comm->codebooks->plan(op.peer, op.type, g);
+      r.codebooks.push_back(SlotGroupCodebook{g, plan.codebook, plan.calibrate});
+    }
+  if (r.codebooks.empty()) {  // no element: an empty frame, any valid codebook
+    r.codebooks.emplace_back();
+    szCodebookDefault(op.type, &r.codebooks.back().codebook);
   }
   return r;
 }

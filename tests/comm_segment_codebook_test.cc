@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kv_samples.h"
+#include "oracle_ratio.h"
 #include "two_ranks.h"
 #include "splitzip.h"
 
@@ -73,26 +74,6 @@ Transfer transfer(const std::vector<std::vector<uint8_t>>& list, int recvSplit) 
   return run;
 }
 
-// Raw bytes over the bytes of each buffer encoded as one frame with its own top-16.
-double oracleRatio(const std::vector<std::vector<uint8_t>>& list) {
-  double raw = 0, encoded = 0;
-  for (const auto& b : list) {
-    const size_t count = b.size() / 2;
-    szHistogram_t hist;
-    szCodebook_t cb;
-    size_t cap = 0, bytes = 0;
-    EXPECT_EQ(szHistogramInit(&hist, szBfloat16), szSuccess);
-    EXPECT_EQ(szHistogramAccumulate(&hist, b.data(), count), szSuccess);
-    EXPECT_EQ(szCodebookFromHistogram(&hist, &cb), szSuccess);
-    EXPECT_EQ(szEncodeMaxSize(count, szBfloat16, &cap), szSuccess);
-    std::vector<uint8_t> frame(cap);
-    EXPECT_EQ(szEncode(b.data(), count, szBfloat16, &cb, 0, frame.data(), cap, &bytes), szSuccess);
-    raw += double(b.size());
-    encoded += double(bytes);
-  }
-  return raw / encoded;
-}
-
 // The KV sample cut to whole slices, so no slice holds two buffers' data.
 std::vector<uint8_t> kvSample() {
   std::vector<uint8_t> kv = sztest::readKvSample("tinystories_kv_eval_bf16.safetensors");
@@ -101,10 +82,10 @@ std::vector<uint8_t> kvSample() {
 }
 
 void expectFollowsEachSegment(const std::vector<std::vector<uint8_t>>& list, const char* layout) {
-  const double oracle = oracleRatio(list);
+  const double oracle = sztest::oracleRatio(list);
   std::vector<uint8_t> all;
   for (const auto& b : list) all.insert(all.end(), b.begin(), b.end());
-  const double oneCodebook = oracleRatio({all});  // the best a single codebook for the list does
+  const double oneCodebook = sztest::oracleRatio({all});  // the best a single codebook for the list does
   const Transfer perSegment = transfer(list, 3);
   const Transfer oneBuffer = transfer({all}, 1);
   ASSERT_EQ(perSegment.ratios.size(), size_t(kSends));

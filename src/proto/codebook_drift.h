@@ -32,7 +32,8 @@
 // costs few histograms.
 //
 // Thread-safe: the host path (src/pipeline.cc: encodeHost, CPU histogram) and the device path
-// (kernels/calibrate.h: its histogram handed to calibrated()) share it.
+// (src/group.cc plans, src/comm.cc hands back each group's frames and its kernels/calibrate.h
+// histogram) share it.
 #pragma once
 
 #include <cstdint>
@@ -63,8 +64,9 @@ class CodebookDrift {
     bool calibrate;         // ... unless set: take the slice's histogram and call calibrated()
   };
   // Before encoding a slice of a compressible `type` to `peer`, of segment group `group` (0 for
-  // szSend and for device operations). One calibration at a time per group once it has
-  // evidence: while one is out, the group's other slices encode with its current codebook.
+  // szSend; the device path plans once per operation and group). One calibration at a time per
+  // group once it has evidence: while one is out, the group's other slices encode with its
+  // current codebook.
   Plan plan(int peer, szDataType_t type, int group = 0);
   // The exponent histogram (2^exponent bits counts) of a slice planned with calibrate: returns
   // the codebook to encode that slice with (the new one when it switched).

@@ -9,6 +9,8 @@
 #include "kernels/kernel_loading.h"
 #include "kernels/sm_copy.h"
 #include "base/checks.h"
+#include "src/proto/segment_groups.h"
+#include "src/proto/slot_slices.h"
 
 namespace sz {
 namespace {
@@ -19,18 +21,30 @@ constexpr uint64_t kTableBytes = 16 << 20;  // buffer-list tables of the launche
 constexpr int kScratchArenas = 2;       // launches with compressed buffer lists in flight
 
 constexpr int kCountBins = 256;          // a calibration's exponent histogram
+static_assert(kSegmentGroups <= int(kSlotCodebooks), "a send carries a codebook per segment group");
 
 uint64_t align16(uint64_t v) { return (v + 15) & ~uint64_t(15); }
 
-// The slice holding each byte offset's first segment: sliceSeg[i] = the segment where slice i
-// starts.
-void sliceSegments(const std::vector<SlotSegment>& segs, uint64_t sliceBytes, uint64_t slices, uint32_t* out) {
-  size_t k = 0;
-  for (uint64_t i = 0; i < slices; ++i) {
-    const uint64_t off = i * sliceBytes;
-    while (k + 1 < segs.size() && segs[k].offset + segs[k].bytes <= off) ++k;
-    out[i] = uint32_t(k);
+// Whether a send of frames has a codebook for exactly the groups its slices take (one of any
+// group for a send of no element), as the communicator plans them.
+bool codebooksFit(const SlotRequest& r, uint64_t sliceBytes) {
+  if (r.codebooks.empty() || r.codebooks.size() > kSlotCodebooks || r.segGroups.size() != r.segs.size()) return false;
+  uint32_t planned = 0;
+  for (const SlotGroupCodebook& g : r.codebooks) {
+    if (g.group < 0 || g.group >= kSegmentGroups || (planned >> g.group & 1)) return false;
+    planned |= 1u << g.group;
   }
+  for (int g : r.segGroups)
+    if (g < 0 || g >= kSegmentGroups) return false;
+  const uint32_t taken = sliceGroupMask(r.segs, r.segGroups, sliceBytes);
+  return taken ? planned == taken : r.codebooks.size() == 1;
+}
+
+SlotCodebook slotCodebook(const szCodebook_t& cb) {
+  SlotCodebook c{};
+  memcpy(c.exponents, cb.exponents, SZ_CODEBOOK_SIZE);
+  c.used = uint32_t(cb.used);
+  return c;
 }
 
 const char* describe(szResult_t status) {
@@ -75,8 +89,9 @@ szResult_t SlotPath::create(const szSlotWire* wire, void* wireComm, int rank, in
     p->scratch_.push_back(s);
     p->freeScratch_.push_back(i);
   }
-  // One calibration out at a time per (peer, type) (CodebookDrift): three types per peer.
-  const int calib = 3 * nranks;
+  // One calibration out at a time per (peer, type, segment group) (CodebookDrift): three types
+  // per peer; a launch takes at most one per group of each of its operations.
+  const int calib = std::min(3 * nranks, int(kMaxSlotOps)) * kSegmentGroups;
   CUDACHECK(cudaMalloc(&p->calibDev_, sizeof(unsigned long long) * kCountBins * calib));
   CUDACHECK(cudaHostAlloc(&p->calibHost_, sizeof(unsigned long long) * kCountBins * calib, cudaHostAllocMapped));
   for (int i = calib - 1; i >= 0; --i) p->freeCalib_.push_back(i);
@@ -109,17 +124,20 @@ szResult_t SlotPath::waitOldest() {
   return collect();
 }
 
-// The exponent histogram of the start of a send (kCalibrateElems), on its stream ahead of its
-// launch, copied to pinned memory for the host to read when the launch is reaped. No copy
-// engine: zeroing and the copy are kernels (kernels/sm_copy.h).
-szResult_t SlotPath::calibrate(const SlotRequest& r, int buf, cudaStream_t stream) {
+// The exponent histogram of the start of a segment group's data in a send (its buffers, up to
+// kCalibrateElems), on its stream ahead of its launch, copied to pinned memory for the host to
+// read when the launch is reaped. No copy engine: zeroing and the copy are kernels
+// (kernels/sm_copy.h).
+szResult_t SlotPath::calibrate(const SlotRequest& r, int group, int buf, cudaStream_t stream) {
   unsigned long long* d = calibDev_ + size_t(buf) * kCountBins;
   const size_t bytes = sizeof(unsigned long long) * kCountBins;
   SZCHECK(smCopyAsync(d, nullptr, bytes, stream));
   const uint64_t elem = szTypeSize(r.type);
   uint64_t left = std::min(r.count, kCalibrateElems);
-  for (const SlotSegment& s : r.segs) {
+  for (size_t k = 0; k < r.segs.size(); ++k) {
+    const SlotSegment& s = r.segs[k];
     if (left == 0) break;
+    if (r.segGroups[k] != group) continue;
     const uint64_t n = std::min(left, s.bytes / elem);
     SZCHECK(launchHistogram(s.ptr, n, r.type, d, stream));
     left -= n;
@@ -157,16 +175,22 @@ szResult_t SlotPath::enqueue(const std::vector<SlotRequest>& reqs, cudaStream_t 
   for (size_t k = 0; k < reqs.size(); ++k) {
     const SlotRequest& r = reqs[k];
     const uint64_t bytes = r.count * szTypeSize(r.type);
-    sliceBytes[k] = opSliceBytes(bytes, cfg_.sliceBytes);
+    sliceBytes[k] = opSliceBytes(bytes);
     slices[k] = opSlices(bytes, sliceBytes[k]);
+    const bool frames = r.send && r.frames;
+    if (frames && !codebooksFit(r, sliceBytes[k]))
+      return szSetError(szInternalError, "slot path: a device send's codebooks do not match its segment groups");
     if (r.segs.size() > 1) {
-      tableBytes += align16(r.segs.size() * sizeof(SlotSegment)) + align16(slices[k] * 4);
+      tableBytes += align16(r.segs.size() * sizeof(SlotSegment)) + align16(slices[k] * sizeof(SlotSlice));
+      if (frames && r.codebooks.size() > 1) tableBytes += align16(r.codebooks.size() * sizeof(SlotCodebook));
       needScratch |= (r.send ? r.frames : true) && szTypeIsCompressible(r.type);
     }
   }
-  const size_t calibrations = size_t(std::count_if(reqs.begin(), reqs.end(), [](const SlotRequest& r) {
-    return r.send && r.frames && r.calibrate;
-  }));
+  size_t calibrations = 0;
+  for (const SlotRequest& r : reqs)
+    if (r.send && r.frames)
+      calibrations += size_t(std::count_if(r.codebooks.begin(), r.codebooks.end(),
+                                           [](const SlotGroupCodebook& g) { return g.calibrate; }));
   while (freeEvents_.empty() || freeResults_.size() < reqs.size() || (needScratch && freeScratch_.empty()) ||
          freeCalib_.size() < calibrations) {
     if (inflight_.empty()) return szSetError(szInternalError, "slot path: pools exhausted with nothing in flight");
@@ -200,17 +224,46 @@ szResult_t SlotPath::enqueue(const std::vector<SlotRequest>& reqs, cudaStream_t 
     uint64_t& step = r.send ? sendStep_[size_t(r.peer)] : recvStep_[size_t(r.peer)];
     op.stepBase = step;
     step += slices[k];
+    // A send's codebooks, in the request's order (the kernel's index), each with the elements of
+    // the slices that take it; codebookOf: each group's index.
+    const bool frames = r.send && r.frames;
+    int codebookOf[kSegmentGroups] = {};
+    std::vector<SlotGroupResult> groups;
+    if (frames) {
+      for (size_t g = 0; g < r.codebooks.size(); ++g) {
+        codebookOf[r.codebooks[g].group] = int(g);
+        groups.push_back(SlotGroupResult{r.codebooks[g].group, r.codebooks[g].codebook, 0, 0, 0, {}});
+        if (r.codebooks[g].calibrate) {
+          l.calib.push_back(Calibration{k, g, freeCalib_.back()});
+          freeCalib_.pop_back();
+        }
+      }
+      op.codebook = slotCodebook(r.codebooks[0].codebook);
+      op.ncodebooks = uint32_t(r.codebooks.size());
+    }
     op.nsegs = uint32_t(std::max<size_t>(1, r.segs.size()));
     if (!r.segs.empty()) op.seg0 = r.segs[0];
+    if (frames && r.segs.size() == 1) groups[0].elements = r.count;
     if (r.segs.size() > 1) {
       SlotSegment* segs = reinterpret_cast<SlotSegment*>(table_ + tableAt);
       std::copy(r.segs.begin(), r.segs.end(), segs);
       tableAt += align16(r.segs.size() * sizeof(SlotSegment));
-      uint32_t* sliceSeg = reinterpret_cast<uint32_t*>(table_ + tableAt);
-      sliceSegments(r.segs, sliceBytes[k], slices[k], sliceSeg);
-      tableAt += align16(slices[k] * 4);
+      SlotSlice* sliceOf = reinterpret_cast<SlotSlice*>(table_ + tableAt);
+      const uint64_t elem = szTypeSize(r.type);
+      forEachSliceStart(r.segs, sliceBytes[k], slices[k], [&](uint64_t i, uint32_t seg) {
+        const uint32_t c = frames ? uint32_t(codebookOf[r.segGroups[seg]]) : 0;
+        sliceOf[i] = SlotSlice{seg, c};
+        if (frames) groups[c].elements += std::min(sliceBytes[k], bytes - i * sliceBytes[k]) / elem;
+      });
+      tableAt += align16(slices[k] * sizeof(SlotSlice));
       op.segs = segs;
-      op.sliceSeg = sliceSeg;
+      op.sliceOf = sliceOf;
+      if (frames && r.codebooks.size() > 1) {
+        SlotCodebook* table = reinterpret_cast<SlotCodebook*>(table_ + tableAt);
+        for (size_t g = 0; g < r.codebooks.size(); ++g) table[g] = slotCodebook(r.codebooks[g].codebook);
+        tableAt += align16(r.codebooks.size() * sizeof(SlotCodebook));
+        op.codebooks = table;
+      }
     }
     op.send = r.send;
     op.type = r.type;
@@ -229,19 +282,14 @@ szResult_t SlotPath::enqueue(const std::vector<SlotRequest>& reqs, cudaStream_t 
     results_[slot] = SlotOpResult{};
     op.accum = accums_ + slot;
     op.result = results_ + slot;
-    memcpy(op.codebook, r.codebook.exponents, SZ_CODEBOOK_SIZE);
-    op.used = r.codebook.used;
-    l.ops.push_back(SlotCompletion{r.send, r.peer, r.type, r.count, bytes, r.frames, r.codebook, szSuccess, 0, 0, 0,
-                                   slices[k], 0, {}});
-    l.calib.push_back(-1);
-    if (r.send && r.frames && r.calibrate) {
-      l.calib.back() = freeCalib_.back();
-      freeCalib_.pop_back();
-    }
+    l.ops.push_back(SlotCompletion{r.send, r.peer, r.type, r.count, bytes, r.frames, szSuccess, 0, 0, 0, slices[k], 0,
+                                   std::move(groups)});
   }
   szResult_t res = szSuccess;
-  for (size_t k = 0; k < reqs.size() && res == szSuccess; ++k)
-    if (l.calib[k] >= 0) res = calibrate(reqs[k], l.calib[k], stream);
+  for (size_t i = 0; i < l.calib.size() && res == szSuccess; ++i) {
+    const Calibration& c = l.calib[i];
+    res = calibrate(reqs[c.op], reqs[c.op].codebooks[c.entry].group, c.buf, stream);
+  }
   if (res == szSuccess) res = launchSlotOps(launch, nextBlock, stream);
   if (res == szSuccess) {
     l.event = freeEvents_.back();
@@ -250,8 +298,7 @@ szResult_t SlotPath::enqueue(const std::vector<SlotRequest>& reqs, cudaStream_t 
   }
   if (res != szSuccess) {  // the channels' steps moved: the communicator cannot go on
     for (int s : l.results) freeResults_.push_back(s);
-    for (int c : l.calib)
-      if (c >= 0) freeCalib_.push_back(c);
+    for (const Calibration& c : l.calib) freeCalib_.push_back(c.buf);
     if (l.scratch >= 0) freeScratch_.push_back(l.scratch);
     return res;
   }
@@ -262,21 +309,25 @@ szResult_t SlotPath::enqueue(const std::vector<SlotRequest>& reqs, cudaStream_t 
 
 // A finished launch's operations, kept for reap's caller; the first failure among them.
 szResult_t SlotPath::finish(Launch& l) {
+  for (const Calibration& cal : l.calib) {  // the histograms ran ahead of the launch, whatever its outcome
+    const unsigned long long* h = calibHost_ + size_t(cal.buf) * kCountBins;
+    l.ops[cal.op].groups[cal.entry].counts.assign(h, h + kCountBins);
+    freeCalib_.push_back(cal.buf);
+  }
   szResult_t first = szSuccess;
   for (size_t k = 0; k < l.ops.size(); ++k) {
     SlotCompletion& c = l.ops[k];
     const SlotOpResult& r = results_[l.results[k]];
     c.status = r.done ? szResult_t(r.status) : szInternalError;
     c.wireBytes = r.wireBytes;
-    c.escapes = r.escapes;
     c.compressedSlices = r.compressedSlices;
     c.seconds = r.endNs > r.startNs ? double(r.endNs - r.startNs) * 1e-9 : 0;
-    freeResults_.push_back(l.results[k]);
-    if (l.calib[k] >= 0) {  // the histogram ran ahead of the launch, whatever the launch's outcome
-      const unsigned long long* h = calibHost_ + size_t(l.calib[k]) * kCountBins;
-      c.counts.assign(h, h + kCountBins);
-      freeCalib_.push_back(l.calib[k]);
+    for (size_t g = 0; g < c.groups.size(); ++g) {
+      c.groups[g].escapes = r.escapes[g];
+      c.groups[g].compressedElements = r.compressedElems[g];
+      c.escapes += r.escapes[g];
     }
+    freeResults_.push_back(l.results[k]);
     if (c.status != szSuccess && first == szSuccess)
       first = szSetError(c.status, "%s rank %d (%llu bytes): %s", c.send ? "device send to" : "device receive from",
                          c.peer, (unsigned long long)c.bytes, describe(c.status));

@@ -19,6 +19,14 @@ struct CUevent_st;
 
 namespace sz {
 
+// A send's codebook for one segment group (src/proto/segment_groups.h): the slices that start in
+// the group's buffers encode with it (src/proto/slot_slices.h).
+struct SlotGroupCodebook {
+  int group = 0;
+  szCodebook_t codebook{};
+  bool calibrate = false;  // also take the exponent histogram of the group's data (its start)
+};
+
 // One device operation as the slot path sees it.
 struct SlotRequest {
   bool send = false;
@@ -26,13 +34,25 @@ struct SlotRequest {
   szDataType_t type = szUint8;
   uint64_t count = 0;
   bool frames = false;  // send: compressible slices travel as frames
-  szCodebook_t codebook{};  // frames: the codebook to encode with
-  bool calibrate = false;   // frames: also take the exponent histogram of the data (its start)
+  // frames: one per segment group that slices start in (sliceGroupMask), or one of any group for
+  // a send of no element; at most kSlotCodebooks.
+  std::vector<SlotGroupCodebook> codebooks;
   std::vector<SlotSegment> segs;
+  std::vector<int> segGroups;  // the segment group of each of segs
 };
 
-// Elements at the start of a send that a calibration's histogram covers.
+// Elements at the start of a group's data that a calibration's histogram covers.
 constexpr uint64_t kCalibrateElems = uint64_t(1) << 22;
+
+// What a finished send of frames reports for one of its codebooks, for the drift policy.
+struct SlotGroupResult {
+  int group;
+  szCodebook_t codebook;
+  uint64_t elements;            // of the slices that encoded with it
+  uint64_t compressedElements;  // of those, the ones in compressed frames
+  uint64_t escapes;
+  std::vector<unsigned long long> counts;  // calibrate: the group's exponent histogram (256)
+};
 
 struct SlotPathConfig {
   uint64_t sliceBytes;
@@ -48,13 +68,15 @@ struct SlotCompletion {
   szDataType_t type;
   uint64_t count, bytes;
   bool frames;
-  szCodebook_t codebook;  // frames: the one the operation was encoded with
   szResult_t status;
   uint64_t wireBytes, escapes, compressedSlices, slices;
   double seconds;  // first slice started to last slice finished, on the GPU's clock
-  std::vector<unsigned long long> counts;  // a calibrating send: its exponent histogram (256)
-  // Elements of the slices that travelled compressed (slices are of equal size but the last).
-  uint64_t compressedElements() const { return slices ? count * compressedSlices / slices : 0; }
+  std::vector<SlotGroupResult> groups;  // frames: per codebook, in the request's order
+  uint64_t compressedElements() const {
+    uint64_t n = 0;
+    for (const SlotGroupResult& g : groups) n += g.compressedElements;
+    return n;
+  }
 };
 
 class SlotPath {
@@ -66,6 +88,8 @@ class SlotPath {
   SlotPath(const SlotPath&) = delete;
   SlotPath& operator=(const SlotPath&) = delete;
 
+  // The slice size of an operation of `bytes` bytes (both sides cut alike: slot_format.h).
+  uint64_t opSliceBytes(uint64_t bytes) const { return sz::opSliceBytes(bytes, cfg_.sliceBytes); }
   // One launch on `stream` running `reqs` together (at most kMaxSlotOps).
   szResult_t enqueue(const std::vector<SlotRequest>& reqs, cudaStream_t stream);
   // Collects finished launches, calling `done` for each of their operations (also those that
@@ -74,11 +98,15 @@ class SlotPath {
   bool idle() const { return inflight_.empty() && finished_.empty(); }
 
  private:
+  struct Calibration {
+    size_t op, entry;  // the operation, and the group's place in its request's codebooks
+    int buf;           // the calibration buffer
+  };
   struct Launch {
     CUevent_st* event;
     std::vector<int> results;  // result slots, in request order
     std::vector<SlotCompletion> ops;
-    std::vector<int> calib;         // per operation: its calibration buffer or -1
+    std::vector<Calibration> calib;
     uint64_t tableBegin, tableEnd;  // range of the pinned table arena
     int scratch;                    // scratch arena or -1
   };
@@ -87,7 +115,7 @@ class SlotPath {
   szResult_t finish(Launch& l);
   szResult_t collect();
   szResult_t waitOldest();
-  szResult_t calibrate(const SlotRequest& r, int buf, cudaStream_t stream);
+  szResult_t calibrate(const SlotRequest& r, int group, int buf, cudaStream_t stream);
 
   int rank_ = 0, nranks_ = 0;
   SlotPathConfig cfg_{};
