@@ -1,7 +1,7 @@
 // One block encodes a whole frame (paper §3, App. A): the tile loop of kernels/encode_tiles.cuh
 // with its tiles taken in order and escapes placed by a running count, then the frame finished
-// by the same block. Used wherever a block owns a frame: the slot kernels (one slice per block,
-// kernels/slot_kernels.cu) and the batched calls (one item per block, kernels/batch.cu).
+// by the same block. Used where a block owns a frame: the slot kernels (one slice per block,
+// kernels/slot_kernels.cu; the batched calls give a warp an item, kernels/encode_warp.cuh).
 #pragma once
 
 #include <cstdint>

@@ -1,9 +1,10 @@
 // The block encoder's tile loop and frame finalization as device functions (paper §3, App. A).
 // One block encodes a whole frame (kernels/encode_block.cuh: tiles in order, escapes placed by
-// a running count; the slot kernels and the batched calls use it). A tile is one escape group
+// a running count; the slot kernels use it). A tile is one escape group
 // of 32 chunks; each thread encodes 16 elements per step, the block scans the escape counts,
 // writes the chunk counts, the group offset and the tile's escapes. finishFrame (the header, or
-// the raw copy) also ends szEncodeAsync's grid encoder (kernels/encode.cu).
+// the raw copy) also ends szEncodeAsync's grid encoder (kernels/encode.cu) and the batched
+// calls' warp encoder (kernels/encode_warp.cuh).
 #pragma once
 
 #include <cstdint>
