@@ -1,7 +1,8 @@
-// Caches cudaDevAttrMultiProcessorCount per device.
+// Caches cudaDevAttrMultiProcessorCount per device, and kernels' shared-memory attributes.
 #include "device_props.h"
 
 #include <mutex>
+#include <vector>
 
 #include "cuda_check.h"
 
@@ -17,6 +18,26 @@ szResult_t currentDeviceSms(int* sms) {
   std::lock_guard<std::mutex> lock(mu);
   if (cached[dev] == 0) CUDACHECK(cudaDeviceGetAttribute(&cached[dev], cudaDevAttrMultiProcessorCount, dev));
   *sms = cached[dev];
+  return szSuccess;
+}
+
+szResult_t allowKernelShared(const void* kernel, uint32_t bytes) {
+  struct Done {
+    const void* kernel;
+    int dev;
+    uint32_t bytes;
+  };
+  static std::vector<Done> done;
+  static std::mutex mu;
+  int dev;
+  CUDACHECK(cudaGetDevice(&dev));
+  std::lock_guard<std::mutex> lock(mu);
+  for (const Done& d : done)
+    if (d.kernel == kernel && d.dev == dev && d.bytes == bytes) return szSuccess;
+  CUDACHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+  CUDACHECK(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
+  done.push_back({kernel, dev, bytes});
   return szSuccess;
 }
 

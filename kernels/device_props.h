@@ -8,4 +8,10 @@ namespace sz {
 // Multiprocessor count of the current device.
 szResult_t currentDeviceSms(int* sms);
 
+// Lets `kernel` (a __global__ function) launch on the current device with `bytes` of dynamic
+// shared memory, more than the 48 KiB a launch gets unasked, and prefer the largest
+// shared-memory carveout; once per kernel, device and size. The bulk-copy rings
+// (kernels/bulk_ring.cuh).
+szResult_t allowKernelShared(const void* kernel, uint32_t bytes);
+
 }  // namespace sz

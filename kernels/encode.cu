@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <cstring>
 
+#include "bulk_ring.cuh"
 #include "calibrate.h"
 #include "codec/frame.h"
 #include "cuda_check.h"
@@ -46,12 +47,25 @@ constexpr uint32_t kSlotBytes = kSlotRecords * kEscapeBytes;
 constexpr uint64_t kMinRanges = 16384;
 
 constexpr uint32_t kChunkThreads = 256, kChunkWarps = kChunkThreads / 32;
-// Blocks per SM of the chunk kernel: those that load a chunk ahead (chunkRange) need more than
-// 64 registers. BF16 ahead at 2 (128 registers): 1937-1940 GB/s against 1910 at 4 without, and
-// 1834 at 3 (80 registers, it spills); E5M2 ahead at 3: 1652-1659 against 1500-1503 at 4
-// without, 1508 at 2. FP32 and unaligned inputs at 4 without.
+
+// Chunk kernels that load chunks ahead of their encode: aligned BF16 and E5M2. Aligned BF16 on
+// sm_90 and later streams them through a ring of bulk copies in shared memory (kRingEncode,
+// kernels/bulk_ring.cuh); E5M2, and BF16 before sm_90, hold one chunk ahead in registers.
+template <int kType, bool kAligned>
+constexpr bool kPrefetch = kAligned && kType != szFloat32;
+template <int kType, bool kAligned>
+constexpr bool kRingEncode = SZ_BULK_DEVICE && kAligned && kType == szBfloat16;
+using CodeTable = uint8_t[256];  // a block's exponent-code table (shared memory beside the rings)
+
+// Blocks per SM of the chunk kernel: those that load a chunk ahead in registers (chunkRange)
+// need more than 64 registers. BF16 ahead at 2 (128 registers): 1937-1940 GB/s against 1910 at
+// 4 without, and 1834 at 3 (80 registers, it spills); E5M2 ahead at 3: 1652-1659 against
+// 1500-1503 at 4 without, 1508 at 2. FP32 and unaligned inputs at 4 without. The BF16 ring holds
+// its chunks ahead in shared memory: 4 blocks (64 registers), 1998-2021 GB/s; E5M2 with a ring
+// measured 1581 against 1648 (codec_notes.md, v6).
 template <int kType, bool kAligned>
 constexpr uint32_t chunkBlocksPerSm() {
+  if constexpr (kRingEncode<kType, kAligned>) return ringBlocksPerSm(4, kChunkWarps, sizeof(CodeTable));
   return !kAligned ? 4 : kType == szBfloat16 ? 2 : kType == szFloat8e5m2 ? 3 : 4;
 }
 constexpr uint32_t kPlaceThreads = 512, kPlaceWarps = kPlaceThreads / 32;
@@ -90,10 +104,6 @@ struct ChunkParams {
   uint8_t codebook[kCodebookSize];
 };
 
-// Chunk kernels that load a chunk ahead: aligned BF16 and E5M2.
-template <int kType, bool kAligned>
-constexpr bool kPrefetch = kAligned && kType != szFloat32;
-
 // The block's code table, filled by all its threads: one table at a fixed shared address, so a
 // lookup's address is the index plus a constant.
 template <int kType>
@@ -103,13 +113,46 @@ __device__ __forceinline__ void buildBlockTable(const ChunkParams& p, uint8_t* t
 }
 
 // Range warp w: encodes its chunks with the block's code table, stores their counts and the
-// range's escape total.
-template <int kType, bool kAligned>
+// range's escape total. kRing (kRingEncode): the block's dynamic shared memory holds the warp's
+// ring (kernels/bulk_ring.cuh).
+template <int kType, bool kAligned, bool kRing = false>
 __device__ __forceinline__ void chunkRange(const ChunkParams& p, uint64_t w, const uint8_t* code, uint32_t lane) {
   const uint64_t c0 = p.chunks.first(w);
   const uint32_t n = uint32_t(p.chunks.size(w));
   uint32_t mine = 0;  // lane j: escapes of chunk c0 + j
-  if constexpr (kPrefetch<kType, kAligned>) {
+  if constexpr (kRing) {
+    // The range's whole chunks (all but a frame's last) stream through the ring, its stages'
+    // count ahead of their encode; each is read into registers and its stage refilled before
+    // the encode, so the warp's next chunks are in flight while it encodes.
+    constexpr uint32_t kBytes = kChunkInBytes<kType>;
+    using Ring = BulkRing<ringStages(kBytes), kBytes>;
+    const uint64_t whole = p.l.count / kChunkElems;
+    const uint32_t nb = c0 >= whole ? 0 : whole - c0 < n ? uint32_t(whole - c0) : n;  // chunks [0, nb) of the range
+    Ring ring(warpRingSpace(), lane);
+    const auto fill = [&](uint32_t s, uint32_t j) {
+      ring.arm(s, kBytes);
+      ring.copy(s, 0, p.in + (c0 + j) * kBytes, kBytes);
+    };
+    if (lane == 0)
+      for (uint32_t j = 0; j < Ring::kNumStages && j < nb; ++j) fill(j, j);
+    for (uint32_t j = 0; j < n; ++j) {
+      const uint64_t c = c0 + j;
+      uint32_t k;
+      if (j < nb) {
+        ChunkRegs<kType> cur;
+        ring.wait();
+        loadWholeChunk<kType, true>(ring.current(), 0, lane, cur);
+        ring.release();
+        if (lane == 0 && j + Ring::kNumStages < nb) fill(ring.stage, j + Ring::kNumStages);
+        ring.advance();
+        k = encodeChunkPart<kType, kAligned, true, true, true>(p.in, p.out, p.l, code, c, kChunkElems, lane,
+                                                               p.recs + c * kSlotBytes, kSlotRecords, &cur);
+      } else {
+        k = encodeChunk<kType, kAligned, true>(p.in, p.out, p.l, code, c, lane, p.recs + c * kSlotBytes, kSlotRecords);
+      }
+      if (lane == j) mine = k;
+    }
+  } else if constexpr (kPrefetch<kType, kAligned>) {
     // Whole chunks (all but a frame's last) are loaded a chunk ahead of their encode, so a
     // warp keeps a chunk's loads in flight while it encodes the one before.
     const uint64_t whole = p.l.count / kChunkElems;  // chunks [0, whole) are whole
@@ -149,11 +192,11 @@ __device__ __forceinline__ void chunkRange(const ChunkParams& p, uint64_t w, con
 
 template <int kType, bool kAligned>
 __global__ void __launch_bounds__(kChunkThreads, chunkBlocksPerSm<kType, kAligned>()) chunkKernel(const __grid_constant__ ChunkParams p) {
-  __shared__ alignas(8) uint8_t sCode[256];
+  __shared__ alignas(8) CodeTable sCode;
   buildBlockTable<kType>(p, sCode);
   const uint32_t lane = threadIdx.x % 32, wb = threadIdx.x / 32;
   const uint64_t w = uint64_t(blockIdx.x) * kChunkWarps + wb;
-  if (w < p.ranges) chunkRange<kType, kAligned>(p, w, sCode, lane);
+  if (w < p.ranges) chunkRange<kType, kAligned, kRingEncode<kType, kAligned>>(p, w, sCode, lane);
 }
 
 struct PlaceParams {
@@ -359,7 +402,9 @@ szResult_t launch(const ChunkParams* c, const PlaceParams& p, uint64_t placeBloc
   }
   if (c != nullptr) {
     const uint64_t blocks = (c->ranges + kChunkWarps - 1) / kChunkWarps;
-    chunkKernel<kType, kAligned><<<unsigned(blocks), kChunkThreads, 0, stream>>>(*c);
+    const uint32_t shared = kRingEncode<kType, kAligned> ? ringSharedBytes(kChunkWarps) : 0;
+    if (shared != 0) SZCHECK(allowKernelShared(reinterpret_cast<const void*>(chunkKernel<kType, kAligned>), shared));
+    chunkKernel<kType, kAligned><<<unsigned(blocks), kChunkThreads, shared, stream>>>(*c);
     CUDACHECK(cudaGetLastError());
   }
   // A dependent of the chunk kernel, when there is one.

@@ -235,13 +235,28 @@ struct ChunkPass {
 template <int kType>
 using ChunkRegs = uint32_t[ChunkPass<kType>::kAhead][4];
 
+// Input bytes of a whole chunk.
 template <int kType>
+constexpr uint32_t kChunkInBytes = kChunkElems * typeTraits(kType).elemBytes;
+
+// Loads whole chunk c of the input at `in`: in global memory (streaming loads), or in shared
+// memory when kShared (a ring stage of kernels/bulk_ring.cuh, as chunk 0: lanes read
+// consecutive 16-byte vectors, no bank conflicts).
+template <int kType, bool kShared = false>
 __device__ __forceinline__ void loadWholeChunk(const uint8_t* in, uint64_t c, uint32_t lane, ChunkRegs<kType>& v) {
   using S = LaneShape<kType>;
   static_assert(ChunkPass<kType>::kAhead == S::kSteps, "a chunk is one batch");
   const uint8_t* src = in + (c * kChunkElems + lane * S::kElems) * S::T.elemBytes;
 #pragma unroll
-  for (uint32_t a = 0; a < S::kSteps; ++a) loadLane<kType, true>(v[a], src + a * S::kStepElems * S::T.elemBytes, S::kElems);
+  for (uint32_t a = 0; a < S::kSteps; ++a) {
+    const uint8_t* q = src + a * S::kStepElems * S::T.elemBytes;
+    if constexpr (kShared) {
+      const uint4 x = *reinterpret_cast<const uint4*>(q);
+      v[a][0] = x.x; v[a][1] = x.y; v[a][2] = x.z; v[a][3] = x.w;
+    } else {
+      loadLane<kType, true>(v[a], q, S::kElems);
+    }
+  }
 }
 
 // kPre: a whole chunk (kWhole) whose input is already in `pre` (loadWholeChunk).

@@ -10,9 +10,10 @@
 #       on the ipc wire: what a codec change needs)
 # With two GPUs it also runs the main job (make demo) and sendrecv_perf over NCCL on NVLink, on
 # one NCCL channel (a ~34 GB/s link) and on sockets over loopback, each next to plain NCCL
-# (perf/nccl_baseline.py); NVCOMP=1 adds nvCOMP. The whole run takes longer than one device call
-# may (600 s; at 32b9f9b it was cut in py_tests): run --codec and --comm apart, or PY=0 (no Python
-# package) with LINK_GBPS= SLICES=.
+# (perf/nccl_baseline.py); NVCOMP=1 adds nvCOMP; VARIANTS="a b" (with --codec or a full run)
+# runs variant builds build-a/, build-b/ of the codec beside ./build (codec_notes.md, v6). The
+# whole run takes longer than one device call may (600 s; at 32b9f9b it was cut in py_tests):
+# run --codec and --comm apart, or PY=0 (no Python package) with LINK_GBPS= SLICES=.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-build/gpu_out}
@@ -181,6 +182,25 @@ if [ -z "$QUICK" ] || [ "$QUICK" = "--codec" ]; then
   SZ_TEST_SMALL=1 step racecheck compute-sanitizer --tool racecheck --error-exitcode 1 ./build/tests/splitzip_gpu_tests --gtest_filter='GpuCodec.KvLikeBf16Sizes:GpuCodec.EveryFp8E5m2Pattern:GpuBatchCodec.BadEncodeItemsFailAlone:GpuBatchCodec.CorruptItemsAmongGoodOnesMatchTheCpuDecoder'
   step perf_bf16 ./build/perf/codec_perf --type bf16 ${KV_BF16:+--data $KV_BF16} -J "$OUT/codec_bf16.json"
   step perf_e5m2 ./build/perf/codec_perf --type fp8e5m2 ${KV_E5M2:+--data $KV_E5M2} -J "$OUT/codec_e5m2.json"
+  # VARIANTS="enc dec": variant builds of the codec beside ./build's, in the same lease: each NAME
+  # is a build-NAME/ folder (make BUILD=build-NAME NVCCFLAGS="-O3 -g -lineinfo -D..." with its
+  # perf/codec_perf and tests/splitzip_gpu_tests, built here or carried in PREBUILT). Each runs
+  # the grid codec's GPU tests, memcheck and racecheck on small sizes, and the two benchmarks
+  # (JSON in logs.tar.gz); then ./build's benchmarks once more, so drift between rounds shows.
+  for V in ${VARIANTS:-}; do
+    VB=build-$V
+    SZ_TEST_KV_BF16=$KV_BF16 STEP_TIMEOUT=120 step "gpu_codec_$V" $VB/tests/splitzip_gpu_tests --gtest_filter='GpuCodec*'
+    SZ_TEST_SMALL=1 step "memcheck_$V" compute-sanitizer --tool memcheck --error-exitcode 1 $VB/tests/splitzip_gpu_tests \
+      --gtest_filter='GpuCodec.KvLikeBf16Sizes:GpuCodec.EveryFp8E5m2Pattern:GpuCodec.CorruptFramesReportErrorsLikeTheCpuDecoder'
+    SZ_TEST_SMALL=1 step "racecheck_$V" compute-sanitizer --tool racecheck --error-exitcode 1 $VB/tests/splitzip_gpu_tests \
+      --gtest_filter='GpuCodec.KvLikeBf16Sizes:GpuCodec.EveryFp8E5m2Pattern'
+    step "perf_bf16_$V" $VB/perf/codec_perf --type bf16 ${KV_BF16:+--data $KV_BF16} -J "$LOGS/codec_bf16_$V.json"
+    step "perf_e5m2_$V" $VB/perf/codec_perf --type fp8e5m2 ${KV_E5M2:+--data $KV_E5M2} -J "$LOGS/codec_e5m2_$V.json"
+  done
+  if [ -n "${VARIANTS:-}" ]; then
+    step perf_bf16_again ./build/perf/codec_perf --type bf16 ${KV_BF16:+--data $KV_BF16} -J "$LOGS/codec_bf16_again.json"
+    step perf_e5m2_again ./build/perf/codec_perf --type fp8e5m2 ${KV_E5M2:+--data $KV_E5M2} -J "$LOGS/codec_e5m2_again.json"
+  fi
   # The authors' Triton codec on the same sample, when its codec_gpu.py was fetched into the
   # git-ignored .authors/ with .authors/run_authors.py (never committed; README, "Benchmarks").
   [ -f .authors/codec_gpu.py ] && [ -f .authors/run_authors.py ] && [ -n "$KV_BF16" ] &&
@@ -234,7 +254,8 @@ fi
   grep -h -E "^\[  (PASSED|FAILED|SKIPPED) \]|tests? ran" "$LOGS"/cpu_tests.log "$LOGS"/gpu_tests.log 2>/dev/null | head -20
   grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" "$LOGS"/memcheck.log "$LOGS"/racecheck.log "$LOGS"/ipc_memcheck.log "$LOGS"/ipc_racecheck.log 2>/dev/null
   grep -h -E "^\[  (PASSED|FAILED) \]" "$LOGS"/gpu_tests_2.log "$LOGS"/gpu_tests_3.log "$LOGS"/ipc_tests_conn1.log 2>/dev/null
-  for f in py_compilers py_tests py_gdb sr_ipc_slice_1048576 sr_ipc_slice_4194304 copy_perf ncu_codec perf_bf16 perf_e5m2 authors nvcomp_bf16 nvcomp_e5m2 link_table sr_ipc sr_ipc_codebook codebook_cpu demo demo_tcp demo_ipc sr_tcp sr_tcp_64m sr_tcp_auto sr_nvlink sr_nvlink_auto sr_nvlink_ipc interpose_torch sr_1channel sr_sockets \
+  for f in py_compilers py_tests py_gdb sr_ipc_slice_1048576 sr_ipc_slice_4194304 copy_perf ncu_codec perf_bf16 perf_e5m2 \
+           $(for V in ${VARIANTS:-}; do echo perf_bf16_$V perf_e5m2_$V; done) ${VARIANTS:+perf_bf16_again perf_e5m2_again} authors nvcomp_bf16 nvcomp_e5m2 link_table sr_ipc sr_ipc_codebook codebook_cpu demo demo_tcp demo_ipc sr_tcp sr_tcp_64m sr_tcp_auto sr_nvlink sr_nvlink_auto sr_nvlink_ipc interpose_torch sr_1channel sr_sockets \
            nccl_nvlink nccl_1channel nccl_sockets; do [ -f "$LOGS/$f.log" ] && { echo "--- $f"; cat "$LOGS/$f.log"; }; done
   printf '%s\n' "${SUMMARY[@]}"
 } | tee "$OUT/summary.txt"
