@@ -1,5 +1,6 @@
 // Helpers of the GPU tests: a skip-with-message when no GPU is present, CUDA checks, device
-// buffers, and host-side encode/decode through the CPU codec for comparison.
+// buffers, host-side encode through the CPU codec for comparison, and szEncodeAsync /
+// szDecodeAsync round trips checked against it.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -62,6 +63,83 @@ inline std::vector<uint8_t> cpuEncode(const void* data, size_t count, szDataType
   if (szEncode(data, count, type, cb, flags, f.data(), f.size(), &bytes) != szSuccess) return {};
   f.resize(bytes);
   return f;
+}
+
+// The first byte at which `a` and `b` differ (the shorter's size if one is a prefix of the other).
+inline size_t firstDiff(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b) {
+  size_t i = 0;
+  while (i < a.size() && i < b.size() && a[i] == b[i]) ++i;
+  return i;
+}
+
+struct GpuResult {
+  std::vector<uint8_t> frame;
+  bool guardOk = false;
+};
+
+// Encodes on the GPU with the given pointer misalignments; returns the frame.
+inline GpuResult gpuEncode(const void* host, size_t count, szDataType_t type, const szCodebook_t* cb,
+                           int flags = 0, size_t inMis = 0, size_t outMis = 0) {
+  GpuResult r;
+  size_t raw = count * szTypeSize(type), max = 0, temp = 0;
+  EXPECT_EQ(szEncodeMaxSize(count, type, &max), szSuccess);
+  EXPECT_EQ(szEncodeTempSize(count, type, &temp), szSuccess);
+  DeviceBuffer in(raw, inMis), out(max, outMis), tmp(temp);
+  uint64_t* bytes = nullptr;
+  EXPECT_EQ(cudaMalloc(&bytes, sizeof(uint64_t)), cudaSuccess);
+  cudaMemcpy(in.ptr(), host, raw, cudaMemcpyHostToDevice);
+  cudaStream_t s;
+  cudaStreamCreate(&s);
+  szResult_t res = szEncodeAsync(in.ptr(), count, type, cb, flags, out.ptr(), max, bytes,
+                                 tmp.ptr(), temp, s);
+  EXPECT_EQ(res, szSuccess) << szGetLastError(nullptr);
+  EXPECT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+  uint64_t n = 0;
+  cudaMemcpy(&n, bytes, sizeof(n), cudaMemcpyDeviceToHost);
+  EXPECT_LE(n, max);
+  r.frame = out.download(n);
+  r.guardOk = out.guardIntact(n);
+  cudaFree(bytes);
+  cudaStreamDestroy(s);
+  return r;
+}
+
+// Decodes `frame` on the GPU into a poisoned buffer of `capacity` bytes; returns status.
+inline int gpuDecode(const std::vector<uint8_t>& frame, size_t capacity, std::vector<uint8_t>* out,
+                     bool* guardOk, size_t frameMis = 0, size_t outMis = 0, size_t frameBytes = SIZE_MAX) {
+  DeviceBuffer f(frame.size(), frameMis), o(capacity, outMis);
+  cudaMemcpy(f.ptr(), frame.data(), frame.size(), cudaMemcpyHostToDevice);
+  int* status = nullptr;
+  cudaHostAlloc(&status, sizeof(int), cudaHostAllocMapped);
+  *status = -1;
+  szResult_t res = szDecodeAsync(f.ptr(), frameBytes == SIZE_MAX ? frame.size() : frameBytes,
+                                 o.ptr(), capacity, status, nullptr);
+  EXPECT_EQ(res, szSuccess) << szGetLastError(nullptr);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  int st = *status;
+  cudaFreeHost(status);
+  *out = o.download(capacity);
+  *guardOk = o.guardIntact(capacity);
+  return st;
+}
+
+// szEncodeAsync's frame of `data` (input and frame offset by inMis / outMis bytes from a
+// cudaMalloc'd base) is szEncode's byte for byte, and szDecodeAsync restores every input byte.
+inline void expectSame(const void* data, size_t count, szDataType_t type, const szCodebook_t* cb,
+                       int flags = 0, size_t inMis = 0, size_t outMis = 0) {
+  auto cpu = cpuEncode(data, count, type, cb, flags);
+  ASSERT_FALSE(cpu.empty()) << szGetLastError(nullptr);
+  auto gpu = gpuEncode(data, count, type, cb, flags, inMis, outMis);
+  ASSERT_EQ(gpu.frame.size(), cpu.size()) << "count " << count;
+  ASSERT_TRUE(gpu.frame == cpu) << "GPU frame differs from CPU frame, count " << count << ", first at byte "
+                                << firstDiff(gpu.frame, cpu);
+  ASSERT_TRUE(gpu.guardOk) << "GPU encoder wrote past its frame";
+  size_t raw = count * szTypeSize(type);
+  std::vector<uint8_t> out;
+  bool guard = false;
+  ASSERT_EQ(gpuDecode(cpu, raw, &out, &guard, outMis, inMis), szSuccess);
+  ASSERT_TRUE(guard) << "GPU decoder wrote past its output";
+  ASSERT_EQ(memcmp(out.data(), data, raw), 0) << "GPU decode not bit-exact, count " << count;
 }
 
 }  // namespace sztest
