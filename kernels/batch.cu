@@ -30,7 +30,8 @@ __device__ __forceinline__ bool aligned16(const void* a, const void* b) {
   return ((reinterpret_cast<uintptr_t>(a) | reinterpret_cast<uintptr_t>(b)) & 15) == 0;
 }
 
-// Thread 0: szEncodeAsync's enqueue-time checks of one item, which only the device can read.
+// Every lane of the item's warp: szEncodeAsync's enqueue-time checks of one item, which only
+// the device can read.
 __device__ int checkEncodeItem(int type, const uint8_t* in, uint64_t count, const uint8_t* out, uint64_t capacity) {
   FrameLayout l;
   if (!computeLayout(type, count, &l) || l.rawBytes > ~uint64_t(0) - kHeaderBytes) return szInvalidArgument;

@@ -12,7 +12,8 @@
 //    header.
 //  - A frame of at most kPlaceWarps chunks (16K elements) is one launch of one block, the solo
 //    kernel: a warp per chunk, a block barrier, then the place pass of that block. Small calls
-//    are launch-bound; this halves their launches.
+//    are launch-bound; this halves their launches. (SZ_ENCODE_CALIBRATE puts the calibration's
+//    histogram and codebook launches before it: kernels/calibrate.h.)
 // Temporary memory is only read where the chunk kernel wrote it: nothing to zero.
 #include <cuda_runtime.h>
 
