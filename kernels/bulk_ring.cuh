@@ -57,8 +57,8 @@ __device__ __forceinline__ uint8_t* warpRingSpace() {
 // One warp's ring at `space` (warpRingSpace): kStages stages of kStageBytes, stage s holding the
 // warp's items s, s + kStages, ... Every lane keeps the same `stage` and `phase`: the stage of
 // the item it consumes next and that stage's phase parity (it flips each time the ring wraps).
-// Warp-synchronous; every issued item must be waited for (the loop, or drain) before the warp
-// exits: a copy must not land in shared memory that a later block owns.
+// Warp-synchronous; every issued item must be waited for before the warp exits: a copy must not
+// land in shared memory that a later block owns.
 template <uint32_t kStages, uint32_t kStageBytes>
 struct BulkRing {
   static_assert(kStages >= 2 && kStages <= kRingMaxStages, "a ring of 2 to 8 stages");
@@ -93,11 +93,11 @@ struct BulkRing {
 #endif
   }
 
-  // Lane 0: copies `bytes` from global `src` to byte `offset` of stage s, counted on its barrier.
-  __device__ __forceinline__ void copy(uint32_t s, uint32_t offset, const void* src, uint32_t bytes) const {
+  // Lane 0: copies `bytes` from global `src` into stage s, counted on its barrier.
+  __device__ __forceinline__ void copy(uint32_t s, const void* src, uint32_t bytes) const {
 #if SZ_BULK_DEVICE
     asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
-                 ::"r"(data + s * kStageBytes + offset), "l"(__cvta_generic_to_global(src)), "r"(bytes),
+                 ::"r"(data + s * kStageBytes), "l"(__cvta_generic_to_global(src)), "r"(bytes),
                  "r"(bars + 8 * s)
                  : "memory");
 #endif
@@ -132,14 +132,6 @@ struct BulkRing {
     if (++stage == kStages) {
       stage = 0;
       phase ^= 1;
-    }
-  }
-
-  // Waits out the next n (at most kStages) items, issued and not to be read: an early exit.
-  __device__ __forceinline__ void drain(uint32_t n) {
-    for (uint32_t i = 0; i < n; ++i) {
-      wait();
-      advance();
     }
   }
 };

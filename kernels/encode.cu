@@ -132,7 +132,7 @@ __device__ __forceinline__ void chunkRange(const ChunkParams& p, uint64_t w, con
     Ring ring(warpRingSpace(), lane);
     const auto fill = [&](uint32_t s, uint32_t j) {
       ring.arm(s, kBytes);
-      ring.copy(s, 0, p.in + (c0 + j) * kBytes, kBytes);
+      ring.copy(s, p.in + (c0 + j) * kBytes, kBytes);
     };
     if (lane == 0)
       for (uint32_t j = 0; j < Ring::kNumStages && j < nb; ++j) fill(j, j);
