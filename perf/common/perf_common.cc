@@ -90,6 +90,7 @@ class Rank {
     std::vector<char> all(size_t(info_.nranks));
     exchange("", 1, all.data());
   }
+  int role() const { return p_.test->role ? p_.test->role(info_.rank, info_.nranks) : kSends | kReceives; }
   void iterate(szComm_t comm, void* recvbuff, size_t count, szDataType_t type) {
     check(info_.rank, p_.test->iteration(info_, comm, send_, recvbuff, count, type), p_.test->name);
   }
@@ -267,9 +268,15 @@ double Rank::timeIters(szComm_t comm, void* recvbuff, size_t count, szDataType_t
 }
 
 // One more iteration into a receive buffer poisoned with the complement of the expected data,
-// so that an element left unwritten counts too. Returns the elements that differ bitwise.
+// so that an element left unwritten counts too. Returns the elements that differ bitwise (0 on a
+// rank that only sends: it takes part in the iteration, and has nothing to check).
 uint64_t Rank::checkIteration(szComm_t comm, size_t count, szDataType_t type, const std::vector<uint8_t>& pattern) {
   const size_t es = szTypeSize(type), bytes = count * es;
+  if (!(role() & kReceives)) {
+    iterate(comm, recv_, count, type);
+    sync();
+    return 0;
+  }
   std::vector<uint8_t> want(bytes), got(bytes);
   tile(want.data(), bytes, pattern);
   for (size_t i = 0; i < bytes; ++i) got[i] = uint8_t(~want[i]);
@@ -330,7 +337,9 @@ void Rank::measure(size_t count, szDataType_t type, const std::vector<uint8_t>& 
   h.busbw = h.algbw * factor;
   h.wrong = wrong;
   row.rawTimeUs = combineTimes(all, n, kRawTime, o.average) * 1e6;
-  row.wireBytes = sum[kWireBytes] / n / o.iters;
+  int senders = 0;
+  for (int r = 0; r < n; ++r) senders += p_.test->role == nullptr || (p_.test->role(r, n) & kSends) != 0;
+  row.wireBytes = senders > 0 ? sum[kWireBytes] / senders / o.iters : 0;
   row.ratio = sum[kWireBytes] > 0 ? sum[kRawBytes] / sum[kWireBytes] : 0;
   row.speedup = row.outOfPlace.timeUs > 0 ? row.rawTimeUs / row.outOfPlace.timeUs : 0;
   printRow(row, o);

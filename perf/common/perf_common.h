@@ -1,6 +1,6 @@
 // Shared code of the communicator perf tests (nccl-tests' common.h): flags, rank set-up over MPI,
 // SZ_COMM_ID or threads, buffers, test data, timing, checking and the result table. A test file
-// only says what one iteration does (perf/sendrecv_perf.cc).
+// only says what one iteration does (perf/sendrecv_perf.cc, perf/oneway_perf.cc).
 //
 // Flags (nccl-tests', perf_options.cc): -b/-e min/max bytes (K/M/G suffixes), -f step factor or
 // -i step bytes, -n iterations, -w warmup iterations, -c checked iterations, -d data type (or
@@ -41,7 +41,12 @@ struct PerfTest {
                           size_t count, szDataType_t type);
   // busbw = algbw * busBwFactor(nranks), as in nccl-tests (1 for point-to-point tests).
   double (*busBwFactor)(int nranks);
+  // What rank `rank` of `nranks` does in an iteration: kSends | kReceives. nullptr: every rank
+  // both sends and receives. Only receiving ranks are checked; wire_bytes is per sending rank.
+  int (*role)(int rank, int nranks) = nullptr;
 };
+
+enum Role { kSends = 1, kReceives = 2 };
 
 // Runs `test` over the sizes the flags ask for and prints the table (rank 0). Returns the
 // process exit code: 0, or 1 after a failed check or a bad flag. A failing SplitZip call

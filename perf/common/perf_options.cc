@@ -81,7 +81,7 @@ struct Compat {
   std::string op = "sum";
 };
 
-void addCompatFlags(CLI::App& app, Compat& c, Options* o) {
+void addCompatFlags(CLI::App& app, Compat& c, Options* o, const char* testName) {
   app.add_option("-m,--agg_iters", c.aggIters, "operations per iteration (only 1: see --help's note)")
       ->capture_default_str()
       ->check(CLI::Range(1, INT_MAX));
@@ -91,10 +91,10 @@ void addCompatFlags(CLI::App& app, Compat& c, Options* o) {
   app.add_option("-p,--parallel_init", c.parallelInit, "0/1 (accepted: ranks always initialize concurrently)")
       ->capture_default_str()
       ->check(CLI::Range(0, 1));
-  app.add_option("-o,--op", c.op, "reduction (accepted and ignored: sendrecv reduces nothing)")
+  app.add_option("-o,--op", c.op, format("reduction (accepted and ignored: %s reduces nothing)", testName))
       ->capture_default_str()
       ->check(CLI::IsMember({"sum", "prod", "min", "max", "avg", "mulsum", "all"}, CLI::ignore_case));
-  app.add_option("-r,--root", c.root, "root rank (accepted and ignored: sendrecv has no root)")
+  app.add_option("-r,--root", c.root, format("root rank (accepted and ignored: %s has no root)", testName))
       ->capture_default_str();
   app.add_option("-z,--blocking", o->blocking, "0, 1 (wait and barrier after every iteration) or 2 (wait only)")
       ->capture_default_str()
@@ -119,7 +119,7 @@ void addCompatFlags(CLI::App& app, Compat& c, Options* o) {
       ->check(CLI::Range(0, 2));
 }
 
-void applyCompat(const Compat& c, Options* o) {
+void applyCompat(const Compat& c, Options* o, const char* testName) {
   if (c.aggIters > 1)
     throw SetupError(format("-m %d: aggregated iterations would put %d receives into one buffer in one group, "
                             "which SplitZip refuses (overlapping receive buffers); use -m 1",
@@ -131,8 +131,8 @@ void applyCompat(const Compat& c, Options* o) {
     throw SetupError("-y 1: each rank needs a stream of its own (ranks sharing a GPU would serialize on the "
                      "null stream); use -y 0");
   if (c.parallelInit) o->notes.push_back("-p 1: ranks always initialize concurrently");
-  if (strcasecmp(c.op.c_str(), "sum") != 0) o->notes.push_back("-o " + c.op + ": sendrecv reduces nothing");
-  if (c.root != 0) o->notes.push_back(format("-r %d: sendrecv has no root", c.root));
+  if (strcasecmp(c.op.c_str(), "sum") != 0) o->notes.push_back(format("-o %s: %s reduces nothing", c.op.c_str(), testName));
+  if (c.root != 0) o->notes.push_back(format("-r %d: %s has no root", c.root, testName));
   if (c.registration) o->notes.push_back(format("-R %d: SplitZip registers no buffers", c.registration));
   if (c.timeoutS > 0 && o->timeoutMs == 0) o->timeoutMs = c.timeoutS * 1000;
   o->cpuTime = c.cpuTime != 0;
@@ -178,7 +178,7 @@ bool parseOptions(int argc, char** argv, const char* testName, Options* o, int* 
   app.add_option("-g,--ngpus", o->gpus, "GPUs per thread (each GPU is a rank, in a thread of its own)")
       ->capture_default_str()
       ->check(CLI::Range(1, INT_MAX));
-  addCompatFlags(app, compat, o);
+  addCompatFlags(app, compat, o, testName);
   app.add_option("-J,--output_json", o->json, "write the result rows to this JSON file (SplitZip's rows)");
   app.add_option("--wire", o->wire, "tcp, nccl, ipc or ib (default: SZ_WIRE, else nccl with a GPU, else tcp)")
       ->check(CLI::IsMember({"tcp", "nccl", "ipc", "ib"}));
@@ -199,7 +199,7 @@ bool parseOptions(int argc, char** argv, const char* testName, Options* o, int* 
     *exitCode = app.exit(e);
     return false;
   }
-  applyCompat(compat, o);
+  applyCompat(compat, o, testName);
   o->minBytes = parseSize("-b", minB);
   o->maxBytes = parseSize("-e", maxB);
   o->stepBytes = parseSize("-i", stepB);

@@ -85,10 +85,11 @@ void printSettings(const Process& p) {
          : o.types[0] == szBfloat16 || o.types[0] == szFloat32 ? "generated KV-like (normal, sigma 0.5)"
                                                                  : "generated random bytes",
          p.dataBytes);
-  printf("# SplitZip: redop none, root -1: sendrecv has neither. In place N/A: SplitZip refuses a receive into "
+  printf("# SplitZip: redop none, root -1: %s has neither. In place N/A: SplitZip refuses a receive into "
          "the buffer its group sends (decoding patches escapes after writing a slice). After nccl-tests' "
          "columns: wire_bytes and ratio per rank and iteration (szCommGetStats), raw_time (a second "
-         "communicator with codec off) and speedup.\n");
+         "communicator with codec off) and speedup.\n",
+         p.test->name);
   fflush(stdout);
 }
 

@@ -128,6 +128,9 @@ if [ "$NGPUS" = 1 ] && [ $COMM_HUNG = 0 ] && [ "$QUICK" != "--quick" ] && [ "$QU
 fi
 SRI="env -u CUDA_DEVICE_MAX_CONNECTIONS ./build/perf/sendrecv_perf -t 2 --wire ipc --codec on ${KV_BF16:+--data $KV_BF16}"
 [ $COMM_HUNG = 0 ] && [ "$QUICK" = "--codec" ] && STEP_TIMEOUT=120 step sr_ipc $SRI -n 20 -w 3 -b 4K -e 1G -f 4 -J "$LOGS/sr_ipc.json"
+# One way (rank 0 sends, rank 1 receives: the prefill -> decode pattern), on the ipc wire.
+OWI="env -u CUDA_DEVICE_MAX_CONNECTIONS ./build/perf/oneway_perf -t 2 --wire ipc --codec on ${KV_BF16:+--data $KV_BF16}"
+[ $COMM_HUNG = 0 ] && [ "$QUICK" != "--quick" ] && STEP_TIMEOUT=120 step ow_ipc $OWI -n 20 -w 3 -b 4K -e 1G -f 4 -J "$LOGS/ow_ipc.json"
 if [ $COMM_HUNG = 0 ] && [ "$QUICK" != "--quick" ] && [ "$QUICK" != "--codec" ]; then
   # The GPU suite twice more; the slot protocol on the ipc wire (two ranks as threads of one
   # process) once with CUDA_DEVICE_MAX_CONNECTIONS=1;
@@ -255,7 +258,7 @@ fi
   grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" "$LOGS"/memcheck.log "$LOGS"/racecheck.log "$LOGS"/ipc_memcheck.log "$LOGS"/ipc_racecheck.log 2>/dev/null
   grep -h -E "^\[  (PASSED|FAILED) \]" "$LOGS"/gpu_tests_2.log "$LOGS"/gpu_tests_3.log "$LOGS"/ipc_tests_conn1.log 2>/dev/null
   for f in py_compilers py_tests py_gdb sr_ipc_slice_1048576 sr_ipc_slice_4194304 copy_perf ncu_codec perf_bf16 perf_e5m2 \
-           $(for V in ${VARIANTS:-}; do echo perf_bf16_$V perf_e5m2_$V; done) ${VARIANTS:+perf_bf16_again perf_e5m2_again} authors nvcomp_bf16 nvcomp_e5m2 link_table sr_ipc sr_ipc_codebook codebook_cpu demo demo_tcp demo_ipc sr_tcp sr_tcp_64m sr_tcp_auto sr_nvlink sr_nvlink_auto sr_nvlink_ipc interpose_torch sr_1channel sr_sockets \
+           $(for V in ${VARIANTS:-}; do echo perf_bf16_$V perf_e5m2_$V; done) ${VARIANTS:+perf_bf16_again perf_e5m2_again} authors nvcomp_bf16 nvcomp_e5m2 link_table sr_ipc ow_ipc sr_ipc_codebook codebook_cpu demo demo_tcp demo_ipc sr_tcp sr_tcp_64m sr_tcp_auto sr_nvlink sr_nvlink_auto sr_nvlink_ipc interpose_torch sr_1channel sr_sockets \
            nccl_nvlink nccl_1channel nccl_sockets; do [ -f "$LOGS/$f.log" ] && { echo "--- $f"; cat "$LOGS/$f.log"; }; done
   printf '%s\n' "${SUMMARY[@]}"
 } | tee "$OUT/summary.txt"
