@@ -7,7 +7,7 @@
 // authors' benchmark times; median of 5 such runs). Every decode is checked bit-exact. Prints a
 // table and optionally writes JSON (-J FILE).
 //   codec_perf [--data RAWFILE] [--type bf16|fp8e5m2|fp32] [--elems N] [--iters 20]
-//              [--warmup 3] [-J FILE]
+//              [--warmup 3] [--min-bytes B (slice sizes below B left out)] [-J FILE]
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -36,6 +36,7 @@ struct Options {
   std::string data, json, typeName = "bf16";
   szDataType_t type = szBfloat16;
   size_t elems = 0;
+  size_t minBytes = 0;  // slice sizes below it are left out (ncu on the full-size calls only)
   int iters = 20, warmup = 3;
 };
 
@@ -53,6 +54,7 @@ Options parse(int argc, char** argv) {
     if (a == "--data") o.data = next();
     else if (a == "--type") o.typeName = next();
     else if (a == "--elems") o.elems = strtoull(next().c_str(), nullptr, 0);
+    else if (a == "--min-bytes") o.minBytes = strtoull(next().c_str(), nullptr, 0);
     else if (a == "--iters") o.iters = atoi(next().c_str());
     else if (a == "--warmup") o.warmup = atoi(next().c_str());
     else if (a == "-J" || a == "--json") o.json = next();
@@ -250,7 +252,7 @@ int main(int argc, char** argv) {
   std::vector<size_t> sizes = {size_t(1) << 20, size_t(4) << 20, size_t(16) << 20, size_t(64) << 20, full};
   uint64_t hostFrameBytes = 0;
   for (size_t bytes : sizes) {
-    if (bytes > full) continue;
+    if (bytes > full || (bytes < o.minBytes && bytes != full)) continue;
     size_t n = bytes / es;
     Row r{bytes, 0, 0, 0, 0, 0, 0, 0};
     auto cp = [&] { CK(cudaMemcpyAsync(copy, in, bytes, cudaMemcpyDeviceToDevice, s)); };

@@ -208,11 +208,16 @@ if [ -z "$QUICK" ] || [ "$QUICK" = "--codec" ]; then
   # git-ignored .authors/ with .authors/run_authors.py (never committed; README, "Benchmarks").
   [ -f .authors/codec_gpu.py ] && [ -f .authors/run_authors.py ] && [ -n "$KV_BF16" ] &&
     STEP_TIMEOUT=240 step authors python3 .authors/run_authors.py "$KV_BF16"
-  if [ -n "${NCU:-}" ]; then  # NCU=1: ncu on the grid codec's kernels (512 MiB, one call each)
-    STEP_TIMEOUT=240 step ncu_codec ncu --kernel-name regex:'chunkKernel|placeKernel|decodeKernel' -c 40 \
-      --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
-      --section SchedulerStats --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis \
-      ./build/perf/codec_perf --type bf16 ${KV_BF16:+--data $KV_BF16} --iters 1 --warmup 0
+  if [ -n "${NCU:-}" ]; then  # NCU=1: ncu on the codec's first calls at 512 MiB and a batched call (logs.tar.gz)
+    NCU_SECTIONS="--section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats
+      --section SchedulerStats --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis"
+    for T in bf16 fp8e5m2; do  # the first launch of each kernel in its section
+      KV=$KV_BF16; [ $T = fp8e5m2 ] && KV=$KV_E5M2
+      for K in chunkKernel placeKernel decodeKernel encodeBatchKernel decodeBatchKernel; do
+        STEP_TIMEOUT=120 step "ncu_${T}_$K" ncu --clock-control none --kernel-name regex:"$K" -c 1 $NCU_SECTIONS \
+          ./build/perf/codec_perf --type $T ${KV:+--data $KV} --iters 1 --warmup 0 --min-bytes 536870912
+      done
+    done
   fi
   if [ -n "${NVCOMP:-}" ] && [ -d .nvcomp ] && [ -f perf/nvcomp/build.sh ]; then
     step nvcomp_build bash perf/nvcomp/build.sh .nvcomp && {
@@ -257,7 +262,7 @@ fi
   grep -h -E "^\[  (PASSED|FAILED|SKIPPED) \]|tests? ran" "$LOGS"/cpu_tests.log "$LOGS"/gpu_tests.log 2>/dev/null | head -20
   grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" "$LOGS"/memcheck.log "$LOGS"/racecheck.log "$LOGS"/ipc_memcheck.log "$LOGS"/ipc_racecheck.log 2>/dev/null
   grep -h -E "^\[  (PASSED|FAILED) \]" "$LOGS"/gpu_tests_2.log "$LOGS"/gpu_tests_3.log "$LOGS"/ipc_tests_conn1.log 2>/dev/null
-  for f in py_compilers py_tests py_gdb sr_ipc_slice_1048576 sr_ipc_slice_4194304 copy_perf ncu_codec perf_bf16 perf_e5m2 \
+  for f in py_compilers py_tests py_gdb sr_ipc_slice_1048576 sr_ipc_slice_4194304 copy_perf perf_bf16 perf_e5m2 \
            $(for V in ${VARIANTS:-}; do echo perf_bf16_$V perf_e5m2_$V; done) ${VARIANTS:+perf_bf16_again perf_e5m2_again} authors nvcomp_bf16 nvcomp_e5m2 link_table sr_ipc ow_ipc sr_ipc_codebook codebook_cpu demo demo_tcp demo_ipc sr_tcp sr_tcp_64m sr_tcp_auto sr_nvlink sr_nvlink_auto sr_nvlink_ipc interpose_torch sr_1channel sr_sockets \
            nccl_nvlink nccl_1channel nccl_sockets; do [ -f "$LOGS/$f.log" ] && { echo "--- $f"; cat "$LOGS/$f.log"; }; done
   printf '%s\n' "${SUMMARY[@]}"
