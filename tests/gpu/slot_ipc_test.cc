@@ -1,15 +1,17 @@
-// The slot protocol's failure cases on the ipc wire (two ranks as threads of one process, on one
-// GPU where there is one): a count mismatch fails both sides with szInvalidUsage, a peer that
-// never posts its receive ends the sender in szTimeout (no hang), and both sides' streams
-// complete either way. Run on the GPU machines; skipped elsewhere.
+// The slot protocol on the ipc wire (two ranks as threads of one process, on one GPU where there
+// is one): one-way transfers of every compressible type are bit-exact; a count mismatch fails both
+// sides with szInvalidUsage, a peer that never posts its receive ends the sender in szTimeout (no
+// hang), and both sides' streams complete either way. Run on the GPU machines; skipped elsewhere.
 #include <atomic>
 #include <cstdio>
 #include <chrono>
 #include <functional>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "gpu_test_util.h"
+#include "tests/gpu/typed_data.h"
 
 namespace {
 
@@ -142,6 +144,40 @@ TEST(SlotIpc, ManyMessagesMatchInOrder) {
   auto got = dst.download(host.size() * 2);
   EXPECT_EQ(memcmp(got.data(), host.data(), got.size()), 0);
   EXPECT_TRUE(dst.guardIntact(host.size() * 2));
+}
+
+// One way, as a prefill worker sends and a decode worker receives: rank 0's launches hold sends
+// only and rank 1's receives only, so each takes its direction's kernel of the type
+// (kernels/slot_send_kernels.cu, slot_recv_kernels.cu). Every compressible type, from 16-byte
+// aligned buffers and from buffers one element off, with NaN payloads, -0, Inf and denormals in
+// the data: the receiver's bytes are the sender's, and nothing past the buffer is written.
+TEST(SlotIpc, OneWayEveryTypeIsBitExact) {
+  SKIP_WITHOUT_GPU();
+  const size_t count = (1 << 20) + 333;  // several slices and a ragged last one
+  for (szDataType_t type : {szBfloat16, szFloat32, szFloat8e5m2}) {
+    for (size_t misalign : {size_t(0), szTypeSize(type)}) {
+      SCOPED_TRACE("type " + std::to_string(int(type)) + (misalign ? ", misaligned" : ", aligned"));
+      const size_t bytes = count * szTypeSize(type);
+      const auto host = sztest::typedData(type, count, 70 + uint32_t(type));
+      sztest::DeviceBuffer src(bytes, misalign), dst(bytes, misalign);
+      ASSERT_NE(src.base, nullptr);
+      ASSERT_NE(dst.base, nullptr);
+      CUDA_ASSERT(cudaMemcpy(src.ptr(), host.data(), bytes, cudaMemcpyHostToDevice));
+      CUDA_ASSERT(cudaDeviceSynchronize());
+      szResult_t async[2];
+      bool drained[2];
+      twoRanks(20000, [&](int r, szComm_t comm, cudaStream_t s) {
+        if (r == 0) EXPECT_EQ(szSend(src.ptr(), count, type, 1, comm, s), szSuccess);
+        else EXPECT_EQ(szRecv(dst.ptr(), count, type, 0, comm, s), szSuccess);
+      }, async, drained);
+      EXPECT_TRUE(drained[0] && drained[1]);
+      EXPECT_EQ(async[0], szSuccess) << szGetErrorString(async[0]);
+      EXPECT_EQ(async[1], szSuccess) << szGetErrorString(async[1]);
+      auto got = dst.download(bytes);
+      EXPECT_EQ(memcmp(got.data(), host.data(), bytes), 0);
+      EXPECT_TRUE(dst.guardIntact(bytes));
+    }
+  }
 }
 
 }  // namespace
