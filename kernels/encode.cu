@@ -17,6 +17,7 @@
 // Temporary memory is only read where the chunk kernel wrote it: nothing to zero.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 
@@ -44,8 +45,11 @@ constexpr uint32_t kSlotRecords = 16;
 constexpr uint32_t kSlotBytes = kSlotRecords * kEscapeBytes;
 
 // Range warps: at most 32 chunks each, so a range's chunk counts fit one warp's lanes, and at
-// least min(C, 16384), enough warps to fill every SM several times over.
-constexpr uint64_t kMinRanges = 16384;
+// least min(C, C/8 held within [kFewRanges, kManyRanges]): about two waves of the resident warps
+// or more, with ranges of 8 chunks where that still makes kManyRanges. Fewer, longer ranges pay
+// a range's fixed cost less often (64 MiB: +6-8 %); past 128 MiB more of them keep the last
+// wave short (perf/results/codec_notes.md, the place kernel).
+constexpr uint64_t kFewRanges = 8192, kManyRanges = 16384;
 
 constexpr uint32_t kChunkThreads = 256, kChunkWarps = kChunkThreads / 32;
 
@@ -86,7 +90,8 @@ struct TempLayout {
 };
 TempLayout tempLayout(const FrameLayout& l) {
   TempLayout t;
-  const uint64_t c = l.numChunks, atLeast = c < kMinRanges ? c : kMinRanges;
+  const uint64_t c = l.numChunks, want = std::min(std::max(c / 8, kFewRanges), kManyRanges);
+  const uint64_t atLeast = c < want ? c : want;
   t.ranges = (c + 31) / 32 > atLeast ? (c + 31) / 32 : atLeast;
   t.recsOff = (kTempTotals + 4 * t.ranges + 15) / 16 * 16;
   t.bytes = t.recsOff + uint64_t(kSlotBytes) * c;

@@ -69,7 +69,12 @@ Transfer transfer(int mode, const std::vector<Buffers>& phases, int recvSplit = 
       cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
       uint8_t* buf = nullptr;  // one allocation: freeing between sends would wait for the peer's kernels
       cudaMalloc(&buf, bytes);
-      std::vector<uint8_t> got(bytes);
+      // Pinned host buffers: a pageable copy on the receiver's stream, while the sender's thread
+      // launches its kernel, hangs both ranks under compute-sanitizer (the sender times out;
+      // seen on one H200 with memcheck, not without it); run_all.sh runs this test under memcheck.
+      uint8_t *got = nullptr, *stage = nullptr;
+      EXPECT_EQ(cudaMallocHost(&got, bytes), cudaSuccess);
+      EXPECT_EQ(cudaMallocHost(&stage, bytes), cudaSuccess);
       szStats_t before{};
       for (size_t p = 0; p < phases.size(); ++p) {
         const std::vector<uint8_t>& all = alls[p];
@@ -92,7 +97,8 @@ Transfer transfer(int mode, const std::vector<Buffers>& phases, int recvSplit = 
         }
         for (int i = 0; i < kSends && comm; ++i) {
           if (r == 0) {
-            cudaMemcpyAsync(buf, all.data(), all.size(), cudaMemcpyHostToDevice, s);
+            memcpy(stage, all.data(), all.size());
+            cudaMemcpyAsync(buf, stage, all.size(), cudaMemcpyHostToDevice, s);
             const szResult_t res =
                 bufs.size() == 1 ? szSend(buf, total, szBfloat16, 1, comm, s)
                                  : szSendv(bufs.data(), counts.data(), int(bufs.size()), szBfloat16, 1, comm, s);
@@ -103,10 +109,10 @@ Transfer transfer(int mode, const std::vector<Buffers>& phases, int recvSplit = 
                                        ? szRecv(buf, total, szBfloat16, 0, comm, s)
                                        : szRecvv(bufs.data(), counts.data(), int(bufs.size()), szBfloat16, 0, comm, s);
             EXPECT_EQ(res, szSuccess) << szGetLastError(comm);
-            cudaMemcpyAsync(got.data(), buf, all.size(), cudaMemcpyDeviceToHost, s);
+            cudaMemcpyAsync(got, buf, all.size(), cudaMemcpyDeviceToHost, s);
           }
           EXPECT_EQ(cudaStreamSynchronize(s), cudaSuccess);
-          if (r == 1 && !std::equal(all.begin(), all.end(), got.begin())) run.exact = false;
+          if (r == 1 && !std::equal(all.begin(), all.end(), got)) run.exact = false;
           if (r == 0) {
             szStats_t now{};
             EXPECT_EQ(szCommGetStats(comm, &now), szSuccess);
@@ -119,6 +125,8 @@ Transfer transfer(int mode, const std::vector<Buffers>& phases, int recvSplit = 
       arrived.fetch_add(1);  // with one GPU, freeing waits for the other rank's kernels
       while (arrived.load() < 2) std::this_thread::sleep_for(std::chrono::milliseconds(1));
       cudaFree(buf);
+      cudaFreeHost(got);
+      cudaFreeHost(stage);
       cudaStreamDestroy(s);
       if (comm) {
         EXPECT_EQ(szCommDestroy(comm), szSuccess);
