@@ -184,9 +184,10 @@ szResult_t szDecode(const void* frame, size_t frameBytes, void* out, size_t outC
 
 /* Temporary device memory (bytes) szEncodeAsync needs for `count` elements of `type`, 8-byte
  * aligned (cudaMalloc's is): 2080 bytes (the SZ_ENCODE_CALIBRATE histogram and codebook), 4
- * bytes per range of chunks (each range's escape total; max(min(chunks, 16384),
- * ceil(chunks / 32)) ranges) and 48 bytes per 1024-element chunk (its first 16 escape
- * records), i.e. about 3 * 16 bytes per 1024 elements: 2.3 % of BF16 input. It needs no
+ * bytes per range of chunks (each range's escape total; max(min(chunks, W),
+ * ceil(chunks / 32)) ranges, W = chunks / 8 held within [8192, 16384]) and 48 bytes per
+ * 1024-element chunk (its first 16 escape records), i.e. about 3 * 16 bytes per 1024
+ * elements: 2.3 % of BF16 input. It needs no
  * initialization: szEncodeAsync reads only what it wrote.
  * Errors: szInvalidArgument (NULL, bad type, overflowing count). */
 szResult_t szEncodeTempSize(size_t count, szDataType_t type, size_t* tempBytes);

@@ -1,6 +1,7 @@
 // szEncodeTempSize, which needs no GPU: the grid encoder's temporary memory is 2080 bytes
 // (calibration histogram and codebook), a 4-byte escape total per range of chunks (at least
-// min(chunks, 16384) ranges of at most 32 chunks, padded to 16 bytes) and 48 bytes of escape
+// min(chunks, chunks / 8 held within [8192, 16384]) ranges of at most 32 chunks, padded to 16
+// bytes) and 48 bytes of escape
 // records per 1024-element chunk. Skipped in builds without CUDA, where the call fails.
 #include <gtest/gtest.h>
 
@@ -20,7 +21,10 @@ TEST(CodecTempSize, FollowsChunksAndRanges) {
   EXPECT_EQ(tempSize(0, szBfloat16), 2080u);
   EXPECT_EQ(tempSize(1, szBfloat16), 2096u + 48);           // one chunk, one range
   EXPECT_EQ(tempSize(1025, szBfloat16), 2096u + 2 * 48);    // a partial second chunk
-  EXPECT_EQ(tempSize(1024 * 16384, szFloat32), 2080u + 4 * 16384 + 48 * 16384);  // a range a chunk
+  EXPECT_EQ(tempSize(1024 * 8192, szFloat32), 2080u + 4 * 8192 + 48 * 8192);  // a range a chunk
+  EXPECT_EQ(tempSize(1024 * 16384, szFloat32), 2080u + 4 * 8192 + 48 * 16384);  // two chunks a range
+  EXPECT_EQ(tempSize(1024 * 98304, szBfloat16), 2080u + 4 * 12288 + 48 * 98304);  // chunks / 8 ranges
+  EXPECT_EQ(tempSize(1024 * 262144, szBfloat16), 2080u + 4 * 16384 + 48 * 262144);  // at most 16384 of those
   // 2^20 chunks: 32 chunks a range, 3 * 16 bytes per 1024 elements.
   EXPECT_EQ(tempSize(size_t(1) << 30, szBfloat16), 2080u + 4 * 32768 + 48 * (size_t(1) << 20));
   EXPECT_EQ(tempSize(size_t(1) << 20, szFloat8e5m2), 2080u + 4 * 1024 + 48 * 1024);
