@@ -1,10 +1,14 @@
-# SplitZip build. `make` builds the library, the CLI and the tests; `make test` runs them;
-# `make demo` runs the main job; `make install PREFIX=... [DESTDIR=...]`, `make uninstall`;
-# `make clean`.
+# SplitZip build. `make` builds the library, the CLI, the tests, the perf tests and the examples;
+# `make test` runs the CPU tests; `make demo` runs the main job; `make install PREFIX=...
+# [DESTDIR=...]`, `make uninstall`; `make clean`.
 # CUDA is detected (nvcc on PATH or under CUDA_HOME); `make CUDA=0` builds without it.
-# NVCC_GENCODE: the GPU architectures; by default every one this nvcc supports from sm_80 up,
-# plus PTX of the newest (`make print-gencode` shows it). Narrow it while developing, e.g.
-# make NVCC_GENCODE="-gencode arch=compute_90,code=sm_90".
+# GPU_ARCH: which GPUs the kernels are compiled for.
+#   native (the default): the GPUs of this machine (nvidia-smi), with PTX of the newest; on a
+#          machine without a GPU, sm_90 (H100/H200) with its PTX, which later GPUs JIT-compile.
+#   all:   the fat binary for packages and wheels: every architecture this nvcc knows from sm_80
+#          up, with PTX of the newest (about eight times native's build time).
+#   a list such as "80 90": those.
+# NVCC_GENCODE, when given, replaces all of that; `make print-gencode` shows the flags.
 # Flags given on the command line (make CXXFLAGS="-O1 -g") replace the defaults; the required
 # ones (standard, warnings, include paths, -mavx2 for the AVX2 kernels) are always added.
 
@@ -23,12 +27,24 @@ override CPPFLAGS += -Iinclude -I.
 CXXFLAGS ?= -O3 -g
 override CXXFLAGS += -std=c++17 -fPIC -pthread $(WARN)
 # Ampere (8.0, 8.6; 8.7 and 8.8 run 8.0's code), Ada (8.9), Hopper (9.0), Blackwell (10.0, 10.3,
-# 11.0, 12.0; 12.1 runs 12.0's), each where this nvcc knows it; PTX of the newest for later GPUs.
+# 11.0, 12.0; 12.1 runs 12.0's), each where this nvcc knows it.
 SZ_ARCHS := 80 86 89 90 100 103 110 120
-NVCC_ARCHS := $(if $(filter 1,$(CUDA)),$(filter $(patsubst sm_%,%,$(shell $(NVCC) --list-gpu-code 2>/dev/null)),$(SZ_ARCHS)))
-NEWEST_ARCH = $(lastword $(NVCC_ARCHS))
-NVCC_GENCODE ?= $(foreach a,$(NVCC_ARCHS),-gencode arch=compute_$(a),code=sm_$(a)) \
-  $(foreach a,$(NEWEST_ARCH),-gencode arch=compute_$(a),code=compute_$(a))
+GPU_ARCH ?= native
+ifeq ($(CUDA)$(origin NVCC_GENCODE),1undefined)
+  NVCC_ARCHS := $(filter $(patsubst sm_%,%,$(shell $(NVCC) --list-gpu-code 2>/dev/null)),$(SZ_ARCHS))
+  ifeq ($(GPU_ARCH),all)
+    GENCODE_ARCHS := $(NVCC_ARCHS)
+  else ifeq ($(GPU_ARCH),native)
+    # The machine's GPUs by compute capability (9.0 -> 90), those this nvcc builds; else 90.
+    GENCODE_ARCHS := $(sort $(filter $(NVCC_ARCHS),$(subst .,,$(shell nvidia-smi --query-gpu=compute_cap \
+      --format=csv,noheader 2>/dev/null))))
+    GENCODE_ARCHS := $(or $(GENCODE_ARCHS),90)
+  else
+    GENCODE_ARCHS := $(GPU_ARCH)
+  endif
+  NVCC_GENCODE := $(foreach a,$(GENCODE_ARCHS),-gencode arch=compute_$(a),code=sm_$(a)) \
+    $(foreach a,$(lastword $(GENCODE_ARCHS)),-gencode arch=compute_$(a),code=compute_$(a))
+endif
 NVCCFLAGS ?= -O3 -g -lineinfo
 override NVCCFLAGS += -std=c++17 $(NVCC_GENCODE) -Xcompiler -fPIC,-Wall,-Wextra,-Werror -Werror all-warnings
 override LDLIBS += -lisal -lfmt -lcrypto -pthread
@@ -109,6 +125,7 @@ ifeq ($(CUDA),1)
 endif
 
 .PHONY: all lib test gpu-test demo install uninstall clean fuzz print-gencode print-nvcc kept-objects
+.DEFAULT_GOAL := all
 # The examples' and perf tests' objects are named only by pattern rules, which would make them
 # intermediate files, deleted after each build (and `make demo` after `make` would recompile).
 # Naming them here keeps them; unlike .SECONDARY, a deleted object is still rebuilt.
@@ -117,9 +134,9 @@ kept-objects: $(EXAMPLE_SRCS:%.cc=$(BUILD)/obj/%.o) $(patsubst %,$(BUILD)/obj/%.
 all: lib $(CLI) $(TESTS) $(GPU_TESTS) $(MPI_TESTS) $(PERFS) $(EXAMPLES) $(INTERPOSER) $(FAKE_APP)
 lib: $(LIB) $(SHLIB)
 
-# Objects of a CUDA and a CUDA=0 build differ (and with or without the ib wire): switching
-# rebuilds everything in $(BUILD).
-CONFIG_STAMP := $(BUILD)/.config-cuda$(CUDA)-ib$(IBVERBS)
+# Objects of a CUDA and a CUDA=0 build differ (and with or without the ib wire, and for other
+# GPU architectures): switching rebuilds everything in $(BUILD).
+CONFIG_STAMP := $(BUILD)/.config-cuda$(CUDA)-ib$(IBVERBS)$(if $(filter 1,$(CUDA)),-$(firstword $(shell echo '$(NVCC_GENCODE)' | cksum)))
 $(CONFIG_STAMP):
 	@mkdir -p $(BUILD)
 	@rm -f $(BUILD)/.config-cuda*

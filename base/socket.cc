@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <functional>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -326,4 +327,19 @@ szResult_t szSocketRecvAll(int fd, void* data, size_t bytes, szDeadline deadline
     if (offset == bytes) return szSuccess;
     SZCHECK(waitFor(fd, POLLIN, deadline, "recv"));
   }
+}
+
+szResult_t szSocketPace(int fd, double bytesPerSecond) {
+  uint64_t rate = bytesPerSecond >= 1.8e19 ? ~uint64_t(0) : uint64_t(std::max(bytesPerSecond, 1.0));
+  if (setsockopt(fd, SOL_SOCKET, SO_MAX_PACING_RATE, &rate, sizeof(rate)) == 0) return szSuccess;
+  uint32_t rate32 = uint32_t(std::min<uint64_t>(rate, ~uint32_t(0)));  // kernels before 4.20 take 32 bits
+  if (setsockopt(fd, SOL_SOCKET, SO_MAX_PACING_RATE, &rate32, sizeof(rate32)) == 0) return szSuccess;
+  return szSetError(szSystemError, "setsockopt(SO_MAX_PACING_RATE, %.0f bytes/s): %s", bytesPerSecond,
+                    strerror(errno));
+}
+
+uint64_t szHostHash() {
+  char name[256] = {0};
+  gethostname(name, sizeof(name) - 1);
+  return std::hash<std::string>()(name);
 }

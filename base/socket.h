@@ -65,3 +65,11 @@ szResult_t szSocketRecvAll(int fd, void* data, size_t bytes, szDeadline deadline
 int szPollTimeoutMs(szDeadline deadline);
 // Closes *fd if open and sets it to -1.
 void szSocketClose(int* fd);
+
+// Paces the socket's sends to at most `bytesPerSecond` (SO_MAX_PACING_RATE, the kernel's TCP
+// pacing): an emulated slower link. szSystemError where the kernel refuses.
+szResult_t szSocketPace(int fd, double bytesPerSecond);
+
+// This node's identity: a hash of its host name. Ranks with equal hashes share a node (the ipc
+// wire maps their memory; the default wire choice, src/wire_choice.h).
+uint64_t szHostHash();

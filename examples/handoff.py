@@ -7,8 +7,9 @@ decoding. It then checks its tokens against a single-process run (model.generate
 prompt) and prints KV bytes, wire bytes, ratio, transfer times with SplitZip and with the raw wire
 (a codec-off communicator), and its time to first token.
 
-    python examples/handoff.py                  # starts both ranks itself (torchrun, gloo)
-    torchrun --nproc-per-node 2 examples/handoff.py --device cuda
+    python examples/handoff.py                  # starts both ranks itself (torchrun, gloo), on the
+                                                # GPU when torch sees one (--device cpu or cuda)
+    torchrun --nproc-per-node 2 examples/handoff.py
 
 The ranks meet through torch.distributed (gloo): Communicator.from_torch_distributed shares the
 unique ids. Exits 1 if the tokens differ.
@@ -43,7 +44,8 @@ def parse_args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--model", type=Path, default=MODEL, help="a transformers Llama checkpoint folder")
     p.add_argument("--dtype", choices=("bf16", "fp32"), default="bf16", help="model and KV cache dtype")
-    p.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
+                   help="where the model and the KV cache live; auto: cuda when torch sees a GPU")
     p.add_argument("--new-tokens", type=int, default=48, help="tokens to generate (the first from prefill)")
     p.add_argument("--repeats", type=int, default=10, help="timed transfers per wire (median reported)")
     return p.parse_args()
@@ -88,7 +90,8 @@ def main() -> int:
     os.environ.setdefault("SZ_SOCKET_IFNAME", "lo")  # both ranks on this machine
     dist.init_process_group("gloo")
     rank = dist.get_rank()
-    device = torch.device("cuda", rank % torch.cuda.device_count()) if args.device == "cuda" else torch.device("cpu")
+    use_cuda = args.device == "cuda" or (args.device == "auto" and torch.cuda.is_available())
+    device = torch.device("cuda", rank % torch.cuda.device_count()) if use_cuda else torch.device("cpu")
     if device.type == "cuda":
         torch.cuda.set_device(device)
     dtype = {"bf16": torch.bfloat16, "fp32": torch.float32}[args.dtype]

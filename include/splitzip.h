@@ -333,7 +333,10 @@ typedef struct {
   size_t size;           /* sizeof(szConfig_t) */
   unsigned int magic;    /* SZ_CONFIG_MAGIC */
   unsigned int version;  /* SZ_VERSION_CODE */
-  const char* wire;      /* "tcp", "nccl" or NULL: SZ_WIRE, else "nccl" with CUDA, else "tcp" */
+  const char* wire;      /* "tcp", "ipc", "nccl", "ib" or NULL: SZ_WIRE, else chosen at init from
+                            where the ranks are (the same on every rank): tcp where a rank has no
+                            GPU or two processes share one, ipc for the GPUs of one node that reach
+                            each other peer-to-peer (threads sharing one GPU too), else nccl */
   int codec;             /* SZ_CODEC_*, or -1: SZ_CODEC (on|off|auto, default auto) */
   const szCodebook_t* codebook; /* see codebookMode; NULL: the built-in default of each type */
   size_t sliceBytes;     /* uncompressed bytes per slice; 0: SZ_SLICE_BYTES (default 4 MiB) */

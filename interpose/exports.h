@@ -2,7 +2,7 @@
 // ncclGetLastError) and the settings test.
 #pragma once
 
-#include <nccl.h>
+#include "interpose/nccl_compat.h"
 
 #include <string>
 

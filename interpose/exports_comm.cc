@@ -1,7 +1,6 @@
 // The interposer's exported communicator calls: the inits and the split (each followed by the
 // collective attach of attach.h), finalize, destroy, abort and revoke (SplitZip's side first,
 // then NCCL's), and the error queries (NCCL's answer, or SplitZip's when NCCL has none).
-#include <nccl.h>
 
 #include <mutex>
 #include <vector>

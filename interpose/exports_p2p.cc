@@ -3,7 +3,6 @@
 // route.h, sends through SplitZip (szSend/szRecv on the communicator's SplitZip side) or calls
 // the real NCCL with the caller's arguments unchanged.
 #include <cuda_runtime.h>
-#include <nccl.h>
 
 #include <algorithm>
 #include <cstdlib>

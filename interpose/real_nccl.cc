@@ -89,6 +89,9 @@ ncclResult_t pncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* err) {
 const char* pncclGetErrorString(ncclResult_t res) {
   return szi::realNccl().ncclGetErrorString ? szi::realNccl().ncclGetErrorString(res) : "unknown NCCL error";
 }
+const char* pncclGetLastError(ncclComm_t comm) {
+  return szi::realNccl().ncclGetLastError ? szi::realNccl().ncclGetLastError(comm) : nullptr;
+}
 ncclResult_t pncclCommCount(const ncclComm_t comm, int* count) { return SZI_REAL(ncclCommCount, comm, count); }
 ncclResult_t pncclCommUserRank(const ncclComm_t comm, int* rank) { return SZI_REAL(ncclCommUserRank, comm, rank); }
 ncclResult_t pncclSend(const void* buf, size_t count, ncclDataType_t type, int peer, ncclComm_t comm,

@@ -5,7 +5,7 @@
 // on that one instead of its own.
 #pragma once
 
-#include <nccl.h>
+#include "interpose/nccl_compat.h"
 
 namespace szi {
 

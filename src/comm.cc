@@ -15,6 +15,7 @@
 #include "base/param.h"
 #include "src/pipeline.h"
 #include "src/proto/slot_path.h"
+#include "src/wire_choice.h"
 #if SZ_HAVE_CUDA
 #include "src/proto/slot_proxy.h"
 #endif
@@ -167,8 +168,7 @@ szResult_t resolveConfig(const szConfig_t* c, CommConfig* out) {
     return szSetError(szInvalidArgument, "szConfig_t of SplitZip version %u, newer than this library (%u)",
                       c->version, (unsigned)SZ_VERSION_CODE);
   const char* wire = c && c->wire ? c->wire : getenv("SZ_WIRE");
-  if (wire == nullptr || *wire == '\0') wire = haveGpu() ? "nccl" : "tcp";
-  out->wire = wire;
+  out->wire = wire != nullptr ? wire : "";  // empty: chosen at init from the ranks' placement
   out->codec = c && c->codec >= 0 ? c->codec : SZ_CODEC_AUTO;
   if (!(c && c->codec >= 0)) {
     if (const char* e = getenv("SZ_CODEC")) {
@@ -223,6 +223,19 @@ void destroyComm(szComm* comm, bool abort) {
   delete comm;
 }
 
+// An emulated link's GB/s from `var` (SZ_IPC_LINK_GBPS, SZ_TCP_LINK_GBPS), read at every init so
+// that a program can give each communicator its own; 0 where unset.
+szResult_t emulatedLink(const char* var, double* gbps) {
+  const char* e = getenv(var);
+  *gbps = 0;
+  if (e == nullptr) return szSuccess;
+  char* end = nullptr;
+  *gbps = strtod(e, &end);
+  if (end == e || *end != '\0' || !(*gbps >= 0))
+    return szSetError(szInvalidArgument, "%s=%s: a number of GB/s (0: no emulated link)", var, e);
+  return szSuccess;
+}
+
 // The slot wire and the slot path over it (SZ_SLOT_*; SZ_IPC_LINK_GBPS is read at every init,
 // so a program can give each communicator its own emulated link).
 szResult_t connectSlotWire(szComm* comm, void* ncclComm) {
@@ -240,13 +253,8 @@ szResult_t connectSlotWire(szComm* comm, void* ncclComm) {
     return szSetError(szInvalidArgument, "SZ_SLOT_SLICE_BYTES=%llu (a multiple of %llu), SZ_SLOT_BLOCKS=%u, SZ_SLOT_COUNT=%u",
                       (unsigned long long)pc.sliceBytes, (unsigned long long)kSliceAlign, pc.blocks, pc.nslots);
   szSlotWireConfig wc{pc.sliceBytes, pc.nslots, 0, ncclComm};
-  const char* e = comm->cfg.wire == "ipc" ? getenv("SZ_IPC_LINK_GBPS") : nullptr;
-  if (e != nullptr) {
-    char* end = nullptr;
-    wc.linkGBps = strtod(e, &end);
-    if (end == e || *end != '\0' || !(wc.linkGBps >= 0))
-      return szSetError(szInvalidArgument, "SZ_IPC_LINK_GBPS=%s: a number of GB/s (0: no emulated link)", e);
-  }
+  if (comm->cfg.wire == "ipc") SZCHECK(emulatedLink("SZ_IPC_LINK_GBPS", &wc.linkGBps));
+  if (comm->cfg.wire == "tcp") SZCHECK(emulatedLink("SZ_TCP_LINK_GBPS", &wc.linkGBps));
   SZCHECK(comm->slotWire->connect(comm->bootstrap, wc, &comm->slotWireComm));
   SZCHECK(SlotPath::create(comm->slotWire, comm->slotWireComm, comm->rank, comm->nranks, pc, &comm->slotPath));
   INFO(SZ_INIT, "rank %d: slot protocol on wire %s: %llu-byte slices, %u slots per peer and direction, %u blocks, "
@@ -257,6 +265,15 @@ szResult_t connectSlotWire(szComm* comm, void* ncclComm) {
 
 szResult_t initComm(szComm* comm, int nranks, const szUniqueId& id, int rank, void* ncclComm) {
   SZCHECK(szBootstrapInit(id, rank, nranks, comm->cfg.timeoutMs, &comm->bootstrap));
+  // Every rank takes part in the placement exchange, so that one with SZ_WIRE set and one
+  // without meet in the configuration check below, not in a mismatched collective.
+  const char* chosen = nullptr;
+  SZCHECK(chooseDefaultWire(comm->bootstrap, &chosen));
+  if (comm->cfg.wire.empty()) {
+    comm->cfg.wire = chosen;
+    INFO(SZ_INIT, "rank %d: wire %s, chosen from the ranks' placement (src/wire_choice.h; SZ_WIRE overrides)", rank,
+         chosen);
+  }
   std::vector<ConfigDigest> all(static_cast<size_t>(nranks));
   ConfigDigest& mine = all[size_t(rank)];
   memset(&mine, 0, sizeof(mine));
@@ -291,8 +308,10 @@ szResult_t initComm(szComm* comm, int nranks, const szUniqueId& id, int rank, vo
     comm->slotWire = named->deviceMemory ? &kSlotWireNcclProxy : &kSlotWireTcpProxy;
 #endif
   if (comm->slotWire) SZCHECK(connectSlotWire(comm, ncclComm));
-  szWireConfig wc{comm->cfg.timeoutMs, 0, nullptr, 0};
+  szWireConfig wc{comm->cfg.timeoutMs, 0, nullptr, 0, 0};
+  SZCHECK(emulatedLink("SZ_TCP_LINK_GBPS", &wc.linkGBps));
   SZCHECK(comm->wire->connect(comm->bootstrap, wc, &comm->wireComm));
+  wc.linkGBps = 0;  // the control channels are not the link under test
   wc.idleRequests = 1;  // an acknowledgement comes only once the whole operation is decoded
   SZCHECK(comm->desc->connect(comm->bootstrap, wc, &comm->descComm));
   SZCHECK(comm->ack->connect(comm->bootstrap, wc, &comm->ackComm));

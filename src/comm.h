@@ -78,7 +78,7 @@ struct szComm {
   void* ackComm = nullptr;
   // Slot wire (ipc, or a proxy over tcp or nccl): device buffers travel through the slot protocol
   // (src/proto/slot_path.h); host buffers on `wire` (tcp).
-  bool deviceOnly = false;  // the named wire takes device buffers only (nccl), as NCCL does
+  bool deviceOnly = false;  // the named wire is NCCL's: a call without buffers is stream-ordered, as ncclSend's
   const szSlotWire* slotWire = nullptr;
   void* slotWireComm = nullptr;
   std::unique_ptr<sz::SlotPath> slotPath;

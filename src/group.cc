@@ -197,13 +197,9 @@ szResult_t runPending(std::vector<PendingOp> pending) {
       return szSetError(err, "communicator of rank %d has failed (%s: %s): call szCommAbort", comm->rank,
                         szResultName(err), why.c_str());
     }
-    for (const auto& op : ops) {
+    for (const auto& op : ops)
       if (op->device && comm->slotPath == nullptr)
         return szSetError(szInvalidUsage, "device buffers on a communicator without a GPU");
-      if (!op->device && comm->deviceOnly && op->peer != comm->rank)
-        return szSetError(szInvalidUsage, "host buffers cannot travel on wire '%s': use the tcp wire",
-                          comm->cfg.wire.c_str());
-    }
   }
   // Sends to self are copies, done here and taken out of the group; none of a communicator's
   // copies runs unless all of its sends to self pair up.

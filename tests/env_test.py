@@ -38,6 +38,7 @@ INVALID = {
     "SZ_CODEC": ("maybe", "SZ_CODEC"),
     "SZ_CODEBOOK": ("/nonexistent/sz.codebook", "/nonexistent/sz.codebook"),
     "SZ_COMM_ID": ("no-port", "no-port"),
+    "SZ_TCP_LINK_GBPS": ("-3", "SZ_TCP_LINK_GBPS"),
 }
 GPU_ONLY = {"SZ_SLOT_SLICE_BYTES", "SZ_SLOT_BLOCKS", "SZ_SLOT_COUNT", "SZ_IPC_LINK_GBPS"}
 # Read by the NCCL interposer alone (interpose/), not by sendrecv_perf: its invalid values are

@@ -7,12 +7,12 @@
 #include <unistd.h>
 
 #include <cstring>
-#include <functional>
 #include <string>
 #include <vector>
 
 #include "kernels/cuda_check.h"
 #include "base/bootstrap.h"
+#include "base/socket.h"
 #include "slot_wire.h"
 
 using namespace sz;
@@ -59,12 +59,6 @@ struct IpcComm {
   std::vector<Peer> peers;
 };
 
-uint64_t hostHash() {
-  char name[256] = {0};
-  gethostname(name, sizeof(name) - 1);
-  return std::hash<std::string>()(name);
-}
-
 szResult_t ipcClose(void* wireComm) {
   IpcComm* c = static_cast<IpcComm*>(wireComm);
   if (c == nullptr) return szSuccess;
@@ -87,7 +81,7 @@ szResult_t makeArea(IpcComm* c, Peer* p, AreaInfo* info) {
   CUDACHECK(cudaIpcGetMemHandle(&info->handle, p->mine));
   CUDACHECK(cudaGetDevice(&info->device));
   info->pid = int32_t(getpid());
-  info->host = hostHash();
+  info->host = szHostHash();
   info->ptr = reinterpret_cast<uint64_t>(p->mine);
   info->sliceBytes = c->config.sliceBytes;
   info->nslots = c->config.nslots;
@@ -96,7 +90,7 @@ szResult_t makeArea(IpcComm* c, Peer* p, AreaInfo* info) {
 }
 
 szResult_t mapArea(IpcComm* c, int peer, const AreaInfo& info, Peer* p) {
-  const AreaInfo self{int32_t(getpid()), 0, hostHash(), 0, {}, 0, 0, 0};
+  const AreaInfo self{int32_t(getpid()), 0, szHostHash(), 0, {}, 0, 0, 0};
   if (!info.valid || info.host != self.host)
     return szSetError(szInvalidUsage, "ipc wire: rank %d is on another node; the ipc wire connects the ranks of one node "
                       "(use the nccl or tcp wire)", peer);

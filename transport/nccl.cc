@@ -31,13 +31,20 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// NCCL's own account of a failure: ncclGetLastError (the calling thread's last NCCL message,
+// "NCCL WARN ..." in NCCL's log), else the result code's string.
+const char* ncclReason(ncclResult_t res, ncclComm_t comm) {
+  const char* last = ncclGetLastError(comm);
+  return last != nullptr && *last != '\0' ? last : ncclGetErrorString(res);
+}
+
 #define NCCLCHECK(call)                                                                    \
   do {                                                                                     \
     ncclResult_t sz_nccl_res_ = (call);                                                    \
     if (sz_nccl_res_ != ncclSuccess)                                                       \
       return szSetError(sz_nccl_res_ == ncclRemoteError ? szRemoteError : szSystemError,   \
-                        "%s:%d NCCL error %d '%s' in %s", __FILE__, __LINE__, (int)sz_nccl_res_, \
-                        ncclGetErrorString(sz_nccl_res_), #call);                          \
+                        "%s:%d NCCL error %d in %s: %s", __FILE__, __LINE__, (int)sz_nccl_res_, #call, \
+                        ncclReason(sz_nccl_res_, nullptr));                                \
   } while (0)
 
 constexpr int kSizeSlots = 1024;  // size messages in flight per direction
@@ -222,7 +229,7 @@ szResult_t progressLane(NcclWire* w, Lane& l) {
     NCCLCHECK(ncclCommGetAsyncError(c, &async));
     if (async != ncclSuccess) {
       w->broken = true;
-      return szSetError(szRemoteError, "nccl wire: rank %d: NCCL reports '%s'", w->rank, ncclGetErrorString(async));
+      return szSetError(szRemoteError, "nccl wire: rank %d: NCCL reports '%s'", w->rank, ncclReason(async, c));
     }
   }
   return szSuccess;
@@ -269,11 +276,13 @@ szResult_t ncclConnect(szBootstrap* b, const szWireConfig& cfg, void** wireComm)
     w->base = static_cast<ncclComm_t>(cfg.ncclComm);
   } else {
     std::vector<ncclUniqueId> ids(static_cast<size_t>(w->nranks));
-    if (w->rank == 0 && ncclGetUniqueId(&ids[0]) != ncclSuccess)
-      res = szSetError(szSystemError, "nccl wire: ncclGetUniqueId failed");
+    ncclResult_t nres = w->rank == 0 ? ncclGetUniqueId(&ids[0]) : ncclSuccess;
+    if (nres != ncclSuccess) res = szSetError(szSystemError, "nccl wire: ncclGetUniqueId failed: %s", ncclReason(nres, nullptr));
     if (res == szSuccess) res = szBootstrapAllGather(b, ids.data(), sizeof(ncclUniqueId));
-    if (res == szSuccess && ncclCommInitRank(&w->base, w->nranks, ids[0], w->rank) != ncclSuccess)
-      res = szSetError(szSystemError, "nccl wire: ncclCommInitRank failed on rank %d", w->rank);
+    if (res == szSuccess) nres = ncclCommInitRank(&w->base, w->nranks, ids[0], w->rank);
+    if (res == szSuccess && nres != ncclSuccess)  // two ranks on one GPU: "Duplicate GPU detected"
+      res = szSetError(szSystemError, "nccl wire: ncclCommInitRank failed on rank %d: %s (SZ_WIRE=tcp or ipc "
+                       "serve ranks that NCCL cannot)", w->rank, ncclReason(nres, nullptr));
     w->ownsBase = res == szSuccess;
   }
   if (res == szSuccess) res = initLane(w, &w->up);

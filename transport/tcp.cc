@@ -354,8 +354,12 @@ szResult_t tcpConnect(szBootstrap* b, const szWireConfig& config, void** wireCom
     }), res, fail);
   }
   szSocketClose(&listenFd);
-  INFO(SZ_INIT | SZ_NET, "tcp: rank %d connected to %d peers, %d sockets each", c->rank,
-       c->nranks - 1, nsocks);
+  if (config.linkGBps > 0)
+    for (Peer& peer : c->peers)
+      for (int fd : peer.fds)
+        if (fd >= 0) SZCHECKGOTO(szSocketPace(fd, config.linkGBps * 1e9 / nsocks), res, fail);
+  INFO(SZ_INIT | SZ_NET, "tcp: rank %d connected to %d peers, %d sockets each, link %g GB/s (0: not paced)", c->rank,
+       c->nranks - 1, nsocks, config.linkGBps);
   *wireComm = c;
   return szSuccess;
 fail:

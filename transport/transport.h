@@ -22,6 +22,10 @@ struct szWireConfig {
   // come only when an operation starts or ends; the pipeline watches the operation instead).
   // A closed or reset connection still fails it at once.
   int idleRequests;
+  // tcp: > 0 paces every connection (the kernel's SO_MAX_PACING_RATE) so that a peer's link moves
+  // at most this many GB/s per direction: an emulated slower network, for measuring where
+  // compression pays (SZ_TCP_LINK_GBPS). Other wires ignore it.
+  double linkGBps;
 };
 
 struct szWire {

@@ -272,7 +272,7 @@ szResult_t proxyConnect(const char* wireName, szBootstrap* b, const szSlotWireCo
     res = szSetError(szUnhandledCudaError, "%s slot wire: no current CUDA device", wireName);
   // Every posted receive waits for the peer's next operation, however long that takes; a closed
   // or reset connection still fails it at once (the kernels time out on their own).
-  szWireConfig wc{szBootstrapTimeoutMs(b), 0, config.ncclComm, 1};
+  szWireConfig wc{szBootstrapTimeoutMs(b), 0, config.ncclComm, 1, config.linkGBps};
   for (int peer = 0; peer < c->nranks && res == szSuccess; ++peer) {
     if (peer == c->rank) continue;
     Peer& p = c->peers[size_t(peer)];
@@ -283,6 +283,7 @@ szResult_t proxyConnect(const char* wireName, szBootstrap* b, const szSlotWireCo
   }
   if (res == szSuccess) res = c->wire->connect(b, wc, &c->data);
   wc.ncclComm = nullptr;
+  wc.linkGBps = 0;  // the control messages are not the link under test
   if (res == szSuccess) res = c->ctrlWire->connect(b, wc, &c->ctrl);
   if (res == szSuccess && cudaDeviceSynchronize() != cudaSuccess)
     res = szSetError(szUnhandledCudaError, "%s slot wire: device synchronization at connect failed", wireName);

@@ -9,12 +9,13 @@
 //   fake_app split       init, then ncclCommSplit (rank 1 with NCCL_SPLIT_NOCOLOR), then abort
 //   fake_app initall     ncclCommInitAll of two devices, then revoke and destroy
 #include <dlfcn.h>
-#include <nccl.h>
 
 #include <cstdio>
 #include <cstring>
 #include <string>
 #include <thread>
+
+#include "interpose/nccl_compat.h"
 
 extern "C" const char* fakeNcclLog();
 
