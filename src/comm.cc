@@ -121,8 +121,11 @@ szResult_t commReapSlots(szComm* comm) {
     comm->stats.compressedSlices += c.compressedSlices;
     comm->compressedElements += c.compressedElements();
     comm->stats.wireSeconds += c.seconds;
-    if (autoMode && c.status == szSuccess && c.bytes >= uint64_t(szParamAutoMinBytes()))
+    if (autoMode && c.status == szSuccess && c.bytes >= uint64_t(szParamAutoMinBytes())) {
+      TRACE(SZ_P2P, "rank %d: auto: send to %d of %llu bytes as %s took %.1f us (%llu wire bytes)", comm->rank, c.peer,
+            (unsigned long long)c.bytes, c.frames ? "frames" : "raw", c.seconds * 1e6, (unsigned long long)c.wireBytes);
       comm->autoModel.record(c.peer, c.bytes, c.frames, c.seconds);
+    }
   });
   return res == szSuccess ? res : commFail(comm, res);
 }

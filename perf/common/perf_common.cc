@@ -66,7 +66,8 @@ void cudaCheck(int rank, cudaError_t err, const char* call) {
 constexpr size_t kCtrlBytes = 512;
 
 // What one rank measured for one size, exchanged as doubles.
-enum Value { kOopTime, kRawTime, kOopWrong, kRawBytes, kWireBytes, kEncodeSeconds, kRecalibrations, kNumValues };
+enum Value { kOopTime, kRawTime, kOopWrong, kRawBytes, kWireBytes, kEncodeSeconds, kRecalibrations, kSlices, kFrameSlices,
+             kNumValues };
 
 class Rank {
  public:
@@ -264,6 +265,8 @@ double Rank::timeIters(szComm_t comm, void* recvbuff, size_t count, szDataType_t
   delta->rawBytes = after.rawBytes - before.rawBytes;
   delta->wireBytes = after.wireBytes - before.wireBytes;
   delta->encodeSeconds = after.encodeSeconds - before.encodeSeconds;
+  delta->slices = after.slices - before.slices;
+  delta->compressedSlices = after.compressedSlices - before.compressedSlices;
   return seconds / o.iters;
 }
 
@@ -317,6 +320,8 @@ void Rank::measure(size_t count, szDataType_t type, const std::vector<uint8_t>& 
   mine[kRawBytes] = double(delta.rawBytes);
   mine[kWireBytes] = double(delta.wireBytes);
   mine[kEncodeSeconds] = delta.encodeSeconds;
+  mine[kSlices] = double(delta.slices);
+  mine[kFrameSlices] = double(delta.compressedSlices);
   const int n = info_.nranks;
   std::vector<double> all(kNumValues * size_t(n));
   exchange(mine.data(), kNumValues * sizeof(double), all.data());
@@ -362,7 +367,9 @@ void Rank::measure(size_t count, szDataType_t type, const std::vector<uint8_t>& 
                      {"encode_gbps", sum[kEncodeSeconds] > 0 ? sum[kRawBytes] / sum[kEncodeSeconds] / 1e9 : 0.0},
                      // Codebook switches after drift (SZ_CODEBOOK=auto) in all of the row's sends
                      // (warmup, timed and checked), all ranks: the timed ratio hides the first sends.
-                     {"recalibrations", uint64_t(sum[kRecalibrations])}});
+                     {"recalibrations", uint64_t(sum[kRecalibrations])},
+                     // The timed sends' slices that went as frames (SZ_CODEC=auto's choice).
+                     {"frames_share", sum[kSlices] > 0 ? sum[kFrameSlices] / sum[kSlices] : 0.0}});
 }
 
 void Rank::run() {

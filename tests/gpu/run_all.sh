@@ -4,7 +4,10 @@
 # KV data (BF16 and FP8 E5M2) and nvCOMP side by side, and prints a short table last.
 # JSON results, summary.txt and logs.tar.gz go to $OUT (the device tool's output folder, which
 # takes at most 8 files) or build/gpu_out; the step logs are in logs.tar.gz.
-#   bash tests/gpu/run_all.sh [--quick|--comm|--codec]  (--quick: tests only; --comm: the
+#   bash tests/gpu/run_all.sh [--quick|--comm|--codec|--defaults]  (--defaults: the README's
+#       commands as a new user types them, every setting default: make, make test, the GPU suite,
+#       make demo, pip install ./python and pytest, and the SZ_CODEC=auto rows (perf/auto_table.py);
+#       --quick: tests only; --comm: the
 #       communicator's tests, the main job and sendrecv_perf only; --codec: the GPU suite once,
 #       compute-sanitizer, the codec benchmarks, the authors' codec beside them and sendrecv_perf
 #       on the ipc wire: what a codec change needs)
@@ -60,7 +63,9 @@ py_build() {  # the Python package against this GPU, built here (the machine's P
   # C++ runtime beside torch's and crash (README, "Python"). The system compiler is Python's.
   local cxx=${CXX:-g++}
   [ -x /usr/bin/g++ ] && cxx=/usr/bin/g++
-  STEP_TIMEOUT=400 step py_build env CXX=$cxx SPLITZIP_CUDA=1 SPLITZIP_JOBS=16 ${DEPS:+DEPS=$DEPS LIBRARY_PATH=$DEPS/usr/lib/x86_64-linux-gnu} \
+  local cuda=SPLITZIP_CUDA=1
+  [ "$QUICK" = "--defaults" ] && cuda=  # as the README: CUDA found by the build itself
+  STEP_TIMEOUT=400 step py_build env CXX=$cxx $cuda SPLITZIP_JOBS=16 ${DEPS:+DEPS=$DEPS LIBRARY_PATH=$DEPS/usr/lib/x86_64-linux-gnu} \
     python3 -m pip install --no-build-isolation --no-deps ./python
 }
 
@@ -71,8 +76,8 @@ if compgen -G ".deps/*.deb" >/dev/null; then
   for f in .deps/*.deb; do dpkg -x "$f" "$DEPS"; done
 fi
 export NCCL_NVLS_ENABLE=0
-# Hopper only while iterating (the default is a fat binary of every architecture from sm_80).
-export NVCC_GENCODE="${NVCC_GENCODE:--gencode arch=compute_90,code=sm_90}"
+# Hopper (the default build's GPU_ARCH=native gives the same here); --defaults builds as the README says.
+[ "$QUICK" = "--defaults" ] || export NVCC_GENCODE="${NVCC_GENCODE:--gencode arch=compute_90,code=sm_90}"
 # Every wire's device buffers take the slot protocol, which needs no CUDA_DEVICE_MAX_CONNECTIONS:
 # the suite runs with it unset, and the ipc steps once more at 1.
 # Both ranks of every test run on this machine: rendezvous and control traffic on loopback.
@@ -88,7 +93,11 @@ if [ -n "${PREBUILT:-}" ]; then
   tar -xzf "$PREBUILT" && export LD_LIBRARY_PATH="${DEPS:+$DEPS/usr/lib/x86_64-linux-gnu:}${LD_LIBRARY_PATH:-}"
   SUMMARY+=("$(printf '%-22s %-5s' prebuilt "$([ -x build/tests/splitzip_gpu_tests ] && echo ok || echo FAIL)")")
 else
-  step build make -j"$(nproc)" DEPS="$DEPS" all || { printf '%s\n' "${SUMMARY[@]}"; exit 1; }
+  if [ "$QUICK" = "--defaults" ]; then
+    step build make -j"$(nproc)" || { printf '%s\n' "${SUMMARY[@]}"; exit 1; }
+  else
+    step build make -j"$(nproc)" DEPS="$DEPS" all || { printf '%s\n' "${SUMMARY[@]}"; exit 1; }
+  fi
 fi
 
 # Real KV data as raw element files (the benchmark and the real-data test read raw files).
@@ -108,14 +117,31 @@ KV_BF16=; KV_E5M2=
 [ -s /tmp/kv_bf16.bin ] && KV_BF16=/tmp/kv_bf16.bin
 [ -s /tmp/kv_e5m2.bin ] && KV_E5M2=/tmp/kv_e5m2.bin
 
-case "$QUICK" in --comm|--codec) ;; *) step cpu_tests ./build/tests/splitzip_tests ;; esac
+case "$QUICK" in --comm|--codec) ;; --defaults) step make_test make test ;; *) step cpu_tests ./build/tests/splitzip_tests ;; esac
 GPU_FILTER='*'
 [ "$QUICK" = "--comm" ] && GPU_FILTER='*CommGpu*'
 COMM_HUNG=0  # the communicator tests timed out: the demo and sendrecv_perf would hang too
 SZ_TEST_KV_BF16=$KV_BF16 STEP_TIMEOUT=120 step gpu_tests ./build/tests/splitzip_gpu_tests --gtest_filter="$GPU_FILTER" --gtest_output=json:"$OUT/gpu_tests.json" || { [ $? = 124 ] && COMM_HUNG=1; }
-[ "$NGPUS" -ge 2 ] && [ $COMM_HUNG = 0 ] && STEP_TIMEOUT=90 step demo make DEPS="$DEPS" demo
+{ [ "$NGPUS" -ge 2 ] || [ "$QUICK" = "--defaults" ]; } && [ $COMM_HUNG = 0 ] && STEP_TIMEOUT=90 step demo make DEPS="$DEPS" demo
+if [ "$QUICK" = "--defaults" ] && [ $COMM_HUNG = 0 ]; then
+  # SZ_CODEC=auto against on and off over emulated links and with no cap (the defaults issue's
+  # goals): one sendrecv_perf per link and mode, short runs (the first operations count).
+  AUTO_ROWS=()
+  for B in ${AUTO_LINKS-12.5 25 50 100 200 400 0}; do
+    for M in on auto; do
+      SZ_IPC_LINK_GBPS=$B STEP_TIMEOUT=120 step "auto_${M}_$B" env -u CUDA_DEVICE_MAX_CONNECTIONS ./build/perf/sendrecv_perf \
+        -t 2 --wire ipc --codec $M ${KV_BF16:+--data $KV_BF16} -n ${AUTO_ITERS:-5} -w 2 -b 64M -e 1G -f 16 \
+        -J "$LOGS/auto_${M}_$B.json"
+    done
+    [ -f "$LOGS/auto_on_$B.json" ] && [ -f "$LOGS/auto_auto_$B.json" ] && AUTO_ROWS+=("$B=$LOGS/auto_on_$B.json,$LOGS/auto_auto_$B.json")
+  done
+  step auto_table python3 perf/auto_table.py --json "$OUT/auto_h200.json" "${AUTO_ROWS[@]}"
+  # What the auto model records, per send (SZ_DEBUG=TRACE): 64 MiB over a 25 GB/s link.
+  SZ_IPC_LINK_GBPS=25 SZ_DEBUG=TRACE SZ_DEBUG_SUBSYS=P2P STEP_TIMEOUT=60 step auto_trace sh -c "./build/perf/sendrecv_perf \
+    -t 2 --wire ipc --codec auto ${KV_BF16:+--data $KV_BF16} -n 20 -w 2 -b 64M -e 64M 2>&1 | grep -v ' slice ' | tail -n 400"
+fi
 MPI="mpirun --bind-to none --allow-run-as-root --oversubscribe -np 2 -x SZ_SOCKET_IFNAME -x SZ_TIMEOUT_MS -x NCCL_NVLS_ENABLE"
-if [ "$NGPUS" = 1 ] && [ $COMM_HUNG = 0 ] && [ "$QUICK" != "--quick" ] && [ "$QUICK" != "--codec" ]; then
+if [ "$NGPUS" = 1 ] && [ $COMM_HUNG = 0 ] && [ "$QUICK" != "--quick" ] && [ "$QUICK" != "--codec" ] && [ "$QUICK" != "--defaults" ]; then
   # One GPU (NCCL refuses two ranks on one GPU): both ranks share it as two threads of one
   # process (kernels of two processes on one GPU time-slice, and the slot protocol's kernels wait
   # on each other), over the tcp wire (slots in pinned memory, a proxy thread) and the ipc wire.
@@ -130,8 +156,8 @@ SRI="env -u CUDA_DEVICE_MAX_CONNECTIONS ./build/perf/sendrecv_perf -t 2 --wire i
 [ $COMM_HUNG = 0 ] && [ "$QUICK" = "--codec" ] && STEP_TIMEOUT=120 step sr_ipc $SRI -n 20 -w 3 -b 4K -e 1G -f 4 -J "$LOGS/sr_ipc.json"
 # One way (rank 0 sends, rank 1 receives: the prefill -> decode pattern), on the ipc wire.
 OWI="env -u CUDA_DEVICE_MAX_CONNECTIONS ./build/perf/oneway_perf -t 2 --wire ipc --codec on ${KV_BF16:+--data $KV_BF16}"
-[ $COMM_HUNG = 0 ] && [ "$QUICK" != "--quick" ] && STEP_TIMEOUT=120 step ow_ipc $OWI -n 20 -w 3 -b 4K -e 1G -f 4 -J "$LOGS/ow_ipc.json"
-if [ $COMM_HUNG = 0 ] && [ "$QUICK" != "--quick" ] && [ "$QUICK" != "--codec" ]; then
+[ $COMM_HUNG = 0 ] && [ "$QUICK" != "--quick" ] && [ "$QUICK" != "--defaults" ] && STEP_TIMEOUT=120 step ow_ipc $OWI -n 20 -w 3 -b 4K -e 1G -f 4 -J "$LOGS/ow_ipc.json"
+if [ $COMM_HUNG = 0 ] && [ "$QUICK" != "--quick" ] && [ "$QUICK" != "--codec" ] && [ "$QUICK" != "--defaults" ]; then
   # The GPU suite twice more; the slot protocol on the ipc wire (two ranks as threads of one
   # process) once with CUDA_DEVICE_MAX_CONNECTIONS=1;
   # compute-sanitizer on its kernels; sendrecv_perf with no cap and over emulated links.

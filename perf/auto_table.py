@@ -1,0 +1,54 @@
+#!/usr/bin/env python3
+"""SZ_CODEC=auto against on and off: a table from sendrecv_perf JSON reports (-J), one pair per link.
+
+Each argument is LINK_GBS=ON_JSON,AUTO_JSON: the reports of `sendrecv_perf --codec on` and
+`--codec auto` over the same link (LINK_GBS 0: no cap). A report's rows give each size's time
+with the communicator's mode (algbw) and with the raw wire (raw_time_us, a codec-off communicator
+in the same run). The goal (the defaults issue): auto >= 0.97 x max(on, off) at every link and
+size. Prints the table and writes --json rows {link_gbs, bytes, raw_gbs, on_gbs, auto_gbs,
+frames_share, ok}. Exits 1 when a row misses the goal.
+
+Usage: perf/auto_table.py [--json OUT] LINK=ON.json,AUTO.json ...
+"""
+import argparse
+import json
+import sys
+
+
+def rows_by_size(path):
+    return {r["size"]: r for r in json.load(open(path))}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--json", help="write the rows here")
+    ap.add_argument("--goal", type=float, default=0.97, help="auto / max(on, off) at least this")
+    ap.add_argument("pairs", nargs="+", metavar="LINK=ON.json,AUTO.json")
+    a = ap.parse_args()
+    out, missed = [], 0
+    print(f"{'link GB/s':>9} {'bytes':>11} {'off GB/s':>9} {'on GB/s':>9} {'auto GB/s':>9} {'frames':>7} {'auto/best':>9}")
+    for pair in a.pairs:
+        link, files = pair.split("=", 1)
+        on_path, auto_path = files.split(",")
+        on, auto = rows_by_size(on_path), rows_by_size(auto_path)
+        for size in sorted(set(on) & set(auto)):
+            o, u = on[size], auto[size]
+            # The raw wire measured in both runs: the better of the two is the bar.
+            raw = max(size / t / 1e3 for t in (o["raw_time_us"], u["raw_time_us"]) if t > 0)
+            best = max(raw, o["algbw"])
+            share = u.get("frames_share", 0.0)
+            ok = u["algbw"] >= a.goal * best
+            missed += not ok
+            out.append({"link_gbs": float(link), "bytes": size, "raw_gbs": raw, "on_gbs": o["algbw"],
+                        "auto_gbs": u["algbw"], "frames_share": share, "ok": ok})
+            print(f"{float(link):9.1f} {size:11d} {raw:9.2f} {o['algbw']:9.2f} {u['algbw']:9.2f} {share:7.2f} "
+                  f"{u['algbw'] / best:9.3f}{'' if ok else '  MISSED'}")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(out, f, indent=2)
+    print(f"auto_table: {len(out) - missed} of {len(out)} rows at >= {a.goal} x max(on, off)")
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
