@@ -21,6 +21,15 @@ szResult_t currentDeviceSms(int* sms) {
   return szSuccess;
 }
 
+szResult_t currentDeviceDramBps(double* bps) {
+  int dev, kHz = 0, bits = 0;
+  CUDACHECK(cudaGetDevice(&dev));
+  CUDACHECK(cudaDeviceGetAttribute(&kHz, cudaDevAttrMemoryClockRate, dev));
+  CUDACHECK(cudaDeviceGetAttribute(&bits, cudaDevAttrGlobalMemoryBusWidth, dev));
+  *bps = double(kHz) * 1e3 * 2 * double(bits) / 8;
+  return szSuccess;
+}
+
 szResult_t allowKernelShared(const void* kernel, uint32_t bytes) {
   struct Done {
     const void* kernel;

@@ -124,7 +124,7 @@ szResult_t commReapSlots(szComm* comm) {
     if (autoMode && c.status == szSuccess && c.bytes >= uint64_t(szParamAutoMinBytes())) {
       TRACE(SZ_P2P, "rank %d: auto: send to %d of %llu bytes as %s took %.1f us (%llu wire bytes)", comm->rank, c.peer,
             (unsigned long long)c.bytes, c.frames ? "frames" : "raw", c.seconds * 1e6, (unsigned long long)c.wireBytes);
-      comm->autoModel.record(c.peer, c.bytes, c.frames, c.seconds);
+      comm->autoDevice.record(c.peer, c.type, c.bytes, c.frames, c.seconds, c.wireBytes);
     }
   });
   return res == szSuccess ? res : commFail(comm, res);
@@ -266,12 +266,44 @@ szResult_t connectSlotWire(szComm* comm, void* ncclComm) {
   return szSuccess;
 }
 
+// The auto mode's priors (auto_model.h): what the wire and the device say before any send. The
+// shares of the GPU's peak DRAM bandwidth are H200 measurements (docs/PIPELINE.md, "The auto
+// mode"): a device copy moves ~0.5 of it in tensor bytes, the slot kernels' codec path ~0.3.
+constexpr double kCopyShareOfDram = 0.5, kSlotCodecShareOfDram = 0.3;
+
+szResult_t setAutoPriors(szComm* comm, const std::vector<RankPlacement>& placements) {
+  AutoPrior host, device;
+  double gbps = 0;
+  SZCHECK(emulatedLink("SZ_TCP_LINK_GBPS", &gbps));
+  host.wireBps = gbps * 1e9;  // host buffers travel on the tcp wire
+  comm->autoHost.setPrior(host);
+  if (!comm->slotPath) return szSuccess;
+  double dram = 0;
+  SZCHECK(currentDeviceDramBps(&dram));
+  device.codecBps = kSlotCodecShareOfDram * dram;
+  const std::string& w = comm->cfg.wire;
+  if (w == "tcp") device.wireBps = gbps * 1e9;
+  if (w == "ipc") {
+    SZCHECK(emulatedLink("SZ_IPC_LINK_GBPS", &gbps));
+    bool oneGpu = true;  // every rank on this GPU: the link is its own memory
+    for (const RankPlacement& p : placements)
+      oneGpu = oneGpu && p.host == placements[0].host && strncmp(p.gpu, placements[0].gpu, sizeof(p.gpu)) == 0;
+    device.wireBps = gbps > 0 ? gbps * 1e9 : oneGpu ? kCopyShareOfDram * dram : 0;
+  }
+  comm->autoDevice.setPrior(device);
+  INFO(SZ_INIT, "rank %d: auto priors: device path wire %.1f GB/s, codec %.1f GB/s; host path wire %.1f GB/s "
+       "(0: unknown, measured by the first sends)", comm->rank, device.wireBps / 1e9, device.codecBps / 1e9,
+       host.wireBps / 1e9);
+  return szSuccess;
+}
+
 szResult_t initComm(szComm* comm, int nranks, const szUniqueId& id, int rank, void* ncclComm) {
   SZCHECK(szBootstrapInit(id, rank, nranks, comm->cfg.timeoutMs, &comm->bootstrap));
   // Every rank takes part in the placement exchange, so that one with SZ_WIRE set and one
   // without meet in the configuration check below, not in a mismatched collective.
-  const char* chosen = nullptr;
-  SZCHECK(chooseDefaultWire(comm->bootstrap, &chosen));
+  std::vector<RankPlacement> placements;
+  SZCHECK(gatherPlacements(comm->bootstrap, &placements));
+  const char* chosen = defaultWire(placements);
   if (comm->cfg.wire.empty()) {
     comm->cfg.wire = chosen;
     INFO(SZ_INIT, "rank %d: wire %s, chosen from the ranks' placement (src/wire_choice.h; SZ_WIRE overrides)", rank,
@@ -311,6 +343,7 @@ szResult_t initComm(szComm* comm, int nranks, const szUniqueId& id, int rank, vo
     comm->slotWire = named->deviceMemory ? &kSlotWireNcclProxy : &kSlotWireTcpProxy;
 #endif
   if (comm->slotWire) SZCHECK(connectSlotWire(comm, ncclComm));
+  SZCHECK(setAutoPriors(comm, placements));
   szWireConfig wc{comm->cfg.timeoutMs, 0, nullptr, 0, 0};
   SZCHECK(emulatedLink("SZ_TCP_LINK_GBPS", &wc.linkGBps));
   SZCHECK(comm->wire->connect(comm->bootstrap, wc, &comm->wireComm));

@@ -83,7 +83,9 @@ struct szComm {
   void* slotWireComm = nullptr;
   std::unique_ptr<sz::SlotPath> slotPath;
   int cudaDevice = -1;  // the GPU the communicator uses (current at init), -1 without one
-  sz::AutoModel autoModel;  // SZ_CODEC_AUTO: frames or raw, per peer and message size
+  // SZ_CODEC_AUTO: frames or raw, per peer and message size, on each path: device buffers (the
+  // GPU codec in the slot kernels) and host buffers (the CPU codec in the slice pipeline).
+  sz::AutoModel autoDevice, autoHost;
   std::unique_ptr<sz::CodebookDrift> codebooks;  // the senders' codebooks, per peer, type and segment group
   std::unique_ptr<sz::Pipeline> pipeline;
   std::atomic<int> asyncError{szSuccess};  // szInProgress while a non-blocking init runs

@@ -145,7 +145,7 @@ SlotRequest slotRequest(szComm* comm, const Op& op) {
   const int codec = comm->cfg.codec;
   r.frames = op.send && szTypeIsCompressible(op.type) &&
              (codec == SZ_CODEC_ON || (codec == SZ_CODEC_AUTO && bytes >= uint64_t(szParamAutoMinBytes()) &&
-                                       comm->autoModel.useFrames(op.peer, bytes)));
+                                       comm->autoDevice.useFrames(op.peer, op.type, bytes)));
   uint64_t offset = 0;
   for (const Segment& seg : op.segments) {
     r.segs.push_back(SlotSegment{seg.ptr, seg.bytes, offset});

@@ -22,7 +22,7 @@ bool useFrames(szComm* comm, int peer, szDataType_t type, uint64_t bytes) {
   const CommConfig& cfg = comm->cfg;
   if (!szTypeIsCompressible(type) || cfg.codec == SZ_CODEC_OFF) return false;
   if (cfg.codec == SZ_CODEC_ON) return true;
-  return bytes >= uint64_t(szParamAutoMinBytes()) && comm->autoModel.useFrames(peer, bytes);
+  return bytes >= uint64_t(szParamAutoMinBytes()) && comm->autoHost.useFrames(peer, type, bytes);
 }
 
 }  // namespace
@@ -275,7 +275,7 @@ bool OpRunner::stepSend() {
     } else if (completed_ == numSlices_ && descReq_.done) {
       uint64_t total = op_->count * elemBytes_;
       if (comm_->cfg.codec == SZ_CODEC_AUTO && total >= uint64_t(szParamAutoMinBytes()))
-        comm_->autoModel.record(op_->peer, total, frames_, seconds(startTime_, Clock::now()));
+        comm_->autoHost.record(op_->peer, op_->type, total, frames_, seconds(startTime_, Clock::now()), 0);
       finish(szSuccess);
     }
     return true;

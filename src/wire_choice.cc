@@ -52,9 +52,10 @@ bool reaches(const char* gpu) {
 
 }  // namespace
 
-szResult_t chooseDefaultWire(szBootstrap* bootstrap, const char** wire) {
+szResult_t gatherPlacements(szBootstrap* bootstrap, std::vector<RankPlacement>* ranks) {
   const int nranks = szBootstrapNranks(bootstrap), rank = szBootstrapRank(bootstrap);
-  std::vector<RankPlacement> all(static_cast<size_t>(nranks));
+  std::vector<RankPlacement>& all = *ranks;
+  all.assign(static_cast<size_t>(nranks), RankPlacement{});
   RankPlacement& me = all[size_t(rank)];
   me.host = szHostHash();
   me.pid = int32_t(getpid());
@@ -72,7 +73,6 @@ szResult_t chooseDefaultWire(szBootstrap* bootstrap, const char** wire) {
 #endif
   SZCHECK(szBootstrapAllGather(bootstrap, verdicts.data(), sizeof(int32_t)));
   for (int r = 0; r < nranks; ++r) all[size_t(r)].reachesNode = verdicts[size_t(r)];
-  *wire = defaultWire(all);
   return szSuccess;
 }
 

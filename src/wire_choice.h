@@ -30,7 +30,7 @@ struct RankPlacement {
 const char* defaultWire(const std::vector<RankPlacement>& ranks);
 
 // Collective over the bootstrap: gathers every rank's placement (this rank's from its current
-// CUDA device) and returns the default wire.
-szResult_t chooseDefaultWire(szBootstrap* bootstrap, const char** wire);
+// CUDA device), indexed by rank.
+szResult_t gatherPlacements(szBootstrap* bootstrap, std::vector<RankPlacement>* ranks);
 
 }  // namespace sz

@@ -1,55 +1,189 @@
-// SZ_CODEC=auto's model (src/proto/auto_model.h) driven with synthetic send times: it settles on the
-// faster mode, its exploration cost falls below 1%, it follows a change of the link, and
-// peers and message sizes keep separate measurements.
+// SZ_CODEC=auto's model (src/proto/auto_model.h) driven with synthetic send times: the decision
+// table of its priors (wire rate x codec rate x type x size), a wrong prior undone after one warm
+// send, short and long runs against the better fixed mode over the defaults issue's emulated
+// links, exploration that costs little once settled, a change of the link followed, and peers,
+// types and sizes kept apart.
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
 
 #include "src/proto/auto_model.h"
 
 namespace {
 
-// Runs `sends` sends of `bytes` to `peer` where frames take framesSec and raw rawSec each;
-// returns how many went as frames.
-int drive(sz::AutoModel& m, int peer, uint64_t bytes, int sends, double framesSec, double rawSec) {
-  int frames = 0;
-  for (int i = 0; i < sends; ++i) {
-    bool f = m.useFrames(peer, bytes);
-    frames += f;
-    m.record(peer, bytes, f, f ? framesSec : rawSec);
+constexpr double kGB = 1e9;
+constexpr uint64_t k64M = 64ull << 20, k1G = 1ull << 30;
+
+// A link and codec as they really are: a send's time in each mode. The first frames send of a
+// size class is `coldFactor` slower (calibration, first launches).
+struct Truth {
+  double wireBps, codecBps, coldFactor = 1.0, ratio = 4.0 / 3.0;
+  double seconds(uint64_t bytes, bool frames, bool cold) const {
+    double s = frames ? double(bytes) / std::min(codecBps, wireBps * ratio) : double(bytes) / wireBps;
+    return frames && cold ? s * coldFactor : s;
   }
-  return frames;
+};
+
+// Runs `sends` sends of `bytes` to `peer`; returns the seconds of the last `timed` of them and
+// counts the frames among those.
+double run(sz::AutoModel& m, const Truth& t, int peer, uint64_t bytes, int sends, int timed, int* frames = nullptr,
+           szDataType_t type = szBfloat16) {
+  double total = 0;
+  bool framesSeen = false;
+  for (int i = 0; i < sends; ++i) {
+    const bool f = m.useFrames(peer, type, bytes);
+    const double s = t.seconds(bytes, f, f && !framesSeen);
+    framesSeen = framesSeen || f;
+    m.record(peer, type, bytes, f, s, f ? uint64_t(double(bytes) / t.ratio) : bytes);
+    if (i >= sends - timed) {
+      total += s;
+      if (frames) *frames += f;
+    }
+  }
+  return total;
+}
+
+// The same sends all in one fixed mode (SZ_CODEC=on or off).
+double fixed(const Truth& t, uint64_t bytes, int sends, int timed, bool frames) {
+  double total = 0;
+  for (int i = sends - timed; i < sends; ++i) total += t.seconds(bytes, frames, frames && i == 0);
+  return total;
+}
+
+TEST(AutoModel, DecisionTableOfThePriors) {
+  struct Case {
+    double wireGBps, codecGBps;
+    szDataType_t type;
+    bool frames;
+  };
+  const Case cases[] = {
+      {12.5, 1200, szBfloat16, true},    // a network: the codec hides, the gain is the ratio
+      {400, 1200, szBfloat16, true},     // min(1200, 533) >= 1.03 x 400
+      {1000, 1200, szBfloat16, true},    // min(1200, 1333) = 1200 >= 1030
+      {1200, 1200, szBfloat16, false},   // the codec no faster than the wire
+      {2400, 1200, szBfloat16, false},   // one GPU's own memory
+      {25, 1200, szFloat32, true},       // FP32's ratio 32 / 28
+      {25, 1200, szFloat8e5m2, true},    // E5M2's ratio 8 / 7
+      {1100, 1200, szFloat32, true},     // min(1200, 1257) = 1200 >= 1.03 x 1100
+      {1180, 1200, szFloat32, false},    // 1200 < 1.03 x 1180
+      {0, 1200, szBfloat16, true},       // an unknown wire: taken as slow
+      {25, 0, szBfloat16, true},         // an unknown codec: taken as fast
+      {0.5, 0.2, szBfloat16, false},     // a CPU codec slower than the wire
+  };
+  for (const Case& c : cases) {
+    sz::AutoModel m;
+    m.setPrior(sz::AutoPrior{c.wireGBps * kGB, c.codecGBps * kGB});
+    for (uint64_t bytes : {uint64_t(256) << 10, k64M, k1G})
+      EXPECT_EQ(m.useFrames(1, c.type, bytes), c.frames)
+          << c.wireGBps << " GB/s wire, " << c.codecGBps << " GB/s codec, type " << c.type << ", " << bytes;
+  }
+}
+
+TEST(AutoModel, AWrongPriorIsUndoneAfterOneWarmSend) {
+  // The prior says frames (a 400 GB/s link, a 1.2 TB/s codec), but the codec path really moves
+  // 360 GB/s (one GPU shared by both ranks' kernels): after the cold and one warm frames send,
+  // raw, and frames only as re-measurements.
+  sz::AutoModel m;
+    m.setPrior(sz::AutoPrior{400 * kGB, 1200 * kGB});
+  const Truth t{400 * kGB, 360 * kGB, 3.0};
+  int frames = 0;
+  run(m, t, 1, k64M, 2, 2, &frames);
+  EXPECT_EQ(frames, 2);
+  frames = 0;
+  run(m, t, 1, k64M, 100, 100, &frames);
+  EXPECT_LE(frames, 100 / sz::AutoModel::kMinPeriod);
+}
+
+TEST(AutoModel, ShortAndLongRunsKeepUpWithTheBetterMode) {
+  // The defaults issue's goal: auto >= 0.97 x max(on, off) over emulated links, in a short run
+  // (2 warm-up sends, 5 timed) and a long one (100 timed), for a codec path that hides behind the
+  // link and for one slower than some of the links, at 64 MiB and 1 GiB.
+  for (double codecGBps : {1200.0, 360.0})
+    for (double link : {12.5, 25.0, 50.0, 100.0, 200.0, 400.0, 2000.0})
+      for (uint64_t bytes : {k64M, k1G})
+        for (auto [warmup, timed] : {std::pair{2, 5}, std::pair{2, 100}}) {
+          sz::AutoModel m;
+    m.setPrior(sz::AutoPrior{link * kGB, 1200 * kGB});
+          const Truth t{link * kGB, codecGBps * kGB, 3.0};
+          const double autoSec = run(m, t, 1, bytes, warmup + timed, timed);
+          const double best = std::min(fixed(t, bytes, warmup + timed, timed, true),
+                                       fixed(t, bytes, warmup + timed, timed, false));
+          EXPECT_GE(best / autoSec, 0.97) << link << " GB/s link, codec " << codecGBps << " GB/s, " << bytes
+                                          << " bytes, " << timed << " timed sends";
+        }
+}
+
+TEST(AutoModel, AMixedSizeSweepLearnsEachSize) {
+  // -b 256K -e 1G -f 2 over a 25 GB/s link: every size's first send already compresses.
+  sz::AutoModel m;
+    m.setPrior(sz::AutoPrior{25 * kGB, 1200 * kGB});
+  const Truth t{25 * kGB, 1200 * kGB};
+  for (uint64_t bytes = 256 << 10; bytes <= k1G; bytes *= 2) {
+    int frames = 0;
+    run(m, t, 1, bytes, 7, 7, &frames);
+    EXPECT_EQ(frames, 7) << bytes;
+  }
+}
+
+TEST(AutoModel, AnUnknownWireIsMeasuredAtOnce) {
+  // No prior (nccl, tcp on loopback): frames first, then raw is measured and the faster kept.
+  sz::AutoModel m;
+  const Truth slowCodec{2 * kGB, 1 * kGB};  // a 2-core CPU codec against loopback
+  int frames = 0;
+  run(m, slowCodec, 1, k64M, 5, 5, &frames);
+  EXPECT_LE(frames, 3);  // the cold and one warm frames send, then raw
+  frames = 0;
+  run(m, slowCodec, 1, k64M, 64, 64, &frames);
+  EXPECT_LE(frames, 64 / sz::AutoModel::kMinPeriod);
+  sz::AutoModel n;
+  const Truth fastCodec{3 * kGB, 1200 * kGB};  // a GPU codec against sockets
+  frames = 0;
+  run(n, fastCodec, 1, k64M, 64, 64, &frames);
+  EXPECT_GE(frames, 64 - 64 / sz::AutoModel::kMinPeriod - 2);
 }
 
 TEST(AutoModel, SettlesOnTheFasterModeAndExploresRarely) {
   sz::AutoModel m;
-  // Raw twice as fast (NVLink): after settling, frames only as re-measurements.
-  drive(m, 1, 64 << 20, 200, 2.0, 1.0);
-  int frames = drive(m, 1, 64 << 20, 4096, 2.0, 1.0);
-  EXPECT_GT(frames, 0);          // it still re-measures
-  EXPECT_LE(frames, 4096 / 512);  // period has grown to at least 512
-  // Frames 1.3x faster (a slow network): mostly frames.
-  sz::AutoModel n;
-  int f2 = drive(n, 1, 64 << 20, 4096, 1.0, 1.3);
-  EXPECT_GE(f2, 4096 - 4096 / 16);
+  const Truth nvlink{2000 * kGB, 1000 * kGB};  // raw twice as fast
+  run(m, nvlink, 1, k64M, 200, 0);
+  int frames = 0;
+  run(m, nvlink, 1, k64M, 4096, 4096, &frames);
+  EXPECT_GT(frames, 0);           // it still re-measures
+  EXPECT_LE(frames, 4096 / 512);  // the period has grown to at least 512
 }
 
 TEST(AutoModel, FollowsAChangeOfTheLink) {
   sz::AutoModel m;
-  drive(m, 0, 1 << 20, 3000, 2.0, 1.0);  // settled on raw, long period
-  EXPECT_FALSE(m.useFrames(0, 1 << 20));
-  // The link slows down: frames become 2x faster; within two periods the model switches.
-  drive(m, 0, 1 << 20, 2 * sz::AutoModel::kMaxPeriod + 8, 1.0, 4.0);
-  int frames = drive(m, 0, 1 << 20, 100, 1.0, 4.0);
+  run(m, Truth{2000 * kGB, 1000 * kGB}, 0, 1 << 20, 3000, 0);  // settled on raw, long period
+  EXPECT_FALSE(m.useFrames(0, szBfloat16, 1 << 20));
+  // The link slows down: frames become faster; within two periods the model switches.
+  const Truth slow{10 * kGB, 1000 * kGB};
+  run(m, slow, 0, 1 << 20, 2 * sz::AutoModel::kMaxPeriod + 8, 0);
+  int frames = 0;
+  run(m, slow, 0, 1 << 20, 100, 100, &frames);
   EXPECT_GE(frames, 95);
 }
 
-TEST(AutoModel, PeersAndSizeClassesAreSeparate) {
+TEST(AutoModel, PeersTypesAndSizeClassesAreSeparate) {
   sz::AutoModel m;
-  drive(m, 0, 1 << 20, 500, 2.0, 1.0);  // peer 0: raw faster
-  drive(m, 1, 1 << 20, 500, 1.0, 2.0);  // peer 1: frames faster
-  drive(m, 0, 1 << 28, 500, 1.0, 2.0);  // peer 0, large messages: frames faster
-  EXPECT_LE(drive(m, 0, 1 << 20, 100, 2.0, 1.0), 2);
-  EXPECT_GE(drive(m, 1, 1 << 20, 100, 1.0, 2.0), 98);
-  EXPECT_GE(drive(m, 0, (1 << 28) + 5, 100, 1.0, 2.0), 98);
+  const Truth rawFaster{2000 * kGB, 1000 * kGB}, framesFaster{10 * kGB, 1000 * kGB};
+  run(m, rawFaster, 0, 1 << 20, 500, 0);
+  run(m, framesFaster, 1, 1 << 20, 500, 0);
+  run(m, framesFaster, 0, 1 << 28, 500, 0);
+  run(m, framesFaster, 0, 1 << 20, 500, 0, nullptr, szFloat32);
+  int f = 0;
+  run(m, rawFaster, 0, 1 << 20, 100, 100, &f);
+  EXPECT_LE(f, 2);
+  f = 0;
+  run(m, framesFaster, 1, 1 << 20, 100, 100, &f);
+  EXPECT_GE(f, 98);
+  f = 0;
+  run(m, framesFaster, 0, (1 << 28) + 5, 100, 100, &f);
+  EXPECT_GE(f, 98);
+  f = 0;
+  run(m, framesFaster, 0, 1 << 20, 100, 100, &f, szFloat32);
+  EXPECT_GE(f, 98);
 }
 
 }  // namespace

@@ -1,39 +1,79 @@
+// SZ_CODEC=auto's model and its online correction (auto_model.h).
 #include "src/proto/auto_model.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "codec/dtype.h"
 
 namespace sz {
 
-AutoModel::SizeClass& AutoModel::find(int peer, uint64_t bytes) {
+void AutoModel::setPrior(const AutoPrior& prior) {
+  std::lock_guard<std::mutex> lock(mu_);
+  prior_ = prior;
+}
+
+AutoModel::SizeClass& AutoModel::find(int peer, szDataType_t type, uint64_t bytes) {
   int log2 = 0;
   while (log2 < 63 && (uint64_t(1) << (log2 + 1)) <= bytes) ++log2;
-  return classes_[std::make_pair(peer, log2)];
+  return classes_[Key(peer, int(type), log2)];
 }
 
-bool AutoModel::useFrames(int peer, uint64_t bytes) {
+bool AutoModel::prefersFrames(const SizeClass& c, szDataType_t type) const {
+  constexpr double kUnknown = std::numeric_limits<double>::infinity();
+  // A frame keeps sign and mantissa and a 4-bit exponent code per element (paper §3.1).
+  const TypeTraits t = typeTraits(type);
+  const double ratio = c.ratio > 0 ? c.ratio : double(t.elemBits()) / double(t.elemBits() - t.expBits + 4);
+  const double raw = c.raw.measured() ? c.raw.bps : prior_.wireBps;
+  if (raw <= 0) return true;  // an unknown wire: taken as slower than the codec
+  const double frames = c.frames.measured()
+                            ? c.frames.bps
+                            : std::min(prior_.codecBps > 0 ? prior_.codecBps : kUnknown, raw * ratio);
+  return frames >= (1 + kMargin) * raw;
+}
+
+bool AutoModel::useFrames(int peer, szDataType_t type, uint64_t bytes) {
   std::lock_guard<std::mutex> lock(mu_);
-  SizeClass& c = find(peer, bytes);
-  if (c.framesBps == 0) return true;  // first measure both modes
-  if (c.rawBps == 0) return false;
-  bool frames = c.preferFrames();
-  if (!c.exploring && ++c.since >= c.period) {
+  SizeClass& c = find(peer, type, bytes);
+  if (c.explore > 0) {
+    --c.explore;
+    return !c.explorePref;
+  }
+  const bool pref = prefersFrames(c, type);
+  const Mode& mine = pref ? c.frames : c.raw;
+  const Mode& other = pref ? c.raw : c.frames;
+  // The other mode is measured now and then; at once where nothing predicts it (frames preferred
+  // over a wire of unknown speed that no raw send has measured yet); only after kMaxPeriod sends
+  // where a prior predicts it to lose and it was never measured (its first send is cold).
+  const bool blind = pref && !other.measured() && prior_.wireBps <= 0;
+  const int period = other.measured() || blind ? c.period : int(kMaxPeriod);
+  if (!c.exploring && mine.measured() && (blind || ++c.since >= period)) {
     c.since = 0;
     c.exploring = true;
-    return !frames;
+    c.explorePref = pref;
+    c.explore = std::max(other.cold - other.seen, 0);  // cold sends do not count
+    return !pref;
   }
-  return frames;
+  return pref;
 }
 
-void AutoModel::record(int peer, uint64_t bytes, bool frames, double seconds) {
+void AutoModel::record(int peer, szDataType_t type, uint64_t bytes, bool frames, double seconds, uint64_t wireBytes) {
   if (seconds <= 0) return;
   std::lock_guard<std::mutex> lock(mu_);
-  SizeClass& c = find(peer, bytes);
-  bool before = c.preferFrames();
-  bool explored = c.exploring && frames != before && c.framesBps > 0 && c.rawBps > 0;
-  double& bps = frames ? c.framesBps : c.rawBps;
-  double now = double(bytes) / seconds;
-  bps = bps == 0 ? now : 0.5 * bps + 0.5 * now;
-  if (!explored) return;
+  SizeClass& c = find(peer, type, bytes);
+  Mode& m = frames ? c.frames : c.raw;
+  if (m.seen++ >= m.cold) {
+    const double now = double(bytes) / seconds;
+    m.bps = m.bps == 0 ? now : 0.5 * m.bps + 0.5 * now;
+  }
+  if (frames && wireBytes > 0) {
+    const double now = double(bytes) / double(wireBytes);
+    c.ratio = c.ratio == 0 ? now : 0.5 * c.ratio + 0.5 * now;
+  }
+  if (!c.exploring || frames == c.explorePref || !m.measured() || c.explore > 0) return;
   c.exploring = false;
-  c.period = c.preferFrames() == before ? (c.period * 2 < kMaxPeriod ? c.period * 2 : kMaxPeriod) : kMinPeriod;
+  c.period = prefersFrames(c, type) == c.explorePref ? std::min(2 * c.period, int(kMaxPeriod))
+                                                                  : int(kMinPeriod);
 }
 
 }  // namespace sz

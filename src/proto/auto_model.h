@@ -1,38 +1,75 @@
-// SZ_CODEC=auto's online model (docs/PIPELINE.md): for each peer and message-size class (powers
-// of two), an exponential average of the end-to-end throughput of sends with SplitZip frames and
-// with raw slices. A send takes the faster mode; the other one is re-measured every `period`
-// sends, and the period doubles (16 up to 1024) each time the re-measurement confirms the
-// choice, so once settled the exploration costs well under 1% (at 1024, a mode twice as slow
-// costs 0.1%). A re-measurement that changes the choice resets the period to 16.
+// SZ_CODEC=auto's decision (docs/PIPELINE.md, "The auto mode"): per peer and message-size class
+// (powers of two), frames or raw, from the paper's pipeline model (App. B) and corrected online.
+//
+// The model: a send of S bytes takes S / B raw and S / min(G, B * R) as frames, where B is the
+// wire's bandwidth, G the codec path's throughput (uncompressed bytes) and R the ratio. Frames are
+// chosen when they are predicted at least kMargin faster. B and G start from priors the
+// communicator knows at init (an emulated link's rate, the device's copy rate, the codec's
+// calibrated rate; 0 where unknown: an unknown wire is taken as slow, an unknown codec as fast,
+// so the first sends compress), R from the type's exponent width (4/3 for BF16).
+//
+// The correction: each completed send's time, measured where the transfer happens (the slot
+// kernels' own timestamps on the device path), replaces the prediction of its mode in its size
+// class; a class's first frames send is cold (calibration, the codec's first launches) and not
+// counted.
+// A measured mode is compared against the other mode's measurement where there is one, else
+// against its prediction, so a wrong prior is undone after one warm send. The mode not chosen is
+// re-measured every `period` sends; the period doubles (16 up to 1024) each time the
+// re-measurement confirms the choice, so once settled the exploration costs well under 1%. A mode
+// that a prior predicts to lose is first measured after 1024 sends.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <mutex>
-#include <utility>
+#include <tuple>
+
+#include "splitzip.h"
 
 namespace sz {
+
+// What a communicator knows of a peer's path before any send (0: unknown).
+struct AutoPrior {
+  double wireBps = 0;   // the wire's bandwidth per direction, bytes per second
+  double codecBps = 0;  // the codec path's throughput, uncompressed bytes per second
+};
 
 class AutoModel {
  public:
   static constexpr int kMinPeriod = 16, kMaxPeriod = 1024;
+  static constexpr double kMargin = 0.03;  // frames must be predicted this much faster
 
-  // Whether the next send of `bytes` to `peer` travels as frames.
-  bool useFrames(int peer, uint64_t bytes);
-  // A completed send: `bytes` uncompressed bytes in `seconds`, with frames or raw.
-  void record(int peer, uint64_t bytes, bool frames, double seconds);
+  // The prior for every peer (the communicator's wire and device).
+  void setPrior(const AutoPrior& prior);
+  // Whether the next send of `bytes` of a compressible `type` to `peer` travels as frames.
+  bool useFrames(int peer, szDataType_t type, uint64_t bytes);
+  // A completed send: `bytes` uncompressed bytes in `seconds`, as frames (`wireBytes` of them on
+  // the wire) or raw.
+  void record(int peer, szDataType_t type, uint64_t bytes, bool frames, double seconds, uint64_t wireBytes);
 
  private:
-  struct SizeClass {
-    double framesBps = 0, rawBps = 0;  // uncompressed bytes per second
-    int since = 0, period = kMinPeriod;
-    bool exploring = false;  // a send of the slower mode is out
-    bool preferFrames() const { return framesBps >= rawBps; }
+  struct Mode {
+    int cold;        // first sends not counted
+    double bps = 0;  // uncompressed bytes per second, an average of the warm sends
+    int seen = 0;    // completed sends, the cold ones included
+    bool measured() const { return seen > cold; }
   };
-  SizeClass& find(int peer, uint64_t bytes);
+  struct SizeClass {
+    // A class's first frames send calibrates its codebook and loads the codec's kernels.
+    Mode frames{1}, raw{0};
+    double ratio = 0;  // uncompressed / wire bytes of the frames sends (0: the type's prior)
+    int since = 0, period = kMinPeriod;
+    bool exploring = false;    // sends of the mode not preferred are out or to come
+    bool explorePref = false;  // the preferred mode when the exploration began
+    int explore = 0;           // exploring sends still to be made
+  };
+  using Key = std::tuple<int, int, int>;  // peer, type, log2(bytes)
+  SizeClass& find(int peer, szDataType_t type, uint64_t bytes);
+  bool prefersFrames(const SizeClass& c, szDataType_t type) const;
 
   std::mutex mu_;
-  std::map<std::pair<int, int>, SizeClass> classes_;
+  AutoPrior prior_;
+  std::map<Key, SizeClass> classes_;
 };
 
 }  // namespace sz

@@ -39,3 +39,4 @@ szResult_t sz::SlotPath::create(const szSlotWire*, void*, int, int, const SlotPa
 szResult_t sz::SlotPath::enqueue(const std::vector<SlotRequest>&, cudaStream_t) { return noCuda(__func__); }
 szResult_t sz::SlotPath::reap(const std::function<void(const SlotCompletion&)>&) { return noCuda(__func__); }
 szResult_t sz::currentDeviceSms(int*) { return noCuda(__func__); }
+szResult_t sz::currentDeviceDramBps(double*) { return noCuda(__func__); }
