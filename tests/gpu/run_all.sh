@@ -94,7 +94,7 @@ if [ -n "${PREBUILT:-}" ]; then
   SUMMARY+=("$(printf '%-22s %-5s' prebuilt "$([ -x build/tests/splitzip_gpu_tests ] && echo ok || echo FAIL)")")
 else
   if [ "$QUICK" = "--defaults" ]; then
-    step build make -j"$(nproc)" || { printf '%s\n' "${SUMMARY[@]}"; exit 1; }
+    step build make -j"$(nproc)" DEPS="$DEPS" || { printf '%s\n' "${SUMMARY[@]}"; exit 1; }
   else
     step build make -j"$(nproc)" DEPS="$DEPS" all || { printf '%s\n' "${SUMMARY[@]}"; exit 1; }
   fi
@@ -117,7 +117,7 @@ KV_BF16=; KV_E5M2=
 [ -s /tmp/kv_bf16.bin ] && KV_BF16=/tmp/kv_bf16.bin
 [ -s /tmp/kv_e5m2.bin ] && KV_E5M2=/tmp/kv_e5m2.bin
 
-case "$QUICK" in --comm|--codec) ;; --defaults) step make_test make test ;; *) step cpu_tests ./build/tests/splitzip_tests ;; esac
+case "$QUICK" in --comm|--codec) ;; --defaults) step make_test make DEPS="$DEPS" test ;; *) step cpu_tests ./build/tests/splitzip_tests ;; esac
 GPU_FILTER='*'
 [ "$QUICK" = "--comm" ] && GPU_FILTER='*CommGpu*'
 COMM_HUNG=0  # the communicator tests timed out: the demo and sendrecv_perf would hang too
