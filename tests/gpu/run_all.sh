@@ -65,7 +65,7 @@ py_build() {  # the Python package against this GPU, built here (the machine's P
   [ -x /usr/bin/g++ ] && cxx=/usr/bin/g++
   local cuda=SPLITZIP_CUDA=1
   [ "$QUICK" = "--defaults" ] && cuda=  # as the README: CUDA found by the build itself
-  STEP_TIMEOUT=400 step py_build env CXX=$cxx $cuda SPLITZIP_JOBS=16 ${DEPS:+DEPS=$DEPS LIBRARY_PATH=$DEPS/usr/lib/x86_64-linux-gnu} \
+  STEP_TIMEOUT=400 step py_build env CXX=$cxx $cuda SPLITZIP_JOBS=16 ${DEPS:+DEPS=$DEPS LIBRARY_PATH=$DEPS/usr/lib/x86_64-linux-gnu LD_LIBRARY_PATH=$DEPS/usr/lib/x86_64-linux-gnu} \
     python3 -m pip install --no-build-isolation --no-deps ./python
 }
 
