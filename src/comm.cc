@@ -31,25 +31,13 @@ namespace {
 // can tell that the count is wrong; a point-to-point library has no use for more ranks.
 constexpr int kMaxRanks = 1 << 16;
 
-// Whether this process sees a CUDA device (false in a build without CUDA); clears the error a
-// machine without a driver leaves.
-bool haveGpu() {
-#if SZ_HAVE_CUDA
-  int devices = 0;
-  bool yes = cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0;
-  cudaGetLastError();
-  return yes;
-#else
-  return false;
-#endif
-}
-
-// The calling thread's CUDA device (-1 without one), and making it current on another thread:
-// a non-blocking init runs on its own thread but on the caller's device.
+// The calling thread's CUDA device (-1 without one, or in a build without CUDA), and making it
+// current on another thread: a non-blocking init runs on its own thread but on the caller's
+// device. Clears the error a machine without a driver leaves.
 int currentDevice() {
 #if SZ_HAVE_CUDA
-  int device = -1;
-  if (haveGpu() && cudaGetDevice(&device) != cudaSuccess) device = -1;
+  int devices = 0, device = -1;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0 || cudaGetDevice(&device) != cudaSuccess) device = -1;
   cudaGetLastError();
   return device;
 #else
