@@ -152,6 +152,19 @@ szResult_t resolveCodebook(const szConfig_t* c, CommConfig* out) {
   return szCodebookValidate(&out->codebook);
 }
 
+// An emulated link's GB/s from `var` (SZ_IPC_LINK_GBPS, SZ_TCP_LINK_GBPS), read at every init so
+// that a program can give each communicator its own; 0 where unset.
+static szResult_t emulatedLink(const char* var, double* gbps) {
+  const char* e = getenv(var);
+  *gbps = 0;
+  if (e == nullptr) return szSuccess;
+  char* end = nullptr;
+  *gbps = strtod(e, &end);
+  if (end == e || *end != '\0' || !(*gbps >= 0))
+    return szSetError(szInvalidArgument, "%s=%s: a number of GB/s (0: no emulated link)", var, e);
+  return szSuccess;
+}
+
 szResult_t resolveConfig(const szConfig_t* c, CommConfig* out) {
   if (c != nullptr && (c->magic != SZ_CONFIG_MAGIC || (c->size != sizeof(szConfig_t) && c->size != kConfigBytes010)))
     return szSetError(szInvalidArgument, "szConfig_t not initialized with SZ_CONFIG_INITIALIZER");
@@ -171,6 +184,8 @@ szResult_t resolveConfig(const szConfig_t* c, CommConfig* out) {
   if (out->codec < SZ_CODEC_OFF || out->codec > SZ_CODEC_AUTO)
     return szSetError(szInvalidArgument, "szConfig_t.codec %d: use SZ_CODEC_ON, _OFF or _AUTO", out->codec);
   SZCHECK(resolveCodebook(c, out));
+  SZCHECK(emulatedLink("SZ_TCP_LINK_GBPS", &out->tcpLinkGBps));
+  SZCHECK(emulatedLink("SZ_IPC_LINK_GBPS", &out->ipcLinkGBps));
   out->sliceBytes = c && c->sliceBytes ? c->sliceBytes : size_t(szParamSliceBytes());
   out->depth = c && c->pipelineDepth ? c->pipelineDepth : int(szParamPipelineDepth());
   out->timeoutMs = c && c->timeoutMs ? c->timeoutMs : int(szParamTimeoutMs());
@@ -214,21 +229,8 @@ void destroyComm(szComm* comm, bool abort) {
   delete comm;
 }
 
-// An emulated link's GB/s from `var` (SZ_IPC_LINK_GBPS, SZ_TCP_LINK_GBPS), read at every init so
-// that a program can give each communicator its own; 0 where unset.
-szResult_t emulatedLink(const char* var, double* gbps) {
-  const char* e = getenv(var);
-  *gbps = 0;
-  if (e == nullptr) return szSuccess;
-  char* end = nullptr;
-  *gbps = strtod(e, &end);
-  if (end == e || *end != '\0' || !(*gbps >= 0))
-    return szSetError(szInvalidArgument, "%s=%s: a number of GB/s (0: no emulated link)", var, e);
-  return szSuccess;
-}
-
-// The slot wire and the slot path over it (SZ_SLOT_*; SZ_IPC_LINK_GBPS is read at every init,
-// so a program can give each communicator its own emulated link).
+// The slot wire and the slot path over it (SZ_SLOT_*, and the emulated link of the ipc or tcp
+// wire).
 szResult_t connectSlotWire(szComm* comm, void* ncclComm) {
   int sms = 0;
   SZCHECK(currentDeviceSms(&sms));
@@ -244,8 +246,8 @@ szResult_t connectSlotWire(szComm* comm, void* ncclComm) {
     return szSetError(szInvalidArgument, "SZ_SLOT_SLICE_BYTES=%llu (a multiple of %llu), SZ_SLOT_BLOCKS=%u, SZ_SLOT_COUNT=%u",
                       (unsigned long long)pc.sliceBytes, (unsigned long long)kSliceAlign, pc.blocks, pc.nslots);
   szSlotWireConfig wc{pc.sliceBytes, pc.nslots, 0, ncclComm};
-  if (comm->cfg.wire == "ipc") SZCHECK(emulatedLink("SZ_IPC_LINK_GBPS", &wc.linkGBps));
-  if (comm->cfg.wire == "tcp") SZCHECK(emulatedLink("SZ_TCP_LINK_GBPS", &wc.linkGBps));
+  if (comm->cfg.wire == "ipc") wc.linkGBps = comm->cfg.ipcLinkGBps;
+  if (comm->cfg.wire == "tcp") wc.linkGBps = comm->cfg.tcpLinkGBps;
   SZCHECK(comm->slotWire->connect(comm->bootstrap, wc, &comm->slotWireComm));
   SZCHECK(SlotPath::create(comm->slotWire, comm->slotWireComm, comm->rank, comm->nranks, pc, &comm->slotPath));
   INFO(SZ_INIT, "rank %d: slot protocol on wire %s: %llu-byte slices, %u slots per peer and direction, %u blocks, "
@@ -261,18 +263,16 @@ constexpr double kCopyShareOfDram = 0.5, kSlotCodecShareOfDram = 0.3;
 
 szResult_t setAutoPriors(szComm* comm, const std::vector<RankPlacement>& placements) {
   AutoPrior host, device;
-  double gbps = 0;
-  SZCHECK(emulatedLink("SZ_TCP_LINK_GBPS", &gbps));
-  host.wireBps = gbps * 1e9;  // host buffers travel on the tcp wire
+  host.wireBps = comm->cfg.tcpLinkGBps * 1e9;  // host buffers travel on the tcp wire
   comm->autoHost.setPrior(host);
   if (!comm->slotPath) return szSuccess;
   double dram = 0;
   SZCHECK(currentDeviceDramBps(&dram));
   device.codecBps = kSlotCodecShareOfDram * dram;
   const std::string& w = comm->cfg.wire;
-  if (w == "tcp") device.wireBps = gbps * 1e9;
+  if (w == "tcp") device.wireBps = comm->cfg.tcpLinkGBps * 1e9;
   if (w == "ipc") {
-    SZCHECK(emulatedLink("SZ_IPC_LINK_GBPS", &gbps));
+    const double gbps = comm->cfg.ipcLinkGBps;
     bool oneGpu = true;  // every rank on this GPU: the link is its own memory
     for (const RankPlacement& p : placements)
       oneGpu = oneGpu && p.host == placements[0].host && strncmp(p.gpu, placements[0].gpu, sizeof(p.gpu)) == 0;
@@ -332,8 +332,7 @@ szResult_t initComm(szComm* comm, int nranks, const szUniqueId& id, int rank, vo
 #endif
   if (comm->slotWire) SZCHECK(connectSlotWire(comm, ncclComm));
   SZCHECK(setAutoPriors(comm, placements));
-  szWireConfig wc{comm->cfg.timeoutMs, 0, nullptr, 0, 0};
-  SZCHECK(emulatedLink("SZ_TCP_LINK_GBPS", &wc.linkGBps));
+  szWireConfig wc{comm->cfg.timeoutMs, 0, nullptr, 0, comm->cfg.tcpLinkGBps};
   SZCHECK(comm->wire->connect(comm->bootstrap, wc, &comm->wireComm));
   wc.linkGBps = 0;  // the control channels are not the link under test
   wc.idleRequests = 1;  // an acknowledgement comes only once the whole operation is decoded

@@ -57,6 +57,9 @@ struct CommConfig {
   int timeoutMs;
   bool crc;
   bool blocking;  // false: szCommInitRank returns szInProgress and a thread finishes the init
+  // Emulated links (GB/s, 0: none): SZ_TCP_LINK_GBPS paces the tcp data connections,
+  // SZ_IPC_LINK_GBPS the ipc wire's slot kernels.
+  double tcpLinkGBps, ipcLinkGBps;
 };
 
 class Pipeline;

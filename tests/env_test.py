@@ -5,7 +5,7 @@
    transport/, kernels/, interpose/) has a row in docs/ENV.md's table.
 2. Each variable read on a CPU-only machine, set to an invalid value, is named on stderr by a
    two-rank sendrecv_perf run (a line and the default, or a failed init naming it). The slot
-   protocol's (SZ_SLOT_*, SZ_IPC_LINK_GBPS) are read only with the ipc wire on a GPU, the ib
+   protocol's (SZ_SLOT_*) are read only with the ipc wire on a GPU, the ib
    wire's (SZ_IB_*) only with that wire on a machine with an RDMA NIC; their numbers go through
    the same reader, which tests/param_test.cc covers.
 
@@ -39,8 +39,9 @@ INVALID = {
     "SZ_CODEBOOK": ("/nonexistent/sz.codebook", "/nonexistent/sz.codebook"),
     "SZ_COMM_ID": ("no-port", "no-port"),
     "SZ_TCP_LINK_GBPS": ("-3", "SZ_TCP_LINK_GBPS"),
+    "SZ_IPC_LINK_GBPS": ("fast", "SZ_IPC_LINK_GBPS"),
 }
-GPU_ONLY = {"SZ_SLOT_SLICE_BYTES", "SZ_SLOT_BLOCKS", "SZ_SLOT_COUNT", "SZ_IPC_LINK_GBPS"}
+GPU_ONLY = {"SZ_SLOT_SLICE_BYTES", "SZ_SLOT_BLOCKS", "SZ_SLOT_COUNT"}
 # Read by the NCCL interposer alone (interpose/), not by sendrecv_perf: its invalid values are
 # checked with the interposer preloaded by tests/interpose_fake_nccl_test.cc.
 INTERPOSER_ONLY = {"SZ_INTERPOSE", "SZ_INTERPOSE_STATS"}
