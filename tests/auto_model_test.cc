@@ -15,13 +15,15 @@ namespace {
 constexpr double kGB = 1e9;
 constexpr uint64_t k64M = 64ull << 20, k1G = 1ull << 30;
 
-// A link and codec as they really are: a send's time in each mode. The first frames send of a
-// size class is `coldFactor` slower (calibration, first launches).
+// A link and codec as they really are: a send's time in each mode, by the pipeline model unless
+// rawBps / framesBps give a mode's throughput outright (a path bound elsewhere). A class's first
+// send (the first launches) and its first frames send (calibration) are `coldFactor` slower.
 struct Truth {
-  double wireBps, codecBps, coldFactor = 1.0, ratio = 4.0 / 3.0;
+  double wireBps, codecBps, coldFactor = 1.0, rawBps = 0, framesBps = 0, ratio = 4.0 / 3.0;
   double seconds(uint64_t bytes, bool frames, bool cold) const {
-    double s = frames ? double(bytes) / std::min(codecBps, wireBps * ratio) : double(bytes) / wireBps;
-    return frames && cold ? s * coldFactor : s;
+    double bps = frames ? (framesBps > 0 ? framesBps : std::min(codecBps, wireBps * ratio))
+                        : (rawBps > 0 ? rawBps : wireBps);
+    return double(bytes) / bps * (cold ? coldFactor : 1.0);
   }
 };
 
@@ -33,7 +35,7 @@ double run(sz::AutoModel& m, const Truth& t, int peer, uint64_t bytes, int sends
   bool framesSeen = false;
   for (int i = 0; i < sends; ++i) {
     const bool f = m.useFrames(peer, type, bytes);
-    const double s = t.seconds(bytes, f, f && !framesSeen);
+    const double s = t.seconds(bytes, f, i == 0 || (f && !framesSeen));
     framesSeen = framesSeen || f;
     m.record(peer, type, bytes, f, s, f ? uint64_t(double(bytes) / t.ratio) : bytes);
     if (i >= sends - timed) {
@@ -47,7 +49,7 @@ double run(sz::AutoModel& m, const Truth& t, int peer, uint64_t bytes, int sends
 // The same sends all in one fixed mode (SZ_CODEC=on or off).
 double fixed(const Truth& t, uint64_t bytes, int sends, int timed, bool frames) {
   double total = 0;
-  for (int i = sends - timed; i < sends; ++i) total += t.seconds(bytes, frames, frames && i == 0);
+  for (int i = sends - timed; i < sends; ++i) total += t.seconds(bytes, frames, i == 0);
   return total;
 }
 
@@ -112,6 +114,28 @@ TEST(AutoModel, ShortAndLongRunsKeepUpWithTheBetterMode) {
           EXPECT_GE(best / autoSec, 0.97) << link << " GB/s link, codec " << codecGBps << " GB/s, " << bytes
                                           << " bytes, " << timed << " timed sends";
         }
+}
+
+TEST(AutoModel, ARawPathBoundOffTheWireIsNotTakenForTheWire) {
+  // One H200, no cap (measured at b079036): the prior says a 2407 GB/s wire and a 1444 GB/s codec
+  // path (raw); the sends really run raw at ~400 and as frames at ~250 GB/s (both ranks' kernels
+  // on one GPU), and the first raw send took 11x the others. Raw from the first send to the last.
+  for (auto [warmup, timed] : {std::pair{2, 5}, std::pair{2, 100}}) {
+    sz::AutoModel m;
+    m.setPrior(sz::AutoPrior{2407 * kGB, 1444 * kGB});
+    const Truth t{2407 * kGB, 1444 * kGB, 11.0, 400 * kGB, 250 * kGB};
+    int frames = 0;
+    const double autoSec = run(m, t, 1, k64M, warmup + timed, timed, &frames);
+    EXPECT_EQ(frames, 0) << timed;
+    EXPECT_GE(fixed(t, k64M, warmup + timed, timed, false) / autoSec, 0.97) << timed;
+  }
+  // Without the prior the raw sends' 400 GB/s would pass for the wire: frames predicted at
+  // min(1444, 533), sent, measured at 250 and dropped after one warm send.
+  sz::AutoModel n;
+  const Truth t{2407 * kGB, 1444 * kGB, 1.0, 400 * kGB, 250 * kGB};
+  int frames = 0;
+  run(n, t, 1, k64M, 100, 100, &frames);
+  EXPECT_LE(frames, 2 + 100 / sz::AutoModel::kMinPeriod);
 }
 
 TEST(AutoModel, AMixedSizeSweepLearnsEachSize) {

@@ -24,11 +24,13 @@ bool AutoModel::prefersFrames(const SizeClass& c, szDataType_t type) const {
   // A frame keeps sign and mantissa and a 4-bit exponent code per element (paper §3.1).
   const TypeTraits t = typeTraits(type);
   const double ratio = c.ratio > 0 ? c.ratio : double(t.elemBits()) / double(t.elemBits() - t.expBits + 4);
-  const double raw = c.raw.measured() ? c.raw.bps : prior_.wireBps;
+  const double raw = c.raw.measured() ? c.raw.bps() : prior_.wireBps;
   if (raw <= 0) return true;  // an unknown wire: taken as slower than the codec
-  const double frames = c.frames.measured()
-                            ? c.frames.bps
-                            : std::min(prior_.codecBps > 0 ? prior_.codecBps : kUnknown, raw * ratio);
+  double frames = c.frames.bps();
+  if (!c.frames.measured()) {  // seconds per byte: the raw send's on the wire and the rest
+    const double wire = prior_.wireBps > raw ? 1 / prior_.wireBps : 1 / raw, rest = 1 / raw - wire;
+    frames = 1 / (rest + 1 / std::min(prior_.codecBps > 0 ? prior_.codecBps : kUnknown, ratio / wire));
+  }
   return frames >= (1 + kMargin) * raw;
 }
 
@@ -51,7 +53,7 @@ bool AutoModel::useFrames(int peer, szDataType_t type, uint64_t bytes) {
     c.since = 0;
     c.exploring = true;
     c.explorePref = pref;
-    c.explore = std::max(other.cold - other.seen, 0);  // cold sends do not count
+    c.explore = other.seen == 0 ? 1 : 0;  // a cold first send does not count
     return !pref;
   }
   return pref;
@@ -62,9 +64,9 @@ void AutoModel::record(int peer, szDataType_t type, uint64_t bytes, bool frames,
   std::lock_guard<std::mutex> lock(mu_);
   SizeClass& c = find(peer, type, bytes);
   Mode& m = frames ? c.frames : c.raw;
-  if (m.seen++ >= m.cold) {
-    const double now = double(bytes) / seconds;
-    m.bps = m.bps == 0 ? now : 0.5 * m.bps + 0.5 * now;
+  if (m.seen++ > 0) {
+    m.before = m.last;
+    m.last = double(bytes) / seconds;
   }
   if (frames && wireBytes > 0) {
     const double now = double(bytes) / double(wireBytes);

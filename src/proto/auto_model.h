@@ -2,16 +2,16 @@
 // (powers of two), frames or raw, from the paper's pipeline model (App. B) and corrected online.
 //
 // The model: a send of S bytes takes S / B raw and S / min(G, B * R) as frames, where B is the
-// wire's bandwidth, G the codec path's throughput (uncompressed bytes) and R the ratio. Frames are
-// chosen when they are predicted at least kMargin faster. B and G start from priors the
+// wire's bandwidth, G the codec path's throughput (uncompressed bytes) and R the ratio; a raw send
+// measured slower than S / B spent the rest off the wire (launches, waiting for the peer), which
+// frames spend too. Frames are chosen when they are predicted at least kMargin faster. B and G start from priors the
 // communicator knows at init (an emulated link's rate, the device's copy rate, the codec's
 // calibrated rate; 0 where unknown: an unknown wire is taken as slow, an unknown codec as fast,
 // so the first sends compress), R from the type's exponent width (4/3 for BF16).
 //
 // The correction: each completed send's time, measured where the transfer happens (the slot
 // kernels' own timestamps on the device path), replaces the prediction of its mode in its size
-// class; a class's first frames send is cold (calibration, the codec's first launches) and not
-// counted.
+// class; a class's first send of each mode is cold (calibration, first launches) and not counted.
 // A measured mode is compared against the other mode's measurement where there is one, else
 // against its prediction, so a wrong prior is undone after one warm send. The mode not chosen is
 // re-measured every `period` sends; the period doubles (16 up to 1024) each time the
@@ -49,14 +49,17 @@ class AutoModel {
 
  private:
   struct Mode {
-    int cold;        // first sends not counted
-    double bps = 0;  // uncompressed bytes per second, an average of the warm sends
-    int seen = 0;    // completed sends, the cold ones included
-    bool measured() const { return seen > cold; }
+    double last = 0, before = 0;  // uncompressed bytes per second of the two latest warm sends
+    int seen = 0;                 // completed sends, the cold first one included
+    bool measured() const { return seen > 1; }
+    // The faster of the two: one send slowed by something else (the peer's late launch, another
+    // kernel) does not flip the choice; two in a row do.
+    double bps() const { return last > before ? last : before; }
   };
   struct SizeClass {
-    // A class's first frames send calibrates its codebook and loads the codec's kernels.
-    Mode frames{1}, raw{0};
+    // A class's first send of each mode is cold: the frames send calibrates its codebook, and
+    // either waits for the first launches (1.8 ms against 0.17 ms measured for 64 MiB raw).
+    Mode frames, raw;
     double ratio = 0;  // uncompressed / wire bytes of the frames sends (0: the type's prior)
     int since = 0, period = kMinPeriod;
     bool exploring = false;    // sends of the mode not preferred are out or to come
