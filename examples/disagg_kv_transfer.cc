@@ -4,7 +4,10 @@
 // head_dim]), scattered through the pool by a block table; it sends the request's blocks with
 // one szSendv, so every block goes through one compressed pipeline. The decode rank receives
 // them into its own pool at other block ids with szRecvv and checks every bit. The same transfer
-// runs over the raw wire (codec off) in the same run for comparison.
+// runs over the raw wire (codec off) in the same run for comparison. Then it says, from rates
+// measured here, whether compression can pay on this wire (paper App. B: it pays on wires slower
+// than B_hide = codec rate / ratio), and runs both transfers once more over a link emulated below
+// B_hide (SZ_TCP_LINK_GBPS or SZ_IPC_LINK_GBPS: the wires' own pacing), where it does.
 //
 //   mpirun -np 2 build/examples/disagg_kv_transfer [--data KV.safetensors] [--wire tcp|nccl|ipc]
 //          [--iters N]
@@ -153,6 +156,66 @@ std::vector<int> blockTable(int nblocks, uint32_t seed) {
   return ids;
 }
 
+// The codec's rate on this machine for the sample, uncompressed GB/s: min(encode, decode), each
+// the median of several calls, with the codec the pools use (the CPU codec for host pools, the
+// GPU codec for device pools, on the current device).
+double codecGBps(const sztool::TensorData& kv, bool device) {
+  constexpr int kCalls = 7;
+  const size_t bytes = kv.count * 2;
+  size_t cap = 0;
+  sztool::check(szEncodeMaxSize(kv.count, szBfloat16, &cap), "szEncodeMaxSize");
+  std::vector<double> enc, dec;
+#if SZ_HAVE_CUDA
+  if (device) {
+    size_t tempBytes = 0;
+    sztool::check(szEncodeTempSize(kv.count, szBfloat16, &tempBytes), "szEncodeTempSize");
+    void *in = nullptr, *frame = nullptr, *out = nullptr, *temp = nullptr, *word = nullptr;
+    cudaMalloc(&in, bytes);
+    cudaMalloc(&frame, cap);
+    cudaMalloc(&out, bytes);
+    cudaMalloc(&temp, tempBytes);
+    cudaMalloc(&word, 16);
+    cudaMemcpy(in, kv.bytes.data(), bytes, cudaMemcpyHostToDevice);
+    cudaEvent_t a, b;
+    cudaEventCreate(&a);
+    cudaEventCreate(&b);
+    for (int i = 0; i < kCalls; ++i)
+      for (std::vector<double>* t : {&enc, &dec}) {
+        cudaEventRecord(a);
+        if (t == &enc)
+          sztool::check(szEncodeAsync(in, kv.count, szBfloat16, nullptr, 0, frame, cap, static_cast<uint64_t*>(word),
+                                      temp, tempBytes, nullptr), "szEncodeAsync");
+        else
+          sztool::check(szDecodeAsync(frame, cap, out, bytes, static_cast<int*>(word), nullptr), "szDecodeAsync");
+        cudaEventRecord(b);
+        cudaEventSynchronize(b);
+        float ms = 0;
+        cudaEventElapsedTime(&ms, a, b);
+        t->push_back(ms * 1e-3);
+      }
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+    for (void* p : {in, frame, out, temp, word}) cudaFree(p);
+  }
+#endif
+  if (!device) {
+    std::vector<uint8_t> frame(cap), out(bytes);
+    for (int i = 0; i < kCalls; ++i) {
+      size_t frameBytes = 0;
+      auto t0 = std::chrono::steady_clock::now();
+      sztool::check(szEncode(kv.bytes.data(), kv.count, szBfloat16, nullptr, 0, frame.data(), cap, &frameBytes),
+                    "szEncode");
+      auto t1 = std::chrono::steady_clock::now();
+      sztool::check(szDecode(frame.data(), frameBytes, out.data(), bytes, nullptr, nullptr), "szDecode");
+      auto t2 = std::chrono::steady_clock::now();
+      enc.push_back(std::chrono::duration<double>(t1 - t0).count());
+      dec.push_back(std::chrono::duration<double>(t2 - t1).count());
+    }
+  }
+  for (std::vector<double>* t : {&enc, &dec}) std::sort(t->begin(), t->end());
+  return double(bytes) / std::max(enc[kCalls / 2], dec[kCalls / 2]) / 1e9;
+}
+
 struct Options {
   std::string data = "tests/data/tinystories_kv_eval_bf16.safetensors";
   std::string wire;
@@ -178,7 +241,7 @@ struct RankResult {
   double splitzipSeconds, rawSeconds;
   uint64_t rawBytes, wireBytes;  // the sender's counters
   uint64_t wrongBlocks;          // the receiver's check
-  int tokens, device;
+  int tokens, device, iters;
 };
 
 // ids[0] names the SplitZip communicator, ids[1] the raw one (a unique id serves one communicator).
@@ -203,7 +266,7 @@ RankResult runRank(int rank, const szUniqueId* ids, const Options& o, const std:
 #if SZ_HAVE_CUDA
   if (device) cudaStreamCreate(&stream);
 #endif
-  RankResult r{0, 0, 0, 0, 0, s.tokens, device ? 1 : 0};
+  RankResult r{0, 0, 0, 0, 0, s.tokens, device ? 1 : 0, o.iters};
   for (int codec : {SZ_CODEC_ON, SZ_CODEC_OFF}) {
     szConfig_t cfg = SZ_CONFIG_INITIALIZER;
     cfg.codec = codec;
@@ -243,20 +306,45 @@ RankResult runRank(int rank, const szUniqueId* ids, const Options& o, const std:
   return r;
 }
 
-// Prints the comparison and the summary line; returns the exit status.
-int report(const RankResult& prefill, const RankResult& decode, const Options& o) {
+// Prints one transfer's comparison and summary line (`link` GB/s emulated, 0: the wire as it
+// is); returns the exit status.
+int report(const RankResult& prefill, const RankResult& decode, const Options& o, double link) {
   double ratio = prefill.wireBytes ? double(prefill.rawBytes) / double(prefill.wireBytes) : 0.0;
   double speedup = prefill.rawSeconds / prefill.splitzipSeconds;
-  printf("splitzip-demo: %s, %s pools, %llu KV bytes per transfer (%d tokens)\n", o.data.c_str(),
-         prefill.device ? "device" : "host", (unsigned long long)(prefill.rawBytes / uint64_t(o.iters + 1)),
-         prefill.tokens);
+  if (link > 0)
+    printf("splitzip-demo: the same transfer over a link emulated at %.3g GB/s (SZ_TCP_LINK_GBPS / "
+           "SZ_IPC_LINK_GBPS: the wire paces itself)\n", link);
+  else
+    printf("splitzip-demo: %s, %s pools, %llu KV bytes per transfer (%d tokens)\n", o.data.c_str(),
+           prefill.device ? "device" : "host", (unsigned long long)(prefill.rawBytes / uint64_t(o.iters + 1)),
+           prefill.tokens);
   printf("splitzip-demo: SplitZip %.3f ms, raw wire %.3f ms (median of %d), wire bytes ratio %.4f, "
          "blocks wrong %llu\n",
          1e3 * prefill.splitzipSeconds, 1e3 * prefill.rawSeconds, o.iters, ratio,
          (unsigned long long)decode.wrongBlocks);
-  printf("splitzip-demo: bit-exact=%s tokens=%d ratio=%.4f speedup=%.3f\n", decode.wrongBlocks == 0 ? "yes" : "no",
-         prefill.tokens, ratio, speedup);
+  printf("splitzip-demo: bit-exact=%s tokens=%d ratio=%.4f speedup=%.3f%s\n", decode.wrongBlocks == 0 ? "yes" : "no",
+         prefill.tokens, ratio, speedup, link > 0 ? " (emulated link)" : "");
   return decode.wrongBlocks == 0 ? 0 : 1;
+}
+
+// Whether compression can pay on this wire, from the transfer measured here and the paper's
+// pipeline model (App. B): raw takes S / B, SplitZip a + S / (B * R), where `a` is what its path
+// spends beyond the wire time (the codec where it is not hidden, per-operation work), taken from
+// the measured times. SplitZip then pays on wires slower than S * (1 - 1 / R) / a. Returns the
+// link to emulate for the second round: a quarter of that (or of this wire, if slower), where the
+// model predicts ~1.2x.
+double explain(const RankResult& prefill, double codec, bool device) {
+  const double bytes = double(prefill.rawBytes) / double(prefill.iters + 1);
+  const double wire = bytes / prefill.rawSeconds / 1e9;
+  const double ratio = prefill.wireBytes ? double(prefill.rawBytes) / double(prefill.wireBytes) : 1.0;
+  const double extra = prefill.splitzipSeconds - prefill.rawSeconds / ratio;
+  const double pays = extra > 0 ? bytes * (1 - 1 / ratio) / extra / 1e9 : wire;
+  printf("splitzip-demo: this wire moved %.3g GB/s raw; the %s codec alone runs at %.3g GB/s here (min of encode "
+         "and decode), and SplitZip's path spent %.3g ms per transfer beyond its wire time, so it pays on wires "
+         "slower than %.3g GB/s (paper App. B)%s\n",
+         wire, device ? "GPU" : "CPU", codec, 1e3 * std::max(extra, 0.0), pays,
+         pays < wire ? ": on this one raw wins" : "");
+  return std::max(0.25 * std::min(wire, pays), 0.01);  // at least 10 MB/s: a demo of seconds, not minutes
 }
 
 Options parse(int argc, char** argv) {
@@ -272,11 +360,31 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
+// The codec's rate for the sample, measured in this process with the prefill rank's codec.
+double measureCodec(const Options& o) {
+  const bool device = useDevice();
+#if SZ_HAVE_CUDA
+  if (device) cudaSetDevice(0);
+#endif
+  return codecGBps(sztool::readTensorFile(o.data, szBfloat16), device);
+}
+
+// The emulated link for the communicators made from now on (read at their init); 0: none.
+void emulateLink(double gbps) {
+  const std::string v = std::to_string(gbps);
+  setenv("SZ_TCP_LINK_GBPS", v.c_str(), 1);
+  setenv("SZ_IPC_LINK_GBPS", v.c_str(), 1);
+}
+
 }  // namespace
 
+// Two rounds: the wire as it is, then (environment set between the rounds, while no rank runs)
+// the same transfers over a link emulated below B_hide.
 int main(int argc, char** argv) {
   try {
     Options o = parse(argc, argv);
+    int status = 0;
+    double link = 0;
 #if SZ_HAVE_MPI
     if (getenv("OMPI_COMM_WORLD_SIZE")) {  // launched by mpirun: one rank per process
       MPI_Init(&argc, &argv);
@@ -284,22 +392,24 @@ int main(int argc, char** argv) {
       MPI_Comm_rank(MPI_COMM_WORLD, &rank);
       MPI_Comm_size(MPI_COMM_WORLD, &size);
       if (size != 2) throw sztool::CliError("run with mpirun -np 2");
-      szUniqueId ids[2];
-      if (rank == 0) sztool::check(szGetUniqueId(&ids[0]), "szGetUniqueId");
-      if (rank == 0) sztool::check(szGetUniqueId(&ids[1]), "szGetUniqueId");
-      MPI_Bcast(ids, sizeof(ids), MPI_BYTE, 0, MPI_COMM_WORLD);
-      RankResult mine = runRank(rank, ids, o, [] { MPI_Barrier(MPI_COMM_WORLD); });
-      RankResult all[2];
-      MPI_Gather(&mine, sizeof(mine), MPI_BYTE, all, sizeof(mine), MPI_BYTE, 0, MPI_COMM_WORLD);
-      int status = rank == 0 ? report(all[0], all[1], o) : 0;
+      for (int round = 0; round < 2; ++round) {
+        szUniqueId ids[2];
+        if (rank == 0) sztool::check(szGetUniqueId(&ids[0]), "szGetUniqueId");
+        if (rank == 0) sztool::check(szGetUniqueId(&ids[1]), "szGetUniqueId");
+        MPI_Bcast(ids, sizeof(ids), MPI_BYTE, 0, MPI_COMM_WORLD);
+        RankResult mine = runRank(rank, ids, o, [] { MPI_Barrier(MPI_COMM_WORLD); });
+        RankResult all[2];
+        MPI_Gather(&mine, sizeof(mine), MPI_BYTE, all, sizeof(mine), MPI_BYTE, 0, MPI_COMM_WORLD);
+        if (rank == 0) status |= report(all[0], all[1], o, link);
+        if (rank == 0 && round == 0) link = explain(all[0], measureCodec(o), all[0].device);
+        MPI_Bcast(&link, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+        emulateLink(link);
+      }
       MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
       MPI_Finalize();
       return status;
     }
 #endif
-    szUniqueId ids[2];
-    sztool::check(szGetUniqueId(&ids[0]), "szGetUniqueId");
-    sztool::check(szGetUniqueId(&ids[1]), "szGetUniqueId");
     std::mutex mu;
     std::condition_variable cv;
     int arrived = 0, generation = 0;
@@ -314,21 +424,28 @@ int main(int argc, char** argv) {
         cv.wait(lock, [&] { return generation != gen; });
       }
     };
-    RankResult results[2];
-    std::string errors[2];
-    std::vector<std::thread> ranks;
-    for (int r = 0; r < 2; ++r)
-      ranks.emplace_back([&, r] {
-        try {
-          results[r] = runRank(r, ids, o, barrier);
-        } catch (const std::exception& e) {
-          errors[r] = e.what();
-        }
-      });
-    for (auto& t : ranks) t.join();
-    for (const std::string& e : errors)
-      if (!e.empty()) throw sztool::CliError(e);
-    return report(results[0], results[1], o);
+    for (int round = 0; round < 2; ++round) {
+      szUniqueId ids[2];
+      sztool::check(szGetUniqueId(&ids[0]), "szGetUniqueId");
+      sztool::check(szGetUniqueId(&ids[1]), "szGetUniqueId");
+      RankResult results[2];
+      std::string errors[2];
+      std::vector<std::thread> ranks;
+      for (int r = 0; r < 2; ++r)
+        ranks.emplace_back([&, r] {
+          try {
+            results[r] = runRank(r, ids, o, barrier);
+          } catch (const std::exception& e) {
+            errors[r] = e.what();
+          }
+        });
+      for (auto& t : ranks) t.join();
+      for (const std::string& e : errors)
+        if (!e.empty()) throw sztool::CliError(e);
+      status |= report(results[0], results[1], o, link);
+      if (round == 0) emulateLink(link = explain(results[0], measureCodec(o), results[0].device));
+    }
+    return status;
   } catch (const std::exception& e) {
     fprintf(stderr, "splitzip-demo: error: %s\n", e.what());
     return 1;

@@ -82,7 +82,8 @@ def check_output(case, text, nranks, types, check=True):
     for r in p["rows"]:
         if r["size"] != r["count"] * TYPE_BYTES[r["type"]]: fail(case, f"size {r['size']} != count * element size: {r}")
         if (r["redop"], r["root"]) != ("none", -1): fail(case, f"redop/root {r['redop']} {r['root']}")
-        if len(r["extra"]) != 4: fail(case, f"SplitZip's 4 columns expected after nccl-tests': {r['extra']}")
+        if len(r["extra"]) != 5: fail(case, f"SplitZip's 5 columns expected after nccl-tests': {r['extra']}")
+        if not 0 <= float(r["extra"][4]) <= 1: fail(case, f"frames share {r['extra'][4]} outside [0, 1]")
         if any(v is not None for v in r["ip"].values()):
             fail(case, f"in-place columns must be N/A (SplitZip refuses in-place send/recv): {r['ip']}")
         for half in ("oop",):

@@ -347,7 +347,9 @@ void Rank::measure(size_t count, szDataType_t type, const std::vector<uint8_t>& 
   row.wireBytes = senders > 0 ? sum[kWireBytes] / senders / o.iters : 0;
   row.ratio = sum[kWireBytes] > 0 ? sum[kRawBytes] / sum[kWireBytes] : 0;
   row.speedup = row.outOfPlace.timeUs > 0 ? row.rawTimeUs / row.outOfPlace.timeUs : 0;
+  row.framesShare = sum[kSlices] > 0 ? sum[kFrameSlices] / sum[kSlices] : 0.0;
   printRow(row, o);
+  if (row.framesShare > 0 && row.bytes >= p_.largestFramed.bytes) p_.largestFramed = row;
   p_.wrong += wrong;
   p_.busbwSum += row.outOfPlace.busbw;
   p_.busbwCount += 1;
@@ -369,7 +371,7 @@ void Rank::measure(size_t count, szDataType_t type, const std::vector<uint8_t>& 
                      // (warmup, timed and checked), all ranks: the timed ratio hides the first sends.
                      {"recalibrations", uint64_t(sum[kRecalibrations])},
                      // The timed sends' slices that went as frames (SZ_CODEC=auto's choice).
-                     {"frames_share", sum[kSlices] > 0 ? sum[kFrameSlices] / sum[kSlices] : 0.0}});
+                     {"frames_share", row.framesShare}});
 }
 
 void Rank::run() {
@@ -430,6 +432,7 @@ int perfMain(int argc, char** argv, const PerfTest& test) {
   Rank(p, 0).run();  // thread 0 is the main thread: the one that calls MPI
   for (std::thread& t : threads) t.join();
   if (p.proc == 0) {
+    printWherePays(p.largestFramed);
     printFooter(p.wrong, p.busbwCount ? p.busbwSum / p.busbwCount : 0.0, test.name);
     if (!o.json.empty()) {
       std::ofstream out(o.json);

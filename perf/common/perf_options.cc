@@ -180,7 +180,7 @@ bool parseOptions(int argc, char** argv, const char* testName, Options* o, int* 
       ->check(CLI::Range(1, INT_MAX));
   addCompatFlags(app, compat, o, testName);
   app.add_option("-J,--output_json", o->json, "write the result rows to this JSON file (SplitZip's rows)");
-  app.add_option("--wire", o->wire, "tcp, nccl, ipc or ib (default: SZ_WIRE, else nccl with a GPU, else tcp)")
+  app.add_option("--wire", o->wire, "tcp, nccl, ipc or ib (default: SZ_WIRE, else the library's choice from where the ranks are)")
       ->check(CLI::IsMember({"tcp", "nccl", "ipc", "ib"}));
   app.add_option("--codec", o->codec, "on, off or auto (default: SZ_CODEC, else auto)")
       ->check(CLI::IsMember({"on", "off", "auto"}));

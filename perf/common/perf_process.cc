@@ -75,7 +75,7 @@ void printSettings(const Process& p) {
                       "mpirun binds ranks to a core by default: use --bind-to none)"
                     : "");
   printf("# SplitZip: wire %s, codec %s, slice bytes %zu, pipeline depth %d, crc %d, timeout %d ms\n",
-         p.wire.c_str(),
+         p.wire.empty() ? "default (chosen at init from where the ranks are; SZ_DEBUG=INFO names it)" : p.wire.c_str(),
          c.codec == SZ_CODEC_ON    ? "on"
          : c.codec == SZ_CODEC_OFF ? "off"
                                    : "auto",
@@ -88,7 +88,7 @@ void printSettings(const Process& p) {
   printf("# SplitZip: redop none, root -1: %s has neither. In place N/A: SplitZip refuses a receive into "
          "the buffer its group sends (decoding patches escapes after writing a slice). After nccl-tests' "
          "columns: wire_bytes and ratio per rank and iteration (szCommGetStats), raw_time (a second "
-         "communicator with codec off) and speedup.\n",
+         "communicator with codec off), speedup and frames (the share of slices sent compressed).\n",
          p.test->name);
   fflush(stdout);
 }
@@ -97,10 +97,10 @@ void configure(Process& p) {
   const Options& o = *p.opts;
   szConfig_t& c = p.config;
   const char* envWire = getenv("SZ_WIRE");
-  p.wire = !o.wire.empty() ? o.wire : envWire && *envWire ? envWire : p.devices > 0 ? "nccl" : "tcp";
-  if (o.wire.empty() && p.wire != "tcp" && p.wire != "nccl" && p.wire != "ipc" && p.wire != "ib")
+  p.wire = !o.wire.empty() ? o.wire : envWire && *envWire ? envWire : "";
+  if (o.wire.empty() && !p.wire.empty() && p.wire != "tcp" && p.wire != "nccl" && p.wire != "ipc" && p.wire != "ib")
     throw SetupError("SZ_WIRE=" + p.wire + ": use tcp, nccl, ipc or ib");
-  c.wire = p.wire.c_str();
+  c.wire = p.wire.empty() ? nullptr : p.wire.c_str();  // unset: the library's choice
   const char* envCodec = getenv("SZ_CODEC");
   c.codec = !o.codec.empty()              ? codecMode("--codec ", o.codec)
             : envCodec && *envCodec       ? codecMode("SZ_CODEC=", envCodec)

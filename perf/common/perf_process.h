@@ -13,6 +13,7 @@
 
 #include "perf_common.h"
 #include "perf_options.h"
+#include "perf_report.h"
 
 namespace szperf {
 
@@ -26,7 +27,7 @@ struct Process {
   int ranksPerProc = 1, nranks = 1;
   int devices = 0;  // GPUs used for buffers; 0: host buffers
   szConfig_t config = SZ_CONFIG_INITIALIZER;
-  std::string wire;                            // resolved, for the settings line
+  std::string wire;                            // --wire or SZ_WIRE; empty: the library's choice
   std::vector<std::vector<uint8_t>> patterns;  // per -d type: every buffer's content, tiled
   size_t dataBytes = 0;                        // the first pattern's size, for the settings line
   // Unique ids, one per communicator, made by thread 0 and read by the other threads.
@@ -37,6 +38,7 @@ struct Process {
   uint64_t wrong = 0;                                             // global rank 0's total
   double busbwSum = 0;
   int busbwCount = 0;
+  Row largestFramed;  // global rank 0's largest row with frames (printWherePays)
   std::atomic<int> exitCode{0};
 };
 

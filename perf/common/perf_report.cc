@@ -38,12 +38,12 @@ void printTableHeader(const Options& o) {
   printf("#\n");
   printf("# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          "
          "  SplitZip (out-of-place)\n", "", "", "", "", "");
-  printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s  %12s  %6s  %9s  %7s\n", "size",
-         "count", "type", "redop", "root", time, "algbw", "busbw", "#wrong", time, "algbw", "busbw", "#wrong",
-         "wire_bytes", "ratio", "raw_time", "speedup");
-  printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s  %12s  %6s  %9s  %7s\n", "(B)",
+  printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s  %12s  %6s  %9s  %7s  %6s\n",
+         "size", "count", "type", "redop", "root", time, "algbw", "busbw", "#wrong", time, "algbw", "busbw", "#wrong",
+         "wire_bytes", "ratio", "raw_time", "speedup", "frames");
+  printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s  %12s  %6s  %9s  %7s  %6s\n", "(B)",
          "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", "(B)", "",
-         "(us)", "");
+         "(us)", "", "(share)");
   fflush(stdout);
 }
 
@@ -54,8 +54,20 @@ void printRow(const Row& r, const Options& o) {
   if (o.check) printf("  %6g", double(h.wrong));
   else printf("    N/A");
   printf("  %7s  %6s  %6s  %6s", "N/A", "N/A", "N/A", "N/A");  // in place: refused by the library
-  printf("  %12.0f  %6.3f  %9s  %7.3f\n", r.wireBytes, r.ratio, fitted(r.rawTimeUs, 9).c_str(), r.speedup);
+  printf("  %12.0f  %6.3f  %9s  %7.3f  %6.2f\n", r.wireBytes, r.ratio, fitted(r.rawTimeUs, 9).c_str(), r.speedup,
+         r.framesShare);
   fflush(stdout);
+}
+
+void printWherePays(const Row& r) {
+  if (r.ratio <= 1 || r.rawTimeUs <= 0 || r.outOfPlace.timeUs <= 0) return;  // nothing compressed
+  // App. B with the path's cost beyond its wire time: raw S / B, SplitZip a + S / (B * R).
+  const double wire = double(r.bytes) / r.rawTimeUs / 1e3;  // GB/s
+  const double extraUs = r.outOfPlace.timeUs - r.rawTimeUs / r.ratio;
+  const double pays = extraUs > 0 ? double(r.bytes) * (1 - 1 / r.ratio) / extraUs / 1e3 : wire;
+  printf("# %-20s : %.3g GB/s (App. B from the %zu-byte row: this wire moved %.3g GB/s raw, SplitZip's path "
+         "spent %.1f us beyond its wire time)%s\n", "SplitZip pays below", pays, r.bytes, wire,
+         extraUs > 0 ? extraUs : 0.0, pays < wire ? ": raw wins on this wire" : ": it pays on this wire");
 }
 
 void printFooter(uint64_t wrong, double avgBusBw, const char* testName) {

@@ -24,6 +24,7 @@ struct Row {
   szDataType_t type = szFloat32;
   Half outOfPlace;
   double wireBytes = 0, ratio = 0, rawTimeUs = 0, speedup = 0;  // SplitZip's, out-of-place
+  double framesShare = 0;  // the timed sends' slices that went as frames (SZ_CODEC=auto's choice)
 };
 
 // `v` in `width` characters with as many decimals as fit (nccl-tests' columns).
@@ -36,6 +37,9 @@ std::string deviceLine(int rank, int pid, const std::string& host, int device, c
 void printPreamble(const Options& o, const char* testName);
 void printTableHeader(const Options& o);
 void printRow(const Row& r, const Options& o);
+// From the largest row with frames: below which wire bandwidth SplitZip pays (paper App. B, with
+// the path's cost beyond its wire time as measured); nothing when no row compressed.
+void printWherePays(const Row& r);
 void printFooter(uint64_t wrong, double avgBusBw, const char* testName);
 
 }  // namespace szperf
