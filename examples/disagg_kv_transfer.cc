@@ -337,8 +337,8 @@ double explain(const RankResult& prefill, double codec, bool device) {
   const double bytes = double(prefill.rawBytes) / double(prefill.iters + 1);
   const double wire = bytes / prefill.rawSeconds / 1e9;
   const double ratio = prefill.wireBytes ? double(prefill.rawBytes) / double(prefill.wireBytes) : 1.0;
-  const double extra = prefill.splitzipSeconds - prefill.rawSeconds / ratio;
-  const double pays = extra > 0 ? bytes * (1 - 1 / ratio) / extra / 1e9 : wire;
+  double extra = 0;
+  const double pays = sztool::paysBelowBps(bytes, prefill.rawSeconds, prefill.splitzipSeconds, ratio, &extra) / 1e9;
   printf("splitzip-demo: this wire moved %.3g GB/s raw; the %s codec alone runs at %.3g GB/s here (min of encode "
          "and decode), and SplitZip's path spent %.3g ms per transfer beyond its wire time, so it pays on wires "
          "slower than %.3g GB/s (paper App. B)%s\n",

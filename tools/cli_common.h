@@ -38,6 +38,15 @@ inline double compressionRatio(uint64_t raw, uint64_t frame) {
 // The ratio for printing: "n/a (no elements)" for empty input, whose frame is only a header.
 std::string ratioText(uint64_t raw, uint64_t frame);
 
+// Below which wire bandwidth (bytes per second) SplitZip pays, from one transfer of `bytes` timed
+// raw and with frames at `ratio` over the same wire (paper App. B with a fixed cost: raw S / B,
+// frames a + S / (B * R), `a` the frames path's time beyond its wire time, stored in *extraSec).
+// The raw transfer's own rate where frames pay on this wire already.
+inline double paysBelowBps(double bytes, double rawSec, double framesSec, double ratio, double* extraSec) {
+  *extraSec = framesSec - rawSec / ratio;
+  return *extraSec > 0 ? bytes * (1 - 1 / ratio) / *extraSec : bytes / rawSec;
+}
+
 // An input file read at offsets. Only regular files: it is opened without blocking
 // (O_NONBLOCK: opening a FIFO would otherwise wait for a writer) and a FIFO, device or
 // directory is a CliError before anything is read. Reads go in bounded pieces and must lie

@@ -3,6 +3,8 @@
 
 #include <cstdio>
 
+#include "tools/cli_common.h"
+
 namespace szperf {
 
 std::string fitted(double v, int width) {
@@ -61,10 +63,11 @@ void printRow(const Row& r, const Options& o) {
 
 void printWherePays(const Row& r) {
   if (r.ratio <= 1 || r.rawTimeUs <= 0 || r.outOfPlace.timeUs <= 0) return;  // nothing compressed
-  // App. B with the path's cost beyond its wire time: raw S / B, SplitZip a + S / (B * R).
   const double wire = double(r.bytes) / r.rawTimeUs / 1e3;  // GB/s
-  const double extraUs = r.outOfPlace.timeUs - r.rawTimeUs / r.ratio;
-  const double pays = extraUs > 0 ? double(r.bytes) * (1 - 1 / r.ratio) / extraUs / 1e3 : wire;
+  double extra = 0;
+  const double pays = sztool::paysBelowBps(double(r.bytes), r.rawTimeUs * 1e-6, r.outOfPlace.timeUs * 1e-6, r.ratio,
+                                           &extra) / 1e9;
+  const double extraUs = extra * 1e6;
   printf("# %-20s : %.3g GB/s (App. B from the %zu-byte row: this wire moved %.3g GB/s raw, SplitZip's path "
          "spent %.1f us beyond its wire time)%s\n", "SplitZip pays below", pays, r.bytes, wire,
          extraUs > 0 ? extraUs : 0.0, pays < wire ? ": raw wins on this wire" : ": it pays on this wire");
