@@ -66,7 +66,7 @@ ifeq ($(CUDA),1)
   CU_SRCS := $(wildcard kernels/*.cu)
   override LDLIBS += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lnccl -lcudart
 else
-  LIB_SRCS := $(filter-out transport/nccl.cc transport/ipc.cc src/init_nccl.cc src/proto/slot_path.cc src/proto/slot_proxy.cc $(IB_CUDA_SRCS),$(LIB_SRCS))  # wires that need CUDA
+  LIB_SRCS := $(filter-out transport/nccl.cc transport/ipc.cc src/init_nccl.cc src/proto/slot_path.cc $(IB_CUDA_SRCS),$(LIB_SRCS))  # wires that need CUDA
   CU_SRCS :=
 endif
 # rdma-core's headers (Debian libibverbs-dev): the ib wire is built where they are, its pure

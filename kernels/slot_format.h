@@ -23,6 +23,10 @@ namespace sz {
 
 constexpr uint64_t kSlotHeaderBytes = 128;
 constexpr uint32_t kSlotFrame = 0x1;  // the payload is a SplitZip frame (else the raw bytes)
+constexpr uint32_t kSlotCrc = 0x2;    // `crc` holds the payload's CRC32C (host channels, SZ_CRC=1)
+// The slot protocol's version: in every slot header and in the init handshake (src/comm.cc). A
+// rank of another version fails init, naming both. 2: host buffers on slots (1: the slice pipeline).
+constexpr uint32_t kSlotProtocolVersion = 2;
 
 struct SlotHeader {
   uint64_t ready;    // step + 1 once the slot holds that step's slice (written last)
@@ -32,7 +36,9 @@ struct SlotHeader {
   uint32_t opType;   // szDataType_t
   uint32_t flags;    // kSlotFrame
   uint64_t step;     // the channel step the slot holds (a slot of another step is corrupt)
-  uint64_t reserved[10];
+  uint32_t version;  // kSlotProtocolVersion
+  uint32_t crc;      // kSlotCrc: CRC32C of the payload
+  uint64_t reserved[9];
 };
 static_assert(sizeof(SlotHeader) == kSlotHeaderBytes, "one slot header");
 
@@ -70,9 +76,9 @@ SZ_HD constexpr uint64_t readyValue(uint64_t step) { return step + 1; }
 // error both sides report (szInvalidUsage for a count/type mismatch, szCorruptFrame otherwise).
 SZ_HD int checkSlotHeader(const SlotHeader& h, uint64_t step, uint64_t count, int type, uint64_t slices,
                           uint64_t sliceBytesExpected, uint64_t capacity) {
-  if (h.step != step) return szCorruptFrame;
+  if (h.step != step || h.version != kSlotProtocolVersion) return szCorruptFrame;
   if (h.opCount != count || h.opType != uint32_t(type) || h.opSlices != slices) return szInvalidUsage;
-  if (h.flags & ~kSlotFrame) return szCorruptFrame;
+  if (h.flags & ~(kSlotFrame | kSlotCrc)) return szCorruptFrame;
   if (h.flags & kSlotFrame) return h.bytes <= capacity ? 0 : szCorruptFrame;
   return h.bytes == sliceBytesExpected ? 0 : szCorruptFrame;
 }

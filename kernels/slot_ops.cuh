@@ -200,6 +200,7 @@ __device__ __forceinline__ int sendSlice(const SlotLaunch& L, const SlotOp& op, 
     h->opType = uint32_t(op.type);
     h->flags = frame ? kSlotFrame : 0;
     h->step = step;
+    h->version = kSlotProtocolVersion;
     paceLink(ch, sBytes);
     __threadfence_system();
     if (ch.signals) {
@@ -246,6 +247,7 @@ __device__ __forceinline__ int recvSlice(const SlotLaunch& L, const SlotOp& op, 
       sH.opType = v->opType;
       sH.flags = v->flags;
       sH.step = v->step;
+      sH.version = v->version;
       e = checkSlotHeader(sH, step, op.count, op.type, op.slices, n, ch.stride - kSlotHeaderBytes);
     }
     sErr = e;

@@ -13,12 +13,10 @@
 #include "base/bootstrap.h"
 #include "base/checks.h"
 #include "base/param.h"
-#include "src/pipeline.h"
+#include "src/proto/host_slots.h"
 #include "src/proto/slot_path.h"
-#include "src/wire_choice.h"
-#if SZ_HAVE_CUDA
 #include "src/proto/slot_proxy.h"
-#endif
+#include "src/wire_choice.h"
 
 #if SZ_HAVE_CUDA
 #include <cuda_runtime.h>
@@ -89,32 +87,36 @@ static void followCodebook(szComm* comm, const SlotCompletion& c) {
   }
 }
 
+void commAccount(szComm* comm, const SlotCompletion& c, bool device) {
+  if (c.send && c.frames && !c.driftFed) followCodebook(comm, c);
+  const bool autoMode = comm->cfg.codec == SZ_CODEC_AUTO;
+  std::lock_guard<std::mutex> lock(comm->statsMu);
+  if (!c.send) {
+    comm->stats.recvRawBytes += c.bytes;
+    comm->stats.recvWireBytes += c.wireBytes + c.slices * kSlotHeaderBytes;
+    comm->stats.recvSlices += c.slices;
+    comm->stats.decodeSeconds += c.codecSeconds;
+    return;
+  }
+  comm->stats.rawBytes += c.bytes;
+  comm->stats.wireBytes += c.wireBytes + c.slices * kSlotHeaderBytes;
+  comm->stats.escapes += c.escapes;
+  comm->stats.slices += c.slices;
+  comm->stats.compressedSlices += c.compressedSlices;
+  comm->compressedElements += c.compressedElements();
+  comm->stats.encodeSeconds += c.codecSeconds;
+  comm->stats.wireSeconds += c.seconds;
+  if (autoMode && c.status == szSuccess && c.bytes >= uint64_t(szParamAutoMinBytes())) {
+    TRACE(SZ_P2P, "rank %d: auto: %s send to %d of %llu bytes as %s took %.1f us (%llu wire bytes)", comm->rank,
+          device ? "device" : "host", c.peer, (unsigned long long)c.bytes, c.frames ? "frames" : "raw", c.seconds * 1e6,
+          (unsigned long long)c.wireBytes);
+    (device ? comm->autoDevice : comm->autoHost).record(c.peer, c.type, c.bytes, c.frames, c.seconds, c.wireBytes);
+  }
+}
+
 szResult_t commReapSlots(szComm* comm) {
   if (!comm->slotPath) return szSuccess;
-  const bool autoMode = comm->cfg.codec == SZ_CODEC_AUTO;
-  szResult_t res = comm->slotPath->reap([comm, autoMode](const SlotCompletion& c) {
-    if (c.send && c.frames) followCodebook(comm, c);
-    std::lock_guard<std::mutex> lock(comm->statsMu);
-    if (!c.send) {
-      comm->stats.recvRawBytes += c.bytes;
-      comm->stats.recvWireBytes += c.wireBytes + c.slices * kSlotHeaderBytes;
-      comm->stats.recvSlices += c.slices;
-      comm->stats.decodeSeconds += c.seconds;
-      return;
-    }
-    comm->stats.rawBytes += c.bytes;
-    comm->stats.wireBytes += c.wireBytes + c.slices * kSlotHeaderBytes;
-    comm->stats.escapes += c.escapes;
-    comm->stats.slices += c.slices;
-    comm->stats.compressedSlices += c.compressedSlices;
-    comm->compressedElements += c.compressedElements();
-    comm->stats.wireSeconds += c.seconds;
-    if (autoMode && c.status == szSuccess && c.bytes >= uint64_t(szParamAutoMinBytes())) {
-      TRACE(SZ_P2P, "rank %d: auto: send to %d of %llu bytes as %s took %.1f us (%llu wire bytes)", comm->rank, c.peer,
-            (unsigned long long)c.bytes, c.frames ? "frames" : "raw", c.seconds * 1e6, (unsigned long long)c.wireBytes);
-      comm->autoDevice.record(c.peer, c.type, c.bytes, c.frames, c.seconds, c.wireBytes);
-    }
-  });
+  szResult_t res = comm->slotPath->reap([comm](const SlotCompletion& c) { commAccount(comm, c, true); });
   return res == szSuccess ? res : commFail(comm, res);
 }
 
@@ -207,6 +209,7 @@ namespace {
 
 // What every rank must agree on; exchanged at init.
 struct ConfigDigest {
+  uint32_t protocol;  // kSlotProtocolVersion: compared first, for a message naming both
   char wire[16];
   int32_t codec, depth, crc, nranks;
   uint64_t sliceBytes;
@@ -214,45 +217,85 @@ struct ConfigDigest {
   int32_t codebookType, followCodebook;
 };
 
-void destroyComm(szComm* comm, bool abort) {
+void destroyComm(szComm* comm) {
   if (comm->initThread.joinable()) comm->initThread.join();
   groupDropComm(comm);
   comm->slotPath.reset();  // after its launches in flight have ended
   if (comm->slotWire && comm->slotWireComm) comm->slotWire->close(comm->slotWireComm);
-  if (comm->pipeline) comm->pipeline->abort();
-  comm->pipeline.reset();
-  if (comm->wire && comm->wireComm) (abort ? comm->wire->abort : comm->wire->close)(comm->wireComm);
-  if (comm->desc && comm->descComm) (abort ? comm->desc->abort : comm->desc->close)(comm->descComm);
-  if (comm->ack && comm->ackComm) (abort ? comm->ack->abort : comm->ack->close)(comm->ackComm);
+  comm->hostSlots.reset();
+  comm->proxy.reset();
   if (comm->bootstrap) szBootstrapClose(comm->bootstrap);
   szSetCommError(comm, nullptr);
   delete comm;
 }
 
-// The slot wire and the slot path over it (SZ_SLOT_*, and the emulated link of the ipc or tcp
-// wire).
-szResult_t connectSlotWire(szComm* comm, void* ncclComm) {
+// The device slot path's shape (SZ_SLOT_*, else the wire's defaults: `defaultSlice` bytes per
+// slice, at most `defaultBlocks` blocks per launch, 0: the GPU's multiprocessors). Proxied wires
+// want fewer, larger slices (each costs the proxy a message) and leave multiprocessors to the
+// wire's own kernels.
+szResult_t slotPathConfig(const szComm* comm, uint64_t defaultSlice, uint32_t defaultBlocks, SlotPathConfig* pc) {
   int sms = 0;
   SZCHECK(currentDeviceSms(&sms));
-  const szSlotWire* w = comm->slotWire;
-  SlotPathConfig pc{};
-  pc.sliceBytes = szParamSlotSliceBytes() > 0 ? uint64_t(szParamSlotSliceBytes()) : w->defaultSliceBytes;
-  pc.blocks = szParamSlotBlocks() > 0 ? uint32_t(szParamSlotBlocks())
-              : w->defaultMaxBlocks > 0 && w->defaultMaxBlocks < uint32_t(sms) ? w->defaultMaxBlocks
-                                                                              : uint32_t(sms);
-  pc.nslots = szParamSlotCount() > 0 ? uint32_t(szParamSlotCount()) : 2 * pc.blocks;
-  pc.timeoutMs = comm->cfg.timeoutMs;
-  if (pc.sliceBytes % kSliceAlign != 0 || pc.blocks > 65536 || pc.nslots > (1u << 20))
+  pc->sliceBytes = szParamSlotSliceBytes() > 0 ? uint64_t(szParamSlotSliceBytes()) : defaultSlice;
+  pc->blocks = szParamSlotBlocks() > 0 ? uint32_t(szParamSlotBlocks())
+               : defaultBlocks > 0 && defaultBlocks < uint32_t(sms) ? defaultBlocks
+                                                                    : uint32_t(sms);
+  pc->nslots = szParamSlotCount() > 0 ? uint32_t(szParamSlotCount()) : 2 * pc->blocks;
+  pc->timeoutMs = comm->cfg.timeoutMs;
+  if (pc->sliceBytes % kSliceAlign != 0 || pc->blocks > 65536 || pc->nslots > (1u << 20))
     return szSetError(szInvalidArgument, "SZ_SLOT_SLICE_BYTES=%llu (a multiple of %llu), SZ_SLOT_BLOCKS=%u, SZ_SLOT_COUNT=%u",
-                      (unsigned long long)pc.sliceBytes, (unsigned long long)kSliceAlign, pc.blocks, pc.nslots);
-  szSlotWireConfig wc{pc.sliceBytes, pc.nslots, 0, ncclComm};
-  if (comm->cfg.wire == "ipc") wc.linkGBps = comm->cfg.ipcLinkGBps;
-  if (comm->cfg.wire == "tcp") wc.linkGBps = comm->cfg.tcpLinkGBps;
-  SZCHECK(comm->slotWire->connect(comm->bootstrap, wc, &comm->slotWireComm));
-  SZCHECK(SlotPath::create(comm->slotWire, comm->slotWireComm, comm->rank, comm->nranks, pc, &comm->slotPath));
-  INFO(SZ_INIT, "rank %d: slot protocol on wire %s: %llu-byte slices, %u slots per peer and direction, %u blocks, "
-       "emulated link %g GB/s", comm->rank, comm->slotWire->name, (unsigned long long)pc.sliceBytes, pc.nslots,
-       pc.blocks, wc.linkGBps);
+                      (unsigned long long)pc->sliceBytes, (unsigned long long)kSliceAlign, pc->blocks, pc->nslots);
+  return szSuccess;
+}
+
+// Proxied wires' device channel defaults (slotPathConfig): tcp 256 KiB slices on every
+// multiprocessor, nccl 1 MiB slices on at most 32 blocks.
+constexpr uint64_t kTcpDeviceSlice = 256 << 10, kNcclDeviceSlice = 1 << 20;
+constexpr uint32_t kNcclDeviceBlocks = 32;
+
+// The slot proxy (host channel; device channel of a proxied wire), the direct slot wire, and the
+// paths over them.
+szResult_t connectSlots(szComm* comm, const szWire* named, void* ncclComm) {
+  constexpr int kHostChannel = 0, kDeviceChannel = 1;
+  const uint64_t hostSlice = (comm->cfg.sliceBytes + kSliceAlign - 1) / kSliceAlign * kSliceAlign;
+  const uint32_t hostSlots = 2 * uint32_t(comm->cfg.depth);
+  std::vector<SlotProxyChannel> channels{
+      SlotProxyChannel{szFindWire("tcp"), SlotMemory::kHost, hostSlice, hostSlots, comm->cfg.tcpLinkGBps, nullptr}};
+  SlotPathConfig pc{};
+  const bool proxiedDevice = comm->slotWire == nullptr && comm->cudaDevice >= 0;
+  if (proxiedDevice) {
+    const bool nccl = named->deviceMemory != 0;
+    SZCHECK(slotPathConfig(comm, nccl ? kNcclDeviceSlice : kTcpDeviceSlice, nccl ? kNcclDeviceBlocks : 0, &pc));
+    channels.push_back(SlotProxyChannel{named, nccl ? SlotMemory::kDevice : SlotMemory::kPinned, pc.sliceBytes,
+                                        pc.nslots, nccl ? 0 : comm->cfg.tcpLinkGBps, ncclComm});
+  }
+  SZCHECK(SlotProxy::create(comm->bootstrap, channels, &comm->proxy));
+  double linkGBps = 0;
+  if (comm->slotWire) {
+    SZCHECK(slotPathConfig(comm, comm->slotWire->defaultSliceBytes, comm->slotWire->defaultMaxBlocks, &pc));
+    szSlotWireConfig wc{pc.sliceBytes, pc.nslots, 0, ncclComm};
+    if (comm->cfg.wire == "ipc") wc.linkGBps = linkGBps = comm->cfg.ipcLinkGBps;
+    SZCHECK(comm->slotWire->connect(comm->bootstrap, wc, &comm->slotWireComm));
+    const szSlotWire* w = comm->slotWire;
+    void* wireComm = comm->slotWireComm;
+    SZCHECK(SlotPath::create([w, wireComm](int peer, int send, SlotChannel* ch) { return w->channel(wireComm, peer, send, ch); },
+                             comm->rank, comm->nranks, pc, &comm->slotPath));
+  } else if (proxiedDevice) {
+    SlotProxy* proxy = comm->proxy.get();
+    SZCHECK(SlotPath::create([proxy](int peer, int send, SlotChannel* ch) { return proxy->channel(kDeviceChannel, peer, send, ch); },
+                             comm->rank, comm->nranks, pc, &comm->slotPath));
+    linkGBps = channels.back().linkGBps;
+  }
+  if (comm->slotPath)
+    INFO(SZ_INIT, "rank %d: device buffers on the slot protocol over wire %s: %llu-byte slices, %u slots per peer and "
+         "direction, %u blocks, emulated link %g GB/s", comm->rank, comm->cfg.wire.c_str(),
+         (unsigned long long)pc.sliceBytes, pc.nslots, pc.blocks, linkGBps);
+  comm->codebooks.reset(new CodebookDrift(comm->cfg.followCodebook, &comm->cfg.codebook));
+  HostSlotConfig hc{kHostChannel, hostSlice, comm->cfg.depth, comm->cfg.timeoutMs, comm->cfg.crc};
+  SZCHECK(HostSlots::create(comm->proxy.get(), comm->rank, comm->nranks, hc, comm->codebooks.get(), &comm->hostSlots));
+  INFO(SZ_INIT, "rank %d: host buffers on the slot protocol over tcp: %llu-byte slices, %u slots per peer and "
+       "direction (%.1f MiB of host memory each way), %d threads per group", comm->rank,
+       (unsigned long long)hostSlice, hostSlots, double(hostSlots * slotStride(hostSlice)) / (1 << 20), comm->cfg.depth);
   return szSuccess;
 }
 
@@ -263,7 +306,7 @@ constexpr double kCopyShareOfDram = 0.5, kSlotCodecShareOfDram = 0.3;
 
 szResult_t setAutoPriors(szComm* comm, const std::vector<RankPlacement>& placements) {
   AutoPrior host, device;
-  host.wireBps = comm->cfg.tcpLinkGBps * 1e9;  // host buffers travel on the tcp wire
+  host.wireBps = comm->cfg.tcpLinkGBps * 1e9;  // host buffers travel on the host channel (tcp)
   comm->autoHost.setPrior(host);
   if (!comm->slotPath) return szSuccess;
   double dram = 0;
@@ -300,6 +343,7 @@ szResult_t initComm(szComm* comm, int nranks, const szUniqueId& id, int rank, vo
   std::vector<ConfigDigest> all(static_cast<size_t>(nranks));
   ConfigDigest& mine = all[size_t(rank)];
   memset(&mine, 0, sizeof(mine));
+  mine.protocol = kSlotProtocolVersion;
   strncpy(mine.wire, comm->cfg.wire.c_str(), sizeof(mine.wire) - 1);
   mine.codec = comm->cfg.codec;
   mine.depth = comm->cfg.depth;
@@ -311,37 +355,26 @@ szResult_t initComm(szComm* comm, int nranks, const szUniqueId& id, int rank, vo
   mine.followCodebook = comm->cfg.followCodebook;
   SZCHECK(szBootstrapAllGather(comm->bootstrap, all.data(), sizeof(ConfigDigest)));
   for (int r = 0; r < nranks; ++r)
+    if (all[size_t(r)].protocol != mine.protocol)
+      return szSetError(szInvalidUsage, "rank %d speaks slot protocol version %u and rank %d version %u: build both "
+                        "from one SplitZip version", rank, mine.protocol, r, all[size_t(r)].protocol);
+  for (int r = 0; r < nranks; ++r)
     if (memcmp(&all[size_t(r)], &mine, sizeof(mine)) != 0)
       return szSetError(szInvalidUsage, "rank %d and rank %d were initialized with different "
                         "configurations (wire, codec, slice size, depth, CRC or codebook)", rank, r);
-  // Device buffers travel through the slot protocol: straight into the peer's memory (ipc), or
-  // through a proxy thread over the named message wire (tcp, nccl). Host buffers take the slice
-  // pipeline over tcp on every wire (NCCL itself takes no host buffers).
+  // Device buffers travel through the slot protocol: straight into the peer's memory (ipc, ib),
+  // or through the proxy over the named message wire (tcp, nccl). Host buffers take the host
+  // channel over tcp on every wire (NCCL itself takes no host buffers).
   comm->slotWire = szFindSlotWire(comm->cfg.wire.c_str());
   const szWire* named = szFindWire(comm->cfg.wire.c_str());
   if (comm->slotWire == nullptr && named == nullptr)
     return szSetError(szInvalidArgument, "unknown or unavailable wire '%s'", comm->cfg.wire.c_str());
-  comm->wire = comm->desc = comm->ack = szFindWire("tcp");
   comm->cudaDevice = currentDevice();
   comm->deviceOnly = named != nullptr && named->deviceMemory;
   if ((comm->slotWire || comm->deviceOnly) && comm->cudaDevice < 0)
     return szSetError(szInvalidUsage, "wire '%s' needs a GPU", comm->cfg.wire.c_str());
-#if SZ_HAVE_CUDA
-  if (comm->slotWire == nullptr && comm->cudaDevice >= 0)
-    comm->slotWire = named->deviceMemory ? &kSlotWireNcclProxy : &kSlotWireTcpProxy;
-#endif
-  if (comm->slotWire) SZCHECK(connectSlotWire(comm, ncclComm));
+  SZCHECK(connectSlots(comm, named, ncclComm));
   SZCHECK(setAutoPriors(comm, placements));
-  szWireConfig wc{comm->cfg.timeoutMs, 0, nullptr, 0, comm->cfg.tcpLinkGBps};
-  SZCHECK(comm->wire->connect(comm->bootstrap, wc, &comm->wireComm));
-  wc.linkGBps = 0;  // the control channels are not the link under test
-  wc.idleRequests = 1;  // an acknowledgement comes only once the whole operation is decoded
-  SZCHECK(comm->desc->connect(comm->bootstrap, wc, &comm->descComm));
-  SZCHECK(comm->ack->connect(comm->bootstrap, wc, &comm->ackComm));
-  size_t slotBytes = 0;  // the largest frame of a slice of the smallest element type
-  SZCHECK(szEncodeMaxSize(comm->cfg.sliceBytes, szUint8, &slotBytes));
-  comm->codebooks.reset(new CodebookDrift(comm->cfg.followCodebook, &comm->cfg.codebook));
-  comm->pipeline.reset(new Pipeline(comm, slotBytes));
   INFO(SZ_INIT, "SplitZip %d.%d.%d rank %d/%d: wire %s, codec %s, codebook %s, slice %zu bytes, depth %d, "
        "timeout %d ms, crc %d", SZ_MAJOR, SZ_MINOR, SZ_PATCH, rank, nranks, comm->cfg.wire.c_str(),
        comm->cfg.codec == SZ_CODEC_ON ? "on" : comm->cfg.codec == SZ_CODEC_OFF ? "off" : "auto",
@@ -386,7 +419,7 @@ szResult_t createComm(szComm_t* comm, int nranks, const szUniqueId& id, int rank
   }
   if (res == szSuccess) res = initComm(c, nranks, id, rank, ncclComm);
   if (res != szSuccess) {
-    destroyComm(c, true);
+    destroyComm(c);
     return res;
   }
   *comm = c;
@@ -427,7 +460,7 @@ extern "C" szResult_t szCommFinalize(szComm_t comm) {
   if (comm == nullptr) return szSetError(szInvalidArgument, "szCommFinalize: comm is NULL");
   if (comm->asyncError.load() == szInProgress) return szInProgress;
   // Device operations may still be in flight; host operations completed in their call.
-  while (((comm->pipeline && !comm->pipeline->idle()) || (comm->slotPath && !comm->slotPath->idle())) &&
+  while (comm->slotPath && !comm->slotPath->idle() &&
          comm->asyncError.load() == szSuccess) {
     commReapSlots(comm);
     std::this_thread::sleep_for(std::chrono::microseconds(100));
@@ -437,13 +470,13 @@ extern "C" szResult_t szCommFinalize(szComm_t comm) {
 
 extern "C" szResult_t szCommDestroy(szComm_t comm) {
   if (comm == nullptr) return szSetError(szInvalidArgument, "szCommDestroy: comm is NULL");
-  destroyComm(comm, comm->asyncError.load() != szSuccess);
+  destroyComm(comm);
   return szSuccess;
 }
 
 extern "C" szResult_t szCommAbort(szComm_t comm) {
   if (comm == nullptr) return szSuccess;
-  destroyComm(comm, true);
+  destroyComm(comm);
   return szSuccess;
 }
 

@@ -1,5 +1,6 @@
-// The communicator: its resolved configuration, its wires and per-peer state. Operations are
-// executed by the pipeline (pipeline.h) on the communicator's progress thread.
+// The communicator: its resolved configuration, its wires and per-peer state. Operations run on
+// the slot protocol: device buffers through the slot path (src/proto/slot_path.h), host buffers
+// through the host slots (src/proto/host_slots.h) in the caller's thread.
 #pragma once
 
 #include <atomic>
@@ -40,10 +41,6 @@ struct Op {
   std::vector<Segment> segments;
   bool device = false;              // segments are device memory
   cudaStream_t stream = nullptr;    // device ops: the user's stream
-  // Set by the pipeline.
-  szResult_t result = szSuccess;
-  std::string error;  // the failure's message (set with result)
-  bool done = false;
 };
 
 // The communicator's configuration with every default resolved (szConfig_t + SZ_* params).
@@ -52,8 +49,8 @@ struct CommConfig {
   int codec;  // SZ_CODEC_*
   szCodebook_t codebook;  // the fixed codebook, or where auto starts (for its type)
   bool followCodebook;    // SZ_CODEBOOK_AUTO: recalibrate on drift (codebook_drift.h)
-  size_t sliceBytes;
-  int depth;
+  size_t sliceBytes;  // host channel: bytes per slice (rounded up to a multiple of kSliceAlign)
+  int depth;          // host channel: threads per group; slots per peer and direction: 2 x depth
   int timeoutMs;
   bool crc;
   bool blocking;  // false: szCommInitRank returns szInProgress and a thread finishes the init
@@ -62,8 +59,10 @@ struct CommConfig {
   double tcpLinkGBps, ipcLinkGBps;
 };
 
-class Pipeline;
 class SlotPath;
+class SlotProxy;
+class HostSlots;
+struct SlotCompletion;
 
 }  // namespace sz
 
@@ -71,26 +70,22 @@ struct szComm {
   int rank = 0, nranks = 0;
   sz::CommConfig cfg;
   szBootstrap* bootstrap = nullptr;
-  const szWire* wire = nullptr;  // data: frames and raw slices
-  void* wireComm = nullptr;
-  // Control channels (always tcp, host memory): operation headers sender -> receiver, and
-  // acknowledgements receiver -> sender, each in its own ordered stream of messages.
-  const szWire* desc = nullptr;
-  void* descComm = nullptr;
-  const szWire* ack = nullptr;
-  void* ackComm = nullptr;
-  // Slot wire (ipc, or a proxy over tcp or nccl): device buffers travel through the slot protocol
-  // (src/proto/slot_path.h); host buffers on `wire` (tcp).
+  // Every communicator: the slot proxy (src/proto/slot_proxy.h) with the host channel (host
+  // buffers, over tcp) and, on the tcp or nccl wire with a GPU, the device channel; and the host
+  // slots that run host operations on it.
+  std::unique_ptr<sz::SlotProxy> proxy;
+  std::unique_ptr<sz::HostSlots> hostSlots;
+  // Device buffers travel through the slot path, on a direct slot wire (ipc, ib) or on the
+  // proxy's device channel (tcp, nccl).
   bool deviceOnly = false;  // the named wire is NCCL's: a call without buffers is stream-ordered, as ncclSend's
   const szSlotWire* slotWire = nullptr;
   void* slotWireComm = nullptr;
   std::unique_ptr<sz::SlotPath> slotPath;
   int cudaDevice = -1;  // the GPU the communicator uses (current at init), -1 without one
   // SZ_CODEC_AUTO: frames or raw, per peer and message size, on each path: device buffers (the
-  // GPU codec in the slot kernels) and host buffers (the CPU codec in the slice pipeline).
+  // GPU codec in the slot kernels) and host buffers (the CPU codec in the host slots).
   sz::AutoModel autoDevice, autoHost;
   std::unique_ptr<sz::CodebookDrift> codebooks;  // the senders' codebooks, per peer, type and segment group
-  std::unique_ptr<sz::Pipeline> pipeline;
   std::atomic<int> asyncError{szSuccess};  // szInProgress while a non-blocking init runs
   std::mutex errorMu;  // asyncError and its message (szSetCommError) change together
   std::thread initThread;    // a non-blocking init
@@ -120,8 +115,12 @@ szResult_t ncclShareUniqueId(void* ncclComm, szUniqueId* id, int* rank, int* nra
 // Records the communicator's first asynchronous error and returns `res`.
 szResult_t commFail(szComm* comm, szResult_t res);
 
-// Collects the slot path's finished device operations (stats, the auto model); a failed one
-// fails the communicator. szSuccess without a slot path.
+// Collects the slot path's finished device operations (commAccount); a failed one fails the
+// communicator. szSuccess without a slot path.
 szResult_t commReapSlots(szComm* comm);
+
+// Accounts a finished operation, device or host: stats, the auto model of its path, and for a
+// device send of frames the codebook drift policy.
+void commAccount(szComm* comm, const SlotCompletion& c, bool device);
 
 }  // namespace sz

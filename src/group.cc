@@ -1,16 +1,18 @@
 // szSend/szRecv (and the v-variants) and group semantics: argument checks, turning calls into
-// pipeline operations, and deferring them until the outermost szGroupEnd, as NCCL does.
+// slot operations (device: src/proto/slot_path.h, host: src/proto/host_slots.h), and deferring
+// them until the outermost szGroupEnd, as NCCL does.
 #include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "base/checks.h"
 #include "base/param.h"
 #include "src/comm.h"
-#include "src/pipeline.h"
+#include "src/proto/host_slots.h"
 #include "src/proto/segment_groups.h"
 #include "src/proto/slot_path.h"
 #include "src/proto/slot_slices.h"
@@ -131,10 +133,39 @@ szResult_t makeOp(const char* fn, bool send, void* const* bufs, const size_t* co
   return szSuccess;
 }
 
-szResult_t runPiped(std::map<szComm*, std::vector<std::shared_ptr<Op>>>& byComm);
+szResult_t runHost(std::map<szComm*, std::vector<std::shared_ptr<Op>>>& byComm);
 
-// A device operation for the slot path; sends choose frames or raw here (the codec mode, and
-// for auto the communicator's model), and a codebook for each segment group their slices take.
+// Whether a send travels as frames: a compressible type and the codec on, or auto and the
+// model of its path (device or host buffers) says frames win (src/proto/auto_model.h).
+bool sendsFrames(szComm* comm, const Op& op) {
+  const uint64_t bytes = op.count * szTypeSize(op.type);
+  const int codec = comm->cfg.codec;
+  AutoModel& model = op.device ? comm->autoDevice : comm->autoHost;
+  return op.send && szTypeIsCompressible(op.type) &&
+         (codec == SZ_CODEC_ON || (codec == SZ_CODEC_AUTO && bytes >= uint64_t(szParamAutoMinBytes()) &&
+                                   model.useFrames(op.peer, op.type, bytes)));
+}
+
+// A host operation for the host slots.
+HostRequest hostRequest(szComm* comm, const Op& op) {
+  HostRequest r;
+  r.api = op.api;
+  r.send = op.send;
+  r.peer = op.peer;
+  r.type = op.type;
+  r.count = op.count;
+  r.frames = sendsFrames(comm, op);
+  uint64_t offset = 0;
+  for (const Segment& seg : op.segments) {
+    r.segs.push_back(SlotSegment{seg.ptr, seg.bytes, offset});
+    r.segGroups.push_back(seg.group);
+    offset += seg.bytes;
+  }
+  return r;
+}
+
+// A device operation for the slot path, with a codebook for each segment group a send's slices
+// take.
 SlotRequest slotRequest(szComm* comm, const Op& op) {
   SlotRequest r;
   r.send = op.send;
@@ -142,10 +173,7 @@ SlotRequest slotRequest(szComm* comm, const Op& op) {
   r.type = op.type;
   r.count = op.count;
   const uint64_t bytes = op.count * szTypeSize(op.type);
-  const int codec = comm->cfg.codec;
-  r.frames = op.send && szTypeIsCompressible(op.type) &&
-             (codec == SZ_CODEC_ON || (codec == SZ_CODEC_AUTO && bytes >= uint64_t(szParamAutoMinBytes()) &&
-                                       comm->autoDevice.useFrames(op.peer, op.type, bytes)));
+  r.frames = sendsFrames(comm, op);
   uint64_t offset = 0;
   for (const Segment& seg : op.segments) {
     r.segs.push_back(SlotSegment{seg.ptr, seg.bytes, offset});
@@ -208,7 +236,7 @@ szResult_t runPending(std::vector<PendingOp> pending) {
   // enqueued now; the call returns.
   // Finished launches are reaped first, so that the codebooks planned for these sends have seen
   // every completed send's escapes.
-  std::map<szComm*, std::vector<std::shared_ptr<Op>>> piped;  // host operations
+  std::map<szComm*, std::vector<std::shared_ptr<Op>>> host;  // host operations
   std::map<std::pair<szComm*, cudaStream_t>, std::vector<SlotRequest>> launches;
   for (auto& [comm, ops] : byComm) {
     if (comm->slotPath && std::any_of(ops.begin(), ops.end(), [](const auto& op) { return op->device; })) {
@@ -217,7 +245,7 @@ szResult_t runPending(std::vector<PendingOp> pending) {
     }
     for (const auto& op : ops) {
       if (op->device) launches[{comm, op->stream}].push_back(slotRequest(comm, *op));
-      else piped[comm].push_back(op);
+      else host[comm].push_back(op);
     }
   }
   for (auto& [key, reqs] : launches) {
@@ -226,19 +254,37 @@ szResult_t runPending(std::vector<PendingOp> pending) {
     szResult_t r = comm->slotPath->enqueue(reqs, key.second);
     if (r != szSuccess) return commFail(comm, r);
   }
-  return runPiped(piped);
+  return runHost(host);
 }
 
-// Host operations: the slice pipeline; the call waits for them.
-szResult_t runPiped(std::map<szComm*, std::vector<std::shared_ptr<Op>>>& byComm) {
-  std::vector<std::pair<std::shared_ptr<GroupWait>, std::vector<std::shared_ptr<Op>>*>> waits;
-  for (auto& [comm, ops] : byComm) waits.emplace_back(comm->pipeline->submit(ops), &ops);
-  szResult_t first = szSuccess;
-  for (auto& [handle, ops] : waits) {
-    szResult_t r = Pipeline::wait(handle, *ops);
-    if (first == szSuccess) first = r;
-  }
-  return first;
+// Host operations of one communicator, to completion; each finished one is accounted, a failed one
+// fails the communicator. *why: the failure's message.
+szResult_t runHostOps(szComm* comm, const std::vector<std::shared_ptr<Op>>& ops, std::string* why) {
+  std::vector<HostRequest> reqs;
+  for (const auto& op : ops) reqs.push_back(hostRequest(comm, *op));
+  std::vector<SlotCompletion> done;
+  szResult_t r = comm->hostSlots->run(reqs, &done);
+  if (r != szSuccess) *why = szGetLastError(nullptr);
+  for (const SlotCompletion& c : done) commAccount(comm, c, false);
+  return r == szSuccess ? r : commFail(comm, r);
+}
+
+// Host operations: the call waits for them. A group's operations on several communicators run
+// together (one may wait on another), the first in this thread, the others on threads of their own.
+szResult_t runHost(std::map<szComm*, std::vector<std::shared_ptr<Op>>>& byComm) {
+  std::vector<std::pair<szComm*, std::vector<std::shared_ptr<Op>>*>> work;
+  for (auto& [comm, ops] : byComm) work.emplace_back(comm, &ops);
+  if (work.empty()) return szSuccess;
+  std::vector<szResult_t> results(work.size(), szSuccess);
+  std::vector<std::string> why(work.size());
+  std::vector<std::thread> others;
+  for (size_t i = 1; i < work.size(); ++i)
+    others.emplace_back([&, i] { results[i] = runHostOps(work[i].first, *work[i].second, &why[i]); });
+  results[0] = runHostOps(work[0].first, *work[0].second, &why[0]);
+  for (std::thread& t : others) t.join();
+  for (size_t i = 0; i < work.size(); ++i)
+    if (results[i] != szSuccess) return szSetError(results[i], "%s", why[i].c_str());
+  return szSuccess;
 }
 
 szResult_t enqueue(const char* fn, bool send, void* const* bufs, const size_t* counts, int nbufs, szDataType_t type,

@@ -12,6 +12,7 @@
 #include <mutex>
 
 #include "codec/checksum.h"
+#include "kernels/slot_format.h"
 #include "intruder.h"
 #include "splitzip.h"
 #include "base/bootstrap.h"
@@ -22,16 +23,19 @@ using namespace intruder;
 namespace {
 
 constexpr int kTimeoutMs = 10000;
-constexpr uint32_t kSliceMagic = 0x4C535A53;  // "SZSL": the pipeline's slice header
-
-// The bytes of one forged slice as the tcp wire carries it: [u64 length][SliceHeader][payload].
+// The bytes of one forged slot as the tcp wire carries it: [u64 length][SlotHeader][payload], a
+// raw slice of step 0 with or without its CRC32C (kernels/slot_format.h).
 std::vector<uint8_t> forgedSlice(bool withCrc) {
   std::vector<uint8_t> payload(4096, 0xEE);
-  struct {
-    uint32_t magic, seq;
-    uint64_t slice, payloadBytes;
-    uint32_t crc, reserved;
-  } header = {kSliceMagic, 0, 0, payload.size(), withCrc ? sz::crc32c(payload.data(), payload.size()) : 0u, 0};
+  sz::SlotHeader header{};
+  header.ready = sz::readyValue(0);
+  header.bytes = payload.size();
+  header.opCount = payload.size() / 2;
+  header.opSlices = 1;
+  header.opType = szBfloat16;
+  header.version = sz::kSlotProtocolVersion;
+  header.flags = withCrc ? sz::kSlotCrc : 0;
+  header.crc = withCrc ? sz::crc32c(payload.data(), payload.size()) : 0u;
   uint64_t length = sizeof(header) + payload.size();
   std::vector<uint8_t> bytes(sizeof(length) + sizeof(header));
   memcpy(bytes.data(), &length, sizeof(length));

@@ -57,6 +57,7 @@ SlotHeader header(uint64_t count, int type, uint64_t slices, uint64_t bytes, uin
   h.opSlices = slices;
   h.bytes = bytes;
   h.flags = flags;
+  h.version = kSlotProtocolVersion;
   return h;
 }
 
@@ -73,6 +74,12 @@ TEST(SlotProtocol, ReceiverVerdicts) {
   // A slot that holds another step (a proxy or wire out of order) is corrupt, never decoded.
   EXPECT_EQ(checkSlotHeader(header(100, szBfloat16, 1, 200, 0, 8), 7, 100, szBfloat16, 1, 200, cap), szCorruptFrame);
   EXPECT_EQ(checkSlotHeader(header(100, szBfloat16, 1, 150, kSlotFrame, 6), 7, 100, szBfloat16, 1, 200, cap), szCorruptFrame);
+  // A CRC flag is allowed (the host channel checks the CRC itself); a header of another protocol
+  // version is corrupt whatever else it says.
+  EXPECT_EQ(checkSlotHeader(header(100, szBfloat16, 1, 200, kSlotCrc), 7, 100, szBfloat16, 1, 200, cap), 0);
+  SlotHeader old = header(100, szBfloat16, 1, 200, 0);
+  old.version = kSlotProtocolVersion - 1;
+  EXPECT_EQ(checkSlotHeader(old, 7, 100, szBfloat16, 1, 200, cap), szCorruptFrame);
 }
 
 // Host memory standing in for the ring, the credits and the receiver's error word.

@@ -32,8 +32,7 @@ szResult_t sz::launchDecodeBatch(const DecodeBatch&, cudaStream_t) { return noCu
 #include "src/proto/slot_path.h"
 
 sz::SlotPath::~SlotPath() = default;
-szResult_t sz::SlotPath::create(const szSlotWire*, void*, int, int, const SlotPathConfig&,
-                                std::unique_ptr<SlotPath>*) {
+szResult_t sz::SlotPath::create(const ChannelSource&, int, int, const SlotPathConfig&, std::unique_ptr<SlotPath>*) {
   return noCuda(__func__);
 }
 szResult_t sz::SlotPath::enqueue(const std::vector<SlotRequest>&, cudaStream_t) { return noCuda(__func__); }

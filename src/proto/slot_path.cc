@@ -59,7 +59,7 @@ const char* describe(szResult_t status) {
 
 }  // namespace
 
-szResult_t SlotPath::create(const szSlotWire* wire, void* wireComm, int rank, int nranks, const SlotPathConfig& config,
+szResult_t SlotPath::create(const ChannelSource& channel, int rank, int nranks, const SlotPathConfig& config,
                             std::unique_ptr<SlotPath>* out) {
   SZCHECK(loadSlotKernels());  // and the copy kernels (sends to self, calibration), the
   SZCHECK(loadCopyKernels());  // histogram (kernel_loading.h)
@@ -74,8 +74,8 @@ szResult_t SlotPath::create(const szSlotWire* wire, void* wireComm, int rank, in
   p->recvStep_.assign(size_t(nranks), 0);
   for (int peer = 0; peer < nranks; ++peer) {
     if (peer == rank) continue;
-    SZCHECK(wire->channel(wireComm, peer, 1, &p->send_[size_t(peer)]));
-    SZCHECK(wire->channel(wireComm, peer, 0, &p->recv_[size_t(peer)]));
+    SZCHECK(channel(peer, 1, &p->send_[size_t(peer)]));
+    SZCHECK(channel(peer, 0, &p->recv_[size_t(peer)]));
   }
   CUDACHECK(cudaMalloc(&p->accums_, sizeof(SlotOpAccum) * kResultSlots));
   CUDACHECK(cudaMemset(p->accums_, 0, sizeof(SlotOpAccum) * kResultSlots));
@@ -282,7 +282,7 @@ szResult_t SlotPath::enqueue(const std::vector<SlotRequest>& reqs, cudaStream_t 
     results_[slot] = SlotOpResult{};
     op.accum = accums_ + slot;
     op.result = results_ + slot;
-    l.ops.push_back(SlotCompletion{r.send, r.peer, r.type, r.count, bytes, r.frames, szSuccess, 0, 0, 0, slices[k], 0,
+    l.ops.push_back(SlotCompletion{r.send, r.peer, r.type, r.count, bytes, r.frames, szSuccess, 0, 0, 0, slices[k], 0, 0,
                                    std::move(groups)});
   }
   szResult_t res = szSuccess;
@@ -322,6 +322,7 @@ szResult_t SlotPath::finish(Launch& l) {
     c.wireBytes = r.wireBytes;
     c.compressedSlices = r.compressedSlices;
     c.seconds = r.endNs > r.startNs ? double(r.endNs - r.startNs) * 1e-9 : 0;
+    if (!c.send) c.codecSeconds = c.seconds;  // a receive's kernel time is its decode
     for (size_t g = 0; g < c.groups.size(); ++g) {
       c.groups[g].escapes = r.escapes[g];
       c.groups[g].compressedElements = r.compressedElems[g];

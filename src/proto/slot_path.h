@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "kernels/slot_kernels.h"
-#include "transport/slot_wire.h"
+#include "src/proto/slot_completion.h"
 
 struct CUevent_st;
 
@@ -44,16 +44,6 @@ struct SlotRequest {
 // Elements at the start of a group's data that a calibration's histogram covers.
 constexpr uint64_t kCalibrateElems = uint64_t(1) << 22;
 
-// What a finished send of frames reports for one of its codebooks, for the drift policy.
-struct SlotGroupResult {
-  int group;
-  szCodebook_t codebook;
-  uint64_t elements;            // of the slices that encoded with it
-  uint64_t compressedElements;  // of those, the ones in compressed frames
-  uint64_t escapes;
-  std::vector<unsigned long long> counts;  // calibrate: the group's exponent histogram (256)
-};
-
 struct SlotPathConfig {
   uint64_t sliceBytes;
   uint32_t nslots;
@@ -61,29 +51,13 @@ struct SlotPathConfig {
   int timeoutMs;
 };
 
-// What a finished operation reports.
-struct SlotCompletion {
-  bool send;
-  int peer;
-  szDataType_t type;
-  uint64_t count, bytes;
-  bool frames;
-  szResult_t status;
-  uint64_t wireBytes, escapes, compressedSlices, slices;
-  double seconds;  // first slice started to last slice finished, on the GPU's clock
-  std::vector<SlotGroupResult> groups;  // frames: per codebook, in the request's order
-  uint64_t compressedElements() const {
-    uint64_t n = 0;
-    for (const SlotGroupResult& g : groups) n += g.compressedElements;
-    return n;
-  }
-};
-
 class SlotPath {
  public:
-  // Builds the channels of every peer from the connected slot wire, and the pools.
-  static szResult_t create(const szSlotWire* wire, void* wireComm, int rank, int nranks,
-                           const SlotPathConfig& config, std::unique_ptr<SlotPath>* out);
+  // This rank's channel with `peer` (send = 1: its sends), from the wire that provides them.
+  using ChannelSource = std::function<szResult_t(int peer, int send, SlotChannel* channel)>;
+  // Builds the channels of every peer from `channel`, and the pools.
+  static szResult_t create(const ChannelSource& channel, int rank, int nranks, const SlotPathConfig& config,
+                           std::unique_ptr<SlotPath>* out);
   ~SlotPath();  // waits for the launches in flight (bounded by the kernels' timeout)
   SlotPath(const SlotPath&) = delete;
   SlotPath& operator=(const SlotPath&) = delete;

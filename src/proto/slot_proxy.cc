@@ -1,16 +1,20 @@
-// The proxied slot wires (src/proto/slot_proxy.h) over the tcp and nccl wires.
+// The slot proxy (src/proto/slot_proxy.h).
 #include "src/proto/slot_proxy.h"
 
+#if SZ_HAVE_CUDA
 #include <cuda_runtime.h>
+
+#include "kernels/cuda_check.h"
+#endif
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <mutex>
 #include <thread>
-#include <vector>
 
-#include "kernels/cuda_check.h"
 #include "base/bootstrap.h"
 #include "base/checks.h"
 #include "transport/slot_words.h"
@@ -20,28 +24,34 @@ namespace {
 
 // Control messages between the proxies of a pair, in order on their own (tcp) connection.
 struct Ctrl {
-  uint32_t kind;  // kCredit or kError
-  int32_t code;   // kError: the error; its direction in `step` (0: for the receive side, 1: for the send side)
-  uint64_t step;  // kCredit: the step the receiver drained
+  uint32_t kind;     // kCredit or kError
+  int32_t code;      // kError: the error; its direction in `step` (0: for the receive side, 1: for the send side)
+  uint64_t step;     // kCredit: the step the receiver drained
+  uint32_t channel;  // the channel it concerns
+  uint32_t pad;
 };
 constexpr uint32_t kCredit = 1, kError = 2;
 
-// One channel end: its ring (device memory when the message wire moves device memory, else
-// pinned host memory), and in pinned host memory its credit words, error words and signals.
+// One channel end: its ring, and its credit words, error words and signals.
 struct End {
   uint8_t* ring = nullptr;
   uint64_t* credits = nullptr;
-  int* error = nullptr;      // the kernels' local error word
-  int* peerError = nullptr;  // what the kernels want the peer to know
+  int* error = nullptr;      // the local error word
+  int* peerError = nullptr;  // what the local side wants the peer to know
   SlotSignal* signals = nullptr;
 };
 
-struct Peer {
+// One channel with one peer.
+struct Chan {
   End send, recv;
-  unsigned long long* linkClock = nullptr;  // device memory: the kernels' (unused) link clock
   uint64_t shipNext = 0, landPosted = 0, landNext = 0, creditNext = 0;
   std::deque<szWireRequest*> sends;  // shipped slots, in step order
   std::deque<szWireRequest*> lands;  // posted receives of steps landNext, landNext + 1, ...
+  int sentErrors = 0;  // bit 0: the send side's peer error was forwarded, bit 1: the receive side's
+};
+
+struct Peer {
+  std::vector<Chan> chans;
   struct CtrlSend {
     Ctrl msg;  // the buffer, alive (deque elements stay put) until the request completes
     szWireRequest* request;
@@ -49,28 +59,39 @@ struct Peer {
   std::deque<CtrlSend> ctrlSends;
   Ctrl ctrlIn{};
   szWireRequest* ctrlRecv = nullptr;
-  int sentErrors = 0;  // bit 0: the send side's peer error was forwarded, bit 1: the receive side's
-  bool broken = false;
+  std::atomic<bool> broken{false};
 };
 
-struct ProxyComm {
-  const szWire* wire = nullptr;  // moves the slots
+struct ChanShape {
+  SlotProxyChannel cfg;
+  uint64_t stride;
+  void* data = nullptr;  // the data wire's connections
+};
+
+}  // namespace
+
+struct SlotProxy::State {
   const szWire* ctrlWire = nullptr;
-  void* data = nullptr;  // slots (header and payload, one message each)
-  void* ctrl = nullptr;  // credits and errors
+  void* ctrl = nullptr;
   int rank = 0, nranks = 0;
-  uint32_t nslots = 0;
-  uint64_t stride = 0, sliceBytes = 0;
+  std::vector<ChanShape> chans;
   std::vector<Peer> peers;
+  std::mutex mu;  // one pass at a time
   std::atomic<bool> stop{false};
   std::thread thread;
 };
 
-// The peer's wire failed: every kernel waiting on it stops.
+namespace {
+
+using State = SlotProxy::State;
+
+// The peer's wire failed: every sender and receiver waiting on it stops.
 void breakPeer(Peer& p) {
   p.broken = true;
-  slotRaiseError(p.send.error, szRemoteError);
-  slotRaiseError(p.recv.error, szRemoteError);
+  for (Chan& c : p.chans) {
+    slotRaiseError(c.send.error, szRemoteError);
+    slotRaiseError(c.recv.error, szRemoteError);
+  }
 }
 
 // Advances `r` (null: nothing posted); true once it completed (*bytes: the message size), *ok
@@ -89,250 +110,313 @@ bool done(const szWire* w, szWireRequest*& r, bool* ok, size_t* bytes = nullptr)
   return finished != 0;
 }
 
-// One pass over one peer; true if anything moved.
-bool progressPeer(ProxyComm* c, int peer, Peer& p) {
-  const szWire* w = c->wire;
-  bool moved = false, ok = true;
+bool sendCtrl(State* s, int peer, Peer& p, uint32_t kind, int code, uint64_t step, uint32_t chan) {
+  p.ctrlSends.push_back({Ctrl{kind, code, step, chan, 0}, nullptr});
+  return s->ctrlWire->isend(s->ctrl, peer, &p.ctrlSends.back().msg, sizeof(Ctrl), nullptr,
+                            &p.ctrlSends.back().request) == szSuccess;
+}
+
+// One pass over one channel with one peer; false if the peer broke. *moved: anything moved.
+bool progressChan(State* s, int peer, Peer& p, uint32_t ci, bool* moved) {
+  const ChanShape& shape = s->chans[ci];
+  Chan& c = p.chans[ci];
+  const szWire* w = shape.cfg.wire;
+  const uint32_t nslots = shape.cfg.nslots;
+  bool ok = true;
   // Ship: each published send slot, header and payload as one message, in step order (the
   // slot is not written again before the peer's credit for it, which follows the landing).
   for (;;) {
-    const uint64_t s = p.shipNext;
-    const uint32_t j = slotOf(s, c->nslots);
-    const SlotSignal& sig = p.send.signals[j];
-    if (slotLoadAcquire(&sig.ready) != readyValue(s)) break;
+    const uint64_t st = c.shipNext;
+    const uint32_t j = slotOf(st, nslots);
+    const SlotSignal& sig = c.send.signals[j];
+    if (slotLoadAcquire(&sig.ready) != readyValue(st)) break;
     const uint64_t bytes = __atomic_load_n(&sig.bytes, __ATOMIC_RELAXED);
-    if (bytes > c->stride - kSlotHeaderBytes) {  // not what a kernel writes
-      breakPeer(p);
-      return true;
-    }
+    if (bytes > shape.stride - kSlotHeaderBytes) return false;  // not what a sender writes
     szWireRequest* r = nullptr;
-    if (w->isend(c->data, peer, p.send.ring + uint64_t(j) * c->stride, kSlotHeaderBytes + bytes, nullptr, &r) !=
-        szSuccess) {
-      breakPeer(p);
-      return true;
-    }
-    p.sends.push_back(r);
-    ++p.shipNext;
-    moved = true;
+    if (w->isend(shape.data, peer, c.send.ring + uint64_t(j) * shape.stride, kSlotHeaderBytes + bytes, nullptr, &r) !=
+        szSuccess)
+      return false;
+    c.sends.push_back(r);
+    ++c.shipNext;
+    *moved = true;
   }
-  // Land: post the receive of each next step whose slot the kernels returned; publish them to
-  // the kernels in step order as they complete (the signal is written after the bytes landed).
-  while (p.landPosted - p.landNext < c->nslots &&
-         slotFree(slotLoadAcquire(&p.recv.credits[slotOf(p.landPosted, c->nslots)]), p.landPosted)) {
+  // Land: post the receive of each next step whose slot the receiver returned; publish them in
+  // step order as they complete (the signal is written after the bytes landed).
+  while (c.landPosted - c.landNext < nslots &&
+         slotFree(slotLoadAcquire(&c.recv.credits[slotOf(c.landPosted, nslots)]), c.landPosted)) {
     szWireRequest* r = nullptr;
-    uint8_t* slot = p.recv.ring + uint64_t(slotOf(p.landPosted, c->nslots)) * c->stride;
-    if (w->irecv(c->data, peer, slot, c->stride, nullptr, &r) != szSuccess) {
-      breakPeer(p);
-      return true;
-    }
-    p.lands.push_back(r);
-    ++p.landPosted;
-    moved = true;
+    uint8_t* slot = c.recv.ring + uint64_t(slotOf(c.landPosted, nslots)) * shape.stride;
+    if (w->irecv(shape.data, peer, slot, shape.stride, nullptr, &r) != szSuccess) return false;
+    c.lands.push_back(r);
+    ++c.landPosted;
+    *moved = true;
   }
   size_t got = 0;
-  while (!p.lands.empty() && done(w, p.lands.front(), &ok, &got)) {
-    if (!ok || got < kSlotHeaderBytes) {  // a failed wire, or a message no proxy sends
-      breakPeer(p);
-      return true;
-    }
-    p.lands.pop_front();
-    slotStoreRelease(&p.recv.signals[slotOf(p.landNext, c->nslots)].ready, readyValue(p.landNext));
-    ++p.landNext;
-    moved = true;
+  while (!c.lands.empty() && done(w, c.lands.front(), &ok, &got)) {
+    if (!ok || got < kSlotHeaderBytes) return false;  // a failed wire, or a message no proxy sends
+    c.lands.pop_front();
+    slotStoreRelease(&c.recv.signals[slotOf(c.landNext, nslots)].ready, readyValue(c.landNext));
+    ++c.landNext;
+    *moved = true;
   }
-  // Credits the kernels gave back, and error words, to the peer's proxy.
-  const szWire* cw = c->ctrlWire;
-  auto sendCtrl = [&](uint32_t kind, int code, uint64_t step) {
-    p.ctrlSends.push_back({Ctrl{kind, code, step}, nullptr});
-    return cw->isend(c->ctrl, peer, &p.ctrlSends.back().msg, sizeof(Ctrl), nullptr, &p.ctrlSends.back().request) ==
-           szSuccess;
-  };
-  while (p.creditNext < p.landNext &&
-         slotLoadAcquire(&p.recv.credits[slotOf(p.creditNext, c->nslots)]) >= creditAfter(p.creditNext, c->nslots)) {
-    if (!sendCtrl(kCredit, 0, p.creditNext)) {
-      breakPeer(p);
-      return true;
-    }
-    ++p.creditNext;
-    moved = true;
+  // Credits the receiver gave back, and error words, to the peer's proxy.
+  while (c.creditNext < c.landNext &&
+         slotLoadAcquire(&c.recv.credits[slotOf(c.creditNext, nslots)]) >= creditAfter(c.creditNext, nslots)) {
+    if (!sendCtrl(s, peer, p, kCredit, 0, c.creditNext, ci)) return false;
+    ++c.creditNext;
+    *moved = true;
   }
   for (int side = 0; side < 2; ++side) {  // 0: this rank's send side, 1: its receive side
-    int e = slotLoadError(side == 0 ? p.send.peerError : p.recv.peerError);
-    if (e == 0 || (p.sentErrors & (1 << side))) continue;
-    p.sentErrors |= 1 << side;
-    if (!sendCtrl(kError, e, side == 0 ? 0 : 1)) breakPeer(p);
-    moved = true;
+    int e = slotLoadError(side == 0 ? c.send.peerError : c.recv.peerError);
+    if (e == 0 || (c.sentErrors & (1 << side))) continue;
+    c.sentErrors |= 1 << side;
+    if (!sendCtrl(s, peer, p, kError, e, side == 0 ? 0 : 1, ci)) return false;
+    *moved = true;
   }
-  // Control messages from the peer.
-  if (p.ctrlRecv == nullptr && cw->irecv(c->ctrl, peer, &p.ctrlIn, sizeof(Ctrl), nullptr, &p.ctrlRecv) != szSuccess) {
-    breakPeer(p);
-    return true;
+  // Finished sends, in order (their buffers: slots, held until the peer's credit).
+  while (!c.sends.empty() && done(w, c.sends.front(), &ok)) {
+    c.sends.pop_front();
+    *moved = true;
   }
-  while (done(cw, p.ctrlRecv, &ok)) {
-    if (!ok) {
-      breakPeer(p);
-      return true;
-    }
+  return ok;
+}
+
+// Control messages from the peer: credits into this side's senders' words, errors into its error
+// words. False if the control connection failed.
+bool receiveCtrl(State* s, int peer, Peer& p, bool* moved) {
+  const szWire* cw = s->ctrlWire;
+  bool ok = true;
+  if (p.ctrlRecv == nullptr && cw->irecv(s->ctrl, peer, &p.ctrlIn, sizeof(Ctrl), nullptr, &p.ctrlRecv) != szSuccess)
+    return false;
+  size_t got = 0;
+  while (done(cw, p.ctrlRecv, &ok, &got)) {
+    if (!ok || got != sizeof(Ctrl) || p.ctrlIn.channel >= s->chans.size()) return false;
+    Chan& c = p.chans[p.ctrlIn.channel];
+    const uint32_t nslots = s->chans[p.ctrlIn.channel].cfg.nslots;
     if (p.ctrlIn.kind == kCredit) {
-      slotStoreRelease(&p.send.credits[slotOf(p.ctrlIn.step, c->nslots)], creditAfter(p.ctrlIn.step, c->nslots));
+      slotStoreRelease(&c.send.credits[slotOf(p.ctrlIn.step, nslots)], creditAfter(p.ctrlIn.step, nslots));
     } else if (p.ctrlIn.kind == kError) {
-      slotRaiseError(p.ctrlIn.step == 0 ? p.recv.error : p.send.error, p.ctrlIn.code);
+      slotRaiseError(p.ctrlIn.step == 0 ? c.recv.error : c.send.error, p.ctrlIn.code);
     }
-    moved = true;
-    if (cw->irecv(c->ctrl, peer, &p.ctrlIn, sizeof(Ctrl), nullptr, &p.ctrlRecv) != szSuccess) {
-      breakPeer(p);
-      return true;
+    *moved = true;
+    if (cw->irecv(s->ctrl, peer, &p.ctrlIn, sizeof(Ctrl), nullptr, &p.ctrlRecv) != szSuccess) return false;
+  }
+  return true;
+}
+
+// One pass over one peer; false if it broke. Control messages first: a peer that found a
+// mismatch sends its verdict, then may close its data connections under this side's sends.
+bool progressPeer(State* s, int peer, Peer& p, bool* moved) {
+  if (!receiveCtrl(s, peer, p, moved)) return false;
+  for (uint32_t ci = 0; ci < s->chans.size(); ++ci)
+    if (!progressChan(s, peer, p, ci, moved)) {
+      receiveCtrl(s, peer, p, moved);  // a verdict that came just before the failure wins over it
+      return false;
     }
-  }
-  // Finished sends, in order (their buffers: slots, held until the peer's credit, and control
-  // messages, held here).
-  while (!p.sends.empty() && done(w, p.sends.front(), &ok)) {
-    p.sends.pop_front();
-    moved = true;
-  }
-  while (ok && !p.ctrlSends.empty() && done(cw, p.ctrlSends.front().request, &ok)) {
+  bool ok = true;
+  while (!p.ctrlSends.empty() && done(s->ctrlWire, p.ctrlSends.front().request, &ok)) {
+    if (!ok) return false;
     p.ctrlSends.pop_front();
-    moved = true;
+    *moved = true;
   }
-  if (!ok) breakPeer(p);
+  return ok;
+}
+
+bool pass(State* s) {
+  bool moved = false;
+  for (int peer = 0; peer < s->nranks; ++peer) {
+    Peer& p = s->peers[size_t(peer)];
+    if (peer == s->rank || p.broken) continue;
+    if (!progressPeer(s, peer, p, &moved)) {
+      breakPeer(p);
+      moved = true;
+    }
+  }
   return moved;
 }
 
-void proxyLoop(ProxyComm* c, int device) {
-  cudaSetDevice(device);  // the message wire may launch work (nccl)
-  while (!c->stop.load(std::memory_order_relaxed)) {
-    bool moved = false;
-    for (int peer = 0; peer < c->nranks; ++peer)
-      if (peer != c->rank && !c->peers[size_t(peer)].broken) moved |= progressPeer(c, peer, c->peers[size_t(peer)]);
+void proxyLoop(State* s, int device) {
+#if SZ_HAVE_CUDA
+  if (device >= 0) cudaSetDevice(device);  // the message wire may launch work (nccl)
+#else
+  (void)device;
+#endif
+  while (!s->stop.load(std::memory_order_relaxed)) {
+    bool moved;
+    {
+      std::lock_guard<std::mutex> lock(s->mu);
+      moved = pass(s);
+    }
     if (!moved) std::this_thread::sleep_for(std::chrono::microseconds(20));
   }
-}
-
-szResult_t pinned(size_t bytes, void** p) {
-  CUDACHECK(cudaHostAlloc(p, bytes, cudaHostAllocMapped | cudaHostAllocPortable));
-  memset(*p, 0, bytes);
-  return szSuccess;
 }
 
 // The words of an end: nslots credits, two error words (apart, 64 bytes each), nslots signals.
 size_t wordBytes(uint32_t nslots) { return size_t(nslots) * (8 + sizeof(SlotSignal)) + 256; }
 
-szResult_t makeEnd(ProxyComm* c, End* e) {
-  const size_t ringBytes = c->stride * c->nslots;
-  if (c->wire->deviceMemory) {
-    CUDACHECK(cudaMalloc(reinterpret_cast<void**>(&e->ring), ringBytes));
-    CUDACHECK(cudaMemset(e->ring, 0, ringBytes));
-  } else {
-    SZCHECK(pinned(ringBytes, reinterpret_cast<void**>(&e->ring)));
+szResult_t allocate(SlotMemory memory, bool ring, size_t bytes, void** p) {
+  *p = nullptr;
+  if (memory == SlotMemory::kHost) {
+    // Rings: pages are touched only as slots are used; 4 KiB aligned for the codec's loads.
+    *p = ring ? aligned_alloc(4096, (bytes + 4095) / 4096 * 4096) : calloc(1, bytes);
+    if (*p == nullptr) return szSetError(szSystemError, "slot proxy: cannot allocate %zu bytes of host slots", bytes);
+    return szSuccess;
   }
-  SZCHECK(pinned(wordBytes(c->nslots), reinterpret_cast<void**>(&e->credits)));
-  for (uint32_t j = 0; j < c->nslots; ++j) e->credits[j] = initialCredit(j);
-  e->error = reinterpret_cast<int*>(e->credits + c->nslots);
+#if SZ_HAVE_CUDA
+  if (memory == SlotMemory::kDevice && ring) {
+    CUDACHECK(cudaMalloc(p, bytes));
+    CUDACHECK(cudaMemset(*p, 0, bytes));
+    return szSuccess;
+  }
+  CUDACHECK(cudaHostAlloc(p, bytes, cudaHostAllocMapped | cudaHostAllocPortable));
+  memset(*p, 0, bytes);
+  return szSuccess;
+#else
+  return szSetError(szUnhandledCudaError, "slot proxy: GPU memory in a build without CUDA");
+#endif
+}
+
+void release(SlotMemory memory, bool ring, void* p) {
+  if (p == nullptr) return;
+  if (memory == SlotMemory::kHost) {
+    free(p);
+    return;
+  }
+#if SZ_HAVE_CUDA
+  if (memory == SlotMemory::kDevice && ring) cudaFree(p);
+  else cudaFreeHost(p);
+#endif
+}
+
+szResult_t makeEnd(const ChanShape& shape, End* e) {
+  const SlotMemory m = shape.cfg.memory;
+  SZCHECK(allocate(m, true, shape.stride * shape.cfg.nslots, reinterpret_cast<void**>(&e->ring)));
+  SZCHECK(allocate(m, false, wordBytes(shape.cfg.nslots), reinterpret_cast<void**>(&e->credits)));
+  for (uint32_t j = 0; j < shape.cfg.nslots; ++j) e->credits[j] = initialCredit(j);
+  e->error = reinterpret_cast<int*>(e->credits + shape.cfg.nslots);
   e->peerError = e->error + 16;
   e->signals = reinterpret_cast<SlotSignal*>(e->error + 64);
   return szSuccess;
 }
 
-void freeEnd(const ProxyComm* c, End& e) {
-  if (e.ring) c->wire->deviceMemory ? cudaFree(e.ring) : cudaFreeHost(e.ring);
-  if (e.credits) cudaFreeHost(e.credits);
+void freeEnd(const ChanShape& shape, End& e) {
+  release(shape.cfg.memory, true, e.ring);
+  release(shape.cfg.memory, false, e.credits);
 }
 
-szResult_t proxyClose(void* wireComm) {
-  ProxyComm* c = static_cast<ProxyComm*>(wireComm);
-  if (c == nullptr) return szSuccess;
-  c->stop = true;
-  if (c->thread.joinable()) c->thread.join();
-  // Requests may still be posted (the next steps' receives): drop them with the connections.
-  if (c->data) c->wire->abort(c->data);
-  if (c->ctrl) c->ctrlWire->abort(c->ctrl);
-  for (Peer& p : c->peers) {
-    freeEnd(c, p.send);
-    freeEnd(c, p.recv);
-    if (p.linkClock) cudaFree(p.linkClock);
-  }
-  cudaGetLastError();
-  delete c;
-  return szSuccess;
-}
-
-szResult_t proxyConnect(const char* wireName, szBootstrap* b, const szSlotWireConfig& config, void** wireComm) {
-  ProxyComm* c = new ProxyComm();
-  c->wire = szFindWire(wireName);
-  c->ctrlWire = szFindWire("tcp");
-  c->rank = szBootstrapRank(b);
-  c->nranks = szBootstrapNranks(b);
-  c->nslots = config.nslots;
-  c->sliceBytes = config.sliceBytes;
-  c->stride = slotStride(config.sliceBytes);
-  c->peers.resize(size_t(c->nranks));
-  szResult_t res = c->wire ? szSuccess : szSetError(szInvalidArgument, "slot proxy: no wire '%s' in this build", wireName);
-  int device = 0;
-  if (res == szSuccess && cudaGetDevice(&device) != cudaSuccess)
-    res = szSetError(szUnhandledCudaError, "%s slot wire: no current CUDA device", wireName);
-  // Every posted receive waits for the peer's next operation, however long that takes; a closed
-  // or reset connection still fails it at once (the kernels time out on their own).
-  szWireConfig wc{szBootstrapTimeoutMs(b), 0, config.ncclComm, 1, config.linkGBps};
-  for (int peer = 0; peer < c->nranks && res == szSuccess; ++peer) {
-    if (peer == c->rank) continue;
-    Peer& p = c->peers[size_t(peer)];
-    res = makeEnd(c, &p.send);
-    if (res == szSuccess) res = makeEnd(c, &p.recv);
-    if (res == szSuccess && cudaMalloc(&p.linkClock, 256) == cudaSuccess) cudaMemset(p.linkClock, 0, 256);
-    else if (res == szSuccess) res = szSetError(szUnhandledCudaError, "%s slot wire: cudaMalloc failed", wireName);
-  }
-  if (res == szSuccess) res = c->wire->connect(b, wc, &c->data);
-  wc.ncclComm = nullptr;
-  wc.linkGBps = 0;  // the control messages are not the link under test
-  if (res == szSuccess) res = c->ctrlWire->connect(b, wc, &c->ctrl);
-  if (res == szSuccess && cudaDeviceSynchronize() != cudaSuccess)
-    res = szSetError(szUnhandledCudaError, "%s slot wire: device synchronization at connect failed", wireName);
-  if (res != szSuccess) {
-    proxyClose(c);
-    return res;
-  }
-  c->thread = std::thread(proxyLoop, c, device);
-  *wireComm = c;
-  return szSuccess;
-}
-
+// This rank's address of `p` for the channel's users: device pointers unless kHost.
 template <class T>
-T* onDevice(T* host) {
+T* userAddress(SlotMemory m, T* p) {
+  if (m == SlotMemory::kHost) return p;
+#if SZ_HAVE_CUDA
   void* d = nullptr;
-  return cudaHostGetDevicePointer(&d, host, 0) == cudaSuccess ? static_cast<T*>(d) : nullptr;
-}
-
-szResult_t proxyChannel(void* wireComm, int peer, int send, SlotChannel* ch) {
-  ProxyComm* c = static_cast<ProxyComm*>(wireComm);
-  if (peer < 0 || peer >= c->nranks || peer == c->rank)
-    return szSetError(szInvalidArgument, "%s slot wire: no channel with rank %d", c->wire->name, peer);
-  Peer& p = c->peers[size_t(peer)];
-  const End& e = send ? p.send : p.recv;
-  *ch = SlotChannel{};
-  ch->ring = c->wire->deviceMemory ? e.ring : onDevice(e.ring);
-  ch->signals = onDevice(e.signals);
-  ch->credits = onDevice(e.credits);
-  ch->localError = onDevice(e.error);
-  ch->peerError = onDevice(e.peerError);
-  ch->linkClock = p.linkClock;
-  ch->stride = c->stride;
-  ch->sliceBytes = c->sliceBytes;
-  ch->nslots = c->nslots;
-  if (!ch->ring || !ch->signals || !ch->credits || !ch->localError || !ch->peerError)
-    return szSetError(szUnhandledCudaError, "%s slot wire: pinned memory has no device address", c->wire->name);
-  return szSuccess;
-}
-
-szResult_t connectTcp(szBootstrap* b, const szSlotWireConfig& config, void** wireComm) {
-  return proxyConnect("tcp", b, config, wireComm);
-}
-szResult_t connectNccl(szBootstrap* b, const szSlotWireConfig& config, void** wireComm) {
-  return proxyConnect("nccl", b, config, wireComm);
+  return cudaHostGetDevicePointer(&d, p, 0) == cudaSuccess ? static_cast<T*>(d) : nullptr;
+#else
+  return nullptr;
+#endif
 }
 
 }  // namespace
 
-const szSlotWire kSlotWireTcpProxy = {"tcp", 256 << 10, 0, connectTcp, proxyChannel, proxyClose};
-const szSlotWire kSlotWireNcclProxy = {"nccl", 1 << 20, 32, connectNccl, proxyChannel, proxyClose};
+SlotProxy::~SlotProxy() {
+  if (!s_) return;
+  s_->stop = true;
+  if (s_->thread.joinable()) s_->thread.join();
+  // Requests may still be posted (the next steps' receives): drop them with the connections.
+  for (ChanShape& c : s_->chans)
+    if (c.data) c.cfg.wire->abort(c.data);
+  if (s_->ctrl) s_->ctrlWire->abort(s_->ctrl);
+  for (Peer& p : s_->peers)
+    for (size_t ci = 0; ci < p.chans.size(); ++ci) {
+      freeEnd(s_->chans[ci], p.chans[ci].send);
+      freeEnd(s_->chans[ci], p.chans[ci].recv);
+    }
+#if SZ_HAVE_CUDA
+  cudaGetLastError();
+#endif
+}
+
+szResult_t SlotProxy::create(szBootstrap* b, const std::vector<SlotProxyChannel>& channels,
+                             std::unique_ptr<SlotProxy>* out) {
+  std::unique_ptr<SlotProxy> proxy(new SlotProxy());
+  proxy->s_.reset(new State());
+  State* s = proxy->s_.get();
+  s->ctrlWire = szFindWire("tcp");
+  s->rank = szBootstrapRank(b);
+  s->nranks = szBootstrapNranks(b);
+  bool needThread = false;
+  for (const SlotProxyChannel& c : channels) {
+    if (c.wire == nullptr || c.sliceBytes % kSliceAlign != 0 || c.nslots == 0)
+      return szSetError(szInternalError, "slot proxy: a channel without a wire, slice size or slots");
+    s->chans.push_back(ChanShape{c, slotStride(c.sliceBytes), nullptr});
+    needThread |= c.memory != SlotMemory::kHost;
+  }
+  s->peers = std::vector<Peer>(size_t(s->nranks));
+  for (int peer = 0; peer < s->nranks; ++peer) {
+    if (peer == s->rank) continue;
+    Peer& p = s->peers[size_t(peer)];
+    p.chans.resize(s->chans.size());
+    for (size_t ci = 0; ci < s->chans.size(); ++ci) {
+      SZCHECK(makeEnd(s->chans[ci], &p.chans[ci].send));
+      SZCHECK(makeEnd(s->chans[ci], &p.chans[ci].recv));
+    }
+  }
+  // Every posted receive waits for the peer's next operation, however long that takes; a closed
+  // or reset connection still fails it at once (senders and receivers time out on their own).
+  for (ChanShape& c : s->chans) {
+    szWireConfig wc{szBootstrapTimeoutMs(b), 0, c.cfg.ncclComm, 1, c.cfg.linkGBps};
+    SZCHECK(c.cfg.wire->connect(b, wc, &c.data));
+  }
+  szWireConfig wc{szBootstrapTimeoutMs(b), 0, nullptr, 1, 0};  // the control messages are not the link under test
+  SZCHECK(s->ctrlWire->connect(b, wc, &s->ctrl));
+  int device = -1;
+#if SZ_HAVE_CUDA
+  if (needThread) {
+    if (cudaGetDevice(&device) != cudaSuccess) return szSetError(szUnhandledCudaError, "slot proxy: no current CUDA device");
+    if (cudaDeviceSynchronize() != cudaSuccess)
+      return szSetError(szUnhandledCudaError, "slot proxy: device synchronization at connect failed");
+  }
+#endif
+  if (needThread) s->thread = std::thread(proxyLoop, s, device);
+  *out = std::move(proxy);
+  return szSuccess;
+}
+
+szResult_t SlotProxy::channel(int chan, int peer, int send, SlotChannel* ch) {
+  State* s = s_.get();
+  if (chan < 0 || size_t(chan) >= s->chans.size() || peer < 0 || peer >= s->nranks || peer == s->rank)
+    return szSetError(szInvalidArgument, "slot proxy: no channel %d with rank %d", chan, peer);
+  const ChanShape& shape = s->chans[size_t(chan)];
+  const SlotMemory m = shape.cfg.memory;
+  const Chan& c = s->peers[size_t(peer)].chans[size_t(chan)];
+  const End& e = send ? c.send : c.recv;
+  *ch = SlotChannel{};
+  ch->ring = m == SlotMemory::kDevice ? e.ring : userAddress(m, e.ring);
+  ch->signals = userAddress(m, e.signals);
+  ch->credits = userAddress(m, e.credits);
+  ch->localError = userAddress(m, e.error);
+  ch->peerError = userAddress(m, e.peerError);
+  ch->stride = shape.stride;
+  ch->sliceBytes = shape.cfg.sliceBytes;
+  ch->nslots = shape.cfg.nslots;
+  if (!ch->ring || !ch->signals || !ch->credits || !ch->localError || !ch->peerError)
+    return szSetError(szUnhandledCudaError, "slot proxy: pinned memory has no device address");
+  return szSuccess;
+}
+
+bool SlotProxy::progress() {
+  std::unique_lock<std::mutex> lock(s_->mu, std::try_to_lock);
+  return lock.owns_lock() && pass(s_.get());
+}
+
+bool SlotProxy::flushed(int chan, int peer, uint64_t steps) {
+  std::lock_guard<std::mutex> lock(s_->mu);
+  const Peer& p = s_->peers[size_t(peer)];
+  if (p.broken) return true;
+  const Chan& c = p.chans[size_t(chan)];
+  return c.creditNext >= steps && p.ctrlSends.empty() &&
+         (slotLoadError(c.send.peerError) == 0 || (c.sentErrors & 1)) &&
+         (slotLoadError(c.recv.peerError) == 0 || (c.sentErrors & 2));
+}
 
 }  // namespace sz

@@ -1,26 +1,74 @@
-// Slot wires over message wires, driven by a proxy thread (NCCL's net transport proxy and its
-// connector FIFO): for wires the GPU cannot write into directly, each rank keeps both ends of
-// every channel locally: the rings in memory the message wire moves (device memory for nccl,
-// pinned host memory for tcp), the credit words, error words and slot signals (SlotSignal) in
-// pinned host memory the kernels address. The sender's kernels fill local send slots and
-// publish each in its signal (bytes, then ready); the proxy reads the signal and ships header
-// and payload as one message, in step order. The receiving proxy posts the receives of the
-// next free slots ahead, and publishes each landed slot to its kernels through their signal
-// (written after the bytes). The credits the receiving kernels write are shipped back over
-// tcp and written into the sender's credit words, as are the error words. The kernels and the
-// host side of the protocol (src/proto/slot_path.h) are the same as for the ipc wire: only who
-// moves the bytes differs.
+// The slot protocol over message wires, moved by a proxy (NCCL's net transport proxy and its
+// connector FIFO). Where no one can write into the peer's slots directly (tcp, nccl; and host
+// buffers on every wire), each rank keeps both ends of each of its channels locally: the rings
+// in memory the message wire moves, and the credit words, error words and slot signals
+// (SlotSignal) beside them. A sender (the slot kernels, or a CPU worker for host buffers) fills
+// its local send slot and publishes it in its signal (bytes, then ready); the proxy ships header
+// and payload as one message, in step order. The receiving proxy posts the receives of the next
+// free slots ahead and publishes each landed slot to the receiver through its signal (written
+// after the bytes). The credits the receiver writes travel back on a control connection and
+// land in the sender's credit words, as do the error words. The senders and receivers are those
+// of the direct wires (kernels/slot_format.h): only who moves the bytes differs.
+//
+// One proxy serves several channels per peer (the device channel of the tcp or nccl wire, and
+// the host channel every communicator has), each on its own data connections, with one control
+// connection. Device channels are progressed by the proxy's thread (kernels cannot call it);
+// a proxy of host channels only has no thread: the CPU threads waiting on its words drive it.
 #pragma once
 
-#include "transport/slot_wire.h"
+#include <memory>
+#include <vector>
+
+#include "kernels/slot_format.h"
 #include "transport/transport.h"
+
+struct szBootstrap;
 
 namespace sz {
 
-// The slot wire "tcp": device buffers over the tcp wire (CUDA builds).
-extern const szSlotWire kSlotWireTcpProxy;
-// The slot wire "nccl": device buffers over the nccl wire (ncclSend/ncclRecv between device
-// rings; the control messages over tcp).
-extern const szSlotWire kSlotWireNcclProxy;
+// Where a channel's rings and words live.
+enum class SlotMemory {
+  kHost,    // plain host memory: CPU senders and receivers (host buffers)
+  kPinned,  // mapped pinned host memory: slot kernels, a message wire of host memory (tcp)
+  kDevice,  // device rings (a message wire of device memory: nccl), words in mapped pinned memory
+};
+
+struct SlotProxyChannel {
+  const szWire* wire;  // moves the slots
+  SlotMemory memory;
+  uint64_t sliceBytes;  // a multiple of kSliceAlign
+  uint32_t nslots;
+  double linkGBps;  // tcp: pace the data connections (SZ_TCP_LINK_GBPS); 0: none
+  void* ncclComm;   // nccl: a communicator to wrap, or null
+};
+
+class SlotProxy {
+ public:
+  // Collective over the bootstrap's ranks: connects every channel's data wire and the control
+  // wire (tcp), allocates every ring and word (once), and starts the thread if any channel is
+  // not kHost.
+  static szResult_t create(szBootstrap* b, const std::vector<SlotProxyChannel>& channels,
+                           std::unique_ptr<SlotProxy>* out);
+  ~SlotProxy();  // after every sender and receiver using the channels has stopped
+  SlotProxy(const SlotProxy&) = delete;
+  SlotProxy& operator=(const SlotProxy&) = delete;
+
+  // This rank's view of channel `chan` with `peer` (send = 1: its sends to the peer), in the
+  // addresses its users take: host pointers for kHost, device pointers otherwise.
+  szResult_t channel(int chan, int peer, int send, SlotChannel* out);
+  // One pass over every peer, from a thread waiting on a host channel; returns at once if another
+  // thread is in a pass. True if anything moved.
+  bool progress();
+  // Whether what this rank's receiver owes `peer` on channel `chan` has left: the credits of
+  // its steps below `steps` and its error words (a receiver returns only then: the sender's
+  // completion waits for those credits). A broken peer has nothing more to send: true.
+  bool flushed(int chan, int peer, uint64_t steps);
+
+  struct State;
+
+ private:
+  SlotProxy() = default;
+  std::unique_ptr<State> s_;
+};
 
 }  // namespace sz

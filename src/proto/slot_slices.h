@@ -1,7 +1,8 @@
 // The slices of a device operation's buffer list (docs/PIPELINE.md, "Per-segment codebooks"): a
 // slice (one frame) starts in one segment and takes that segment's group, whose codebook it
 // encodes with. Pure arithmetic over the segment table, shared by the slot path (its per-slice
-// table) and the planning of a send's codebooks (src/group.cc); unit-tested on the CPU.
+// table), the host slots' gathers and scatters (src/proto/host_slots.cc) and the planning of a
+// send's codebooks (src/group.cc); unit-tested on the CPU.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +22,20 @@ void forEachSliceStart(const std::vector<SlotSegment>& segs, uint64_t sliceBytes
     const uint64_t off = i * sliceBytes;
     while (k + 1 < segs.size() && segs[k].offset + segs[k].bytes <= off) ++k;
     visit(i, uint32_t(k));
+  }
+}
+
+// Calls fn(pointer, position in the range, length) for the pieces of the message's bytes
+// [off, off + n) over `segs`, of which segment `first` holds byte `off` (the host's counterpart
+// of the kernels' copyPieces).
+template <class Piece>
+void forEachPiece(const std::vector<SlotSegment>& segs, uint32_t first, uint64_t off, uint64_t n, Piece fn) {
+  uint64_t done = 0;
+  for (size_t k = first; done < n && k < segs.size(); ++k) {
+    const uint64_t from = off + done - segs[k].offset;
+    const uint64_t len = segs[k].bytes - from < n - done ? segs[k].bytes - from : n - done;
+    fn(segs[k].ptr + from, done, len);
+    done += len;
   }
 }
 

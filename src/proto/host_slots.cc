@@ -1,0 +1,416 @@
+// Host buffers on the slot protocol (src/proto/host_slots.h).
+#include "src/proto/host_slots.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <string>
+
+#include "base/checks.h"
+#include "codec/checksum.h"
+#include "src/proto/slot_slices.h"
+#include "transport/slot_words.h"
+
+namespace sz {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// One operation of a run, shared by the threads working on it.
+struct OpState {
+  const HostRequest* req = nullptr;
+  SlotChannel ch{};
+  uint64_t stepBase = 0, slices = 0, sliceBytes = 0, bytes = 0, elem = 1;
+  std::vector<uint32_t> sliceSeg;  // per slice: the segment holding its first byte
+  std::atomic<uint64_t> next{0};   // the next slice to claim (in order); kClosed once finished
+  std::atomic<uint64_t> finished{0};
+  std::atomic<int> status{0};
+  std::atomic<bool> done{false};
+  std::mutex mu;  // the tallies and the message
+  std::string error;
+  SlotCompletion c{};
+  std::vector<SlotGroupResult> groups;  // send frames: per segment group that slices took
+};
+
+constexpr uint64_t kClosed = ~uint64_t(0);
+
+// Thread-local gather and scatter buffer of a slice that spans segments.
+thread_local std::vector<uint8_t> tScratch;
+
+const char* describe(int status) {
+  switch (status) {
+    case szInvalidUsage: return "the peer's matching call has another count or type";
+    case szTimeout: return "no progress for the timeout (the peer did not post its matching call, or stopped)";
+    case szRemoteError: return "the peer failed";
+    case szCorruptFrame: return "a slot held a corrupt frame or header";
+    default: return "failed";
+  }
+}
+
+// Stops the channel on this side and tells the peer, as the kernels' failChannel does: a mismatch
+// verdict travels as itself, any other failure as szRemoteError.
+void failChannel(const SlotChannel& ch, int code) {
+  slotRaiseError(ch.localError, code);
+  slotRaiseError(ch.peerError, code == szInvalidUsage ? szInvalidUsage : szRemoteError);
+}
+
+}  // namespace
+
+struct HostSlots::Run {
+  std::vector<std::unique_ptr<OpState>> ops;
+  std::atomic<int> left{0};
+  std::atomic<int64_t> lastMove{0};  // steady clock, ns
+  Clock::time_point start;
+};
+
+namespace {
+
+int64_t nowNs() { return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count(); }
+
+// Fails `o` with `code` and `message` (the first failure wins) and stops its channel.
+void failOp(OpState& o, int code, const std::string& message) {
+  int zero = 0;
+  if (!o.status.compare_exchange_strong(zero, code)) return;
+  {
+    std::lock_guard<std::mutex> lock(o.mu);
+    o.error = message;
+  }
+  failChannel(o.ch, code);
+}
+
+std::string opName(const OpState& o) {
+  const HostRequest& r = *o.req;
+  char buf[160];
+  snprintf(buf, sizeof(buf), "%s of %llu elements of %s %s rank %d", r.api, (unsigned long long)r.count,
+           szTypeName(r.type), r.send ? "to" : "from", r.peer);
+  return buf;
+}
+
+}  // namespace
+
+szResult_t HostSlots::create(SlotProxy* proxy, int rank, int nranks, const HostSlotConfig& config,
+                             CodebookDrift* codebooks, std::unique_ptr<HostSlots>* out) {
+  std::unique_ptr<HostSlots> h(new HostSlots());
+  h->proxy_ = proxy;
+  h->rank_ = rank;
+  h->nranks_ = nranks;
+  h->cfg_ = config;
+  h->cfg_.workers = std::max(1, config.workers);
+  h->codebooks_ = codebooks;
+  h->send_.resize(size_t(nranks));
+  h->recv_.resize(size_t(nranks));
+  h->sendStep_.assign(size_t(nranks), 0);
+  h->recvStep_.assign(size_t(nranks), 0);
+  for (int peer = 0; peer < nranks; ++peer) {
+    if (peer == rank) continue;
+    SZCHECK(proxy->channel(config.channel, peer, 1, &h->send_[size_t(peer)]));
+    SZCHECK(proxy->channel(config.channel, peer, 0, &h->recv_[size_t(peer)]));
+  }
+  *out = std::move(h);
+  return szSuccess;
+}
+
+HostSlots::~HostSlots() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  for (std::thread& t : pool_) t.join();
+}
+
+namespace {
+
+// A send's slice `i`: its slot is free (credited). Encodes or copies it into the slot, writes the
+// header and publishes it.
+void sendSlice(OpState& o, uint64_t i, CodebookDrift* codebooks, bool crc) {
+  const HostRequest& r = *o.req;
+  const SlotChannel& ch = o.ch;
+  const uint64_t step = o.stepBase + i;
+  const uint32_t j = slotOf(step, ch.nslots);
+  uint8_t* slot = ch.ring + uint64_t(j) * ch.stride;
+  uint8_t* payload = slot + kSlotHeaderBytes;
+  const uint64_t off = i * o.sliceBytes, n = std::min(o.sliceBytes, o.bytes - off);
+  const uint32_t first = o.sliceSeg.empty() ? 0 : o.sliceSeg[i];
+  const bool frame = r.frames && n > 0 && szTypeIsCompressible(r.type);
+  const uint8_t* src = nullptr;
+  if (n > 0) {
+    const SlotSegment& s = r.segs[first];
+    if (s.offset + s.bytes >= off + n) {
+      src = s.ptr + (off - s.offset);
+    } else {  // a slice across segments: gathered (straight into the slot when raw)
+      uint8_t* to = frame ? (tScratch.resize(n), tScratch.data()) : payload;
+      forEachPiece(r.segs, first, off, n, [&](const uint8_t* p, uint64_t pos, uint64_t len) { memcpy(to + pos, p, len); });
+      src = to;
+    }
+  }
+  uint64_t bytes = n;
+  uint32_t flags = 0;
+  if (frame) {
+    const int group = r.segGroups[first];
+    const CodebookDrift::Plan plan = codebooks->plan(r.peer, r.type, group);
+    szCodebook_t cb{};
+    size_t got = 0;
+    const Clock::time_point t0 = Clock::now();
+    szResult_t res = codebooks->encodeHost(r.peer, r.type, plan, src, n / o.elem, payload, ch.stride - kSlotHeaderBytes,
+                                           &got, &cb, group);
+    szFrameInfo_t info{};
+    if (res == szSuccess) res = szFrameGetInfo(payload, got, &info);
+    if (res != szSuccess) {
+      failOp(o, res, opName(o) + ": encoding a slice failed: " + szGetLastError(nullptr));
+      return;
+    }
+    codebooks->sent(r.peer, info, cb, group);
+    bytes = got;
+    flags = kSlotFrame;
+    std::lock_guard<std::mutex> lock(o.mu);
+    o.c.codecSeconds += since(t0);
+    o.c.escapes += info.escapeCount;
+    o.c.compressedSlices += info.raw ? 0 : 1;
+    auto g = std::find_if(o.groups.begin(), o.groups.end(), [group](const SlotGroupResult& x) { return x.group == group; });
+    if (g == o.groups.end()) g = o.groups.insert(o.groups.end(), SlotGroupResult{group, cb, 0, 0, 0, {}});
+    g->codebook = cb;
+    g->elements += n / o.elem;
+    g->compressedElements += info.raw ? 0 : n / o.elem;
+    g->escapes += info.escapeCount;
+  } else if (src != payload && n > 0) {
+    memcpy(payload, src, n);
+  }
+  SlotHeader* h = reinterpret_cast<SlotHeader*>(slot);
+  h->bytes = bytes;
+  h->opCount = r.count;
+  h->opSlices = o.slices;
+  h->opType = uint32_t(r.type);
+  h->step = step;
+  h->version = kSlotProtocolVersion;
+  h->crc = crc ? crc32c(payload, bytes) : 0;
+  h->flags = flags | (crc ? kSlotCrc : 0);
+  __atomic_store_n(&ch.signals[j].bytes, bytes, __ATOMIC_RELAXED);
+  slotStoreRelease(&ch.signals[j].ready, readyValue(step));
+  std::lock_guard<std::mutex> lock(o.mu);
+  o.c.wireBytes += bytes;
+}
+
+// A receive's slice `i`: its slot has landed. Checks the header, decodes or copies the payload
+// into the user's buffers and returns the slot.
+void recvSlice(OpState& o, uint64_t i, bool crc) {
+  const HostRequest& r = *o.req;
+  const SlotChannel& ch = o.ch;
+  const uint64_t step = o.stepBase + i;
+  const uint32_t j = slotOf(step, ch.nslots);
+  const uint8_t* slot = ch.ring + uint64_t(j) * ch.stride;
+  const uint8_t* payload = slot + kSlotHeaderBytes;
+  const uint64_t off = i * o.sliceBytes, n = std::min(o.sliceBytes, o.bytes - off);
+  const uint32_t first = o.sliceSeg.empty() ? 0 : o.sliceSeg[i];
+  SlotHeader h;
+  memcpy(&h, slot, sizeof(h));
+  int e = checkSlotHeader(h, step, r.count, r.type, o.slices, n, ch.stride - kSlotHeaderBytes);
+  if (e == szInvalidUsage) {
+    failOp(o, e, opName(o) + " does not match its send of " + std::to_string(h.opCount) + " elements of " +
+                     szTypeName(int(h.opType)));
+    return;
+  }
+  if (e != 0) {
+    failOp(o, e, opName(o) + ": slot of step " + std::to_string(step) + " has a bad header");
+    return;
+  }
+  if (crc && (!(h.flags & kSlotCrc) || crc32c(payload, h.bytes) != h.crc)) {
+    failOp(o, szCorruptFrame, opName(o) + ": slice " + std::to_string(i) + " fails its CRC32C");
+    return;
+  }
+  const SlotSegment* seg = n > 0 ? &r.segs[first] : nullptr;
+  const bool contiguous = seg != nullptr && seg->offset + seg->bytes >= off + n;
+  auto scatter = [&](const uint8_t* from) {
+    forEachPiece(r.segs, first, off, n, [&](uint8_t* p, uint64_t pos, uint64_t len) { memcpy(p, from + pos, len); });
+  };
+  if (h.flags & kSlotFrame) {
+    uint8_t* dst = contiguous ? seg->ptr + (off - seg->offset) : (tScratch.resize(n), tScratch.data());
+    size_t count = 0;
+    szDataType_t type = r.type;
+    const Clock::time_point t0 = Clock::now();
+    szResult_t res = szDecode(payload, h.bytes, dst, n, &count, &type);
+    if (res != szSuccess || count != n / o.elem || type != r.type) {
+      failOp(o, szCorruptFrame, opName(o) + ": slice " + std::to_string(i) + " holds a bad frame" +
+                                    (res != szSuccess ? std::string(": ") + szGetLastError(nullptr) : std::string()));
+      return;
+    }
+    if (!contiguous && n > 0) scatter(dst);
+    std::lock_guard<std::mutex> lock(o.mu);
+    o.c.codecSeconds += since(t0);
+    o.c.compressedSlices += 1;
+  } else if (contiguous) {
+    memcpy(seg->ptr + (off - seg->offset), payload, n);
+  } else if (n > 0) {
+    scatter(payload);
+  }
+  slotStoreRelease(&ch.credits[j], creditAfter(step, ch.nslots));
+  std::lock_guard<std::mutex> lock(o.mu);
+  o.c.wireBytes += h.bytes;
+}
+
+// Whether slice `i` of `o` can start: its slot is credited (send) or has landed (receive).
+bool sliceReady(const OpState& o, uint64_t i) {
+  const uint64_t step = o.stepBase + i;
+  const uint32_t j = slotOf(step, o.ch.nslots);
+  if (o.req->send) return slotFree(slotLoadAcquire(&o.ch.credits[j]), step);
+  return slotLoadAcquire(&o.ch.signals[j].ready) == readyValue(step);
+}
+
+// Finishes `o` once it is through: a send when the receiver has drained its last slots, a
+// receive when its credits have left; a failed one once no thread works on its slices and its
+// error has left (bounded: the peer may be gone). Closing takes `next`, so no slice is claimed
+// after the caller may have returned. True if it finished now.
+bool finish(HostSlots::Run& run, OpState& o, SlotProxy* proxy, const HostSlotConfig& cfg) {
+  uint64_t claimed = o.next.load();
+  if (claimed == kClosed || o.finished.load() != claimed) return false;
+  if (o.status.load() == 0) {
+    if (claimed < o.slices) return false;
+    if (o.req->send) {
+      const uint64_t end = o.stepBase + o.slices;
+      for (uint64_t step = end - std::min<uint64_t>(o.slices, o.ch.nslots); step < end; ++step)
+        if (slotLoadAcquire(&o.ch.credits[slotOf(step, o.ch.nslots)]) < creditAfter(step, o.ch.nslots)) return false;
+    } else if (!proxy->flushed(cfg.channel, o.req->peer, o.stepBase + o.slices)) {
+      return false;
+    }
+  } else if (!proxy->flushed(cfg.channel, o.req->peer, 0) &&
+             nowNs() - run.lastMove.load() < int64_t(cfg.timeoutMs) * 1000000) {
+    return false;
+  }
+  if (!o.next.compare_exchange_strong(claimed, kClosed)) return false;
+  o.done = true;
+  {
+    std::lock_guard<std::mutex> lock(o.mu);
+    o.c.seconds = since(run.start);
+  }
+  run.left.fetch_sub(1);
+  return true;
+}
+
+// Works on `run` until every operation has finished: claims the next slice of an operation whose
+// slot is ready, and between them drives the proxy. Every thread of the run runs this.
+void work(HostSlots::Run& run, SlotProxy* proxy, const HostSlotConfig& cfg, CodebookDrift* codebooks) {
+  int idle = 0;
+  while (run.left.load() > 0) {
+    bool moved = false;
+    for (auto& op : run.ops) {
+      OpState& o = *op;
+      if (o.done.load()) continue;
+      const uint64_t i = o.next.load();
+      if (o.status.load() == 0 && i < o.slices && sliceReady(o, i)) {
+        uint64_t expect = i;
+        if (o.next.compare_exchange_strong(expect, i + 1)) {
+          if (o.req->send) sendSlice(o, i, codebooks, cfg.crc);
+          else recvSlice(o, i, cfg.crc);
+          o.finished.fetch_add(1);
+          moved = true;
+        }
+      }
+      moved |= finish(run, o, proxy, cfg);
+      // An error word stops the operation unless it is through: a peer that closes its
+      // connections after its last credit left fails this side's proxy after it delivered them.
+      if (!o.done.load() && o.status.load() == 0) {
+        const int e = slotLoadError(o.ch.localError);
+        if (e != 0) failOp(o, e, opName(o) + ": " + describe(e));
+      }
+    }
+    if (proxy->progress()) moved = true;
+    if (moved) {
+      run.lastMove = nowNs();
+      idle = 0;
+      continue;
+    }
+    if (nowNs() - run.lastMove.load() > int64_t(cfg.timeoutMs) * 1000000) {
+      for (auto& op : run.ops)
+        if (!op->done.load())
+          failOp(*op, szTimeout, opName(*op) + ": made no progress for " + std::to_string(cfg.timeoutMs) + " ms");
+      run.lastMove = nowNs();
+      continue;
+    }
+    if (++idle < 64) continue;
+    if (idle < 1024) std::this_thread::yield();
+    else std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+}
+
+}  // namespace
+
+szResult_t HostSlots::run(const std::vector<HostRequest>& reqs, std::vector<SlotCompletion>* done) {
+  done->clear();
+  if (reqs.empty()) return szSuccess;
+  auto run = std::make_shared<Run>();
+  run->start = Clock::now();
+  run->lastMove = nowNs();
+  uint64_t totalSlices = 0;
+  for (const HostRequest& r : reqs) {
+    if (r.peer < 0 || r.peer >= nranks_ || r.peer == rank_)
+      return szSetError(szInternalError, "host slots: an operation with rank %d", r.peer);
+    auto o = std::make_unique<OpState>();
+    o->req = &r;
+    o->ch = r.send ? send_[size_t(r.peer)] : recv_[size_t(r.peer)];
+    o->elem = szTypeSize(r.type);
+    o->bytes = r.count * o->elem;
+    o->sliceBytes = cfg_.sliceBytes;
+    o->slices = opSlices(o->bytes, o->sliceBytes);
+    uint64_t& step = r.send ? sendStep_[size_t(r.peer)] : recvStep_[size_t(r.peer)];
+    o->stepBase = step;
+    step += o->slices;
+    if (r.segs.size() > 1) {
+      o->sliceSeg.resize(o->slices);
+      forEachSliceStart(r.segs, o->sliceBytes, o->slices, [&](uint64_t i, uint32_t seg) { o->sliceSeg[i] = seg; });
+    }
+    o->c = SlotCompletion{r.send, r.peer, r.type, r.count, o->bytes, r.frames, szSuccess, 0, 0, 0, o->slices, 0, 0, {}};
+    o->c.driftFed = true;
+    totalSlices += o->slices;
+    run->ops.push_back(std::move(o));
+  }
+  run->left = int(run->ops.size());
+  const bool pool = cfg_.workers > 1 && totalSlices > 1;
+  if (pool) {
+    std::lock_guard<std::mutex> lock(mu_);
+    while (int(pool_.size()) < cfg_.workers - 1) pool_.emplace_back([this] { workerLoop(); });
+    run_ = run;
+  }
+  if (pool) cv_.notify_all();
+  work(*run, proxy_, cfg_, codebooks_);
+  if (pool) {
+    std::unique_lock<std::mutex> lock(mu_);
+    run_.reset();
+    idle_.wait(lock, [this] { return busy_ == 0; });
+  }
+  szResult_t first = szSuccess;
+  std::string why;
+  for (auto& o : run->ops) {
+    o->c.status = szResult_t(o->status.load());
+    o->c.groups = std::move(o->groups);
+    if (o->c.status != szSuccess && first == szSuccess) {
+      first = o->c.status;
+      why = o->error;
+    }
+    done->push_back(std::move(o->c));
+  }
+  if (first != szSuccess) return szSetError(first, "%s", why.c_str());
+  return szSuccess;
+}
+
+void HostSlots::workerLoop() {
+  std::shared_ptr<Run> last;
+  for (;;) {
+    std::shared_ptr<Run> run;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return stop_ || (run_ && run_ != last); });
+      if (stop_) return;
+      run = last = run_;
+      ++busy_;
+    }
+    work(*run, proxy_, cfg_, codebooks_);
+    std::lock_guard<std::mutex> lock(mu_);
+    if (--busy_ == 0) idle_.notify_all();
+  }
+}
+
+
+}  // namespace sz

@@ -1,0 +1,79 @@
+// Host buffers on the slot protocol (docs/PIPELINE.md, "Slot protocol"): the CPU counterpart of
+// the slot kernels. A send's slice waits for its slot's credit, is encoded by the CPU codec (or
+// copied) straight into the slot, gets its slot header and is published; a receive's slice waits
+// for its slot, has its header checked (kernels/slot_format.h's checkSlotHeader, as the kernels
+// do), is decoded (or copied) into the user's buffers, and its credit goes back. The slots are
+// the host channel of the communicator's slot proxy (src/proto/slot_proxy.h), which moves them
+// over tcp. A group's host operations run together in the calling thread, with up to
+// `workers - 1` pool threads joining for operations of more than one slice; the caller returns
+// once all have finished. Nothing here knows the communicator.
+#pragma once
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "kernels/slot_format.h"
+#include "src/proto/codebook_drift.h"
+#include "src/proto/slot_completion.h"
+#include "src/proto/slot_proxy.h"
+
+namespace sz {
+
+struct HostSlotConfig {
+  int channel;          // the slot proxy's host channel
+  uint64_t sliceBytes;  // the channel's: a multiple of kSliceAlign
+  int workers;          // threads per group, the caller's included (>= 1)
+  int timeoutMs;        // a wait that sees no progress this long fails with szTimeout
+  bool crc;             // CRC32C on every slot payload, sent and required
+};
+
+// One host operation.
+struct HostRequest {
+  const char* api = "szSend";  // the call that made it, for messages
+  bool send = false;
+  int peer = -1;
+  szDataType_t type = szUint8;
+  uint64_t count = 0;
+  bool frames = false;             // send: compressible slices travel as frames
+  std::vector<SlotSegment> segs;   // the user's buffers, in message order
+  std::vector<int> segGroups;      // the segment group of each (src/proto/segment_groups.h)
+};
+
+class HostSlots {
+ public:
+  // `codebooks`: the senders' codebooks (may be null when no send has frames).
+  static szResult_t create(SlotProxy* proxy, int rank, int nranks, const HostSlotConfig& config,
+                           CodebookDrift* codebooks, std::unique_ptr<HostSlots>* out);
+  ~HostSlots();
+  HostSlots(const HostSlots&) = delete;
+  HostSlots& operator=(const HostSlots&) = delete;
+
+  // Runs `reqs` to completion together; `done` gets one completion per request, in order. The
+  // first failure is returned (with its message); a failed operation stops its channel with the
+  // peer for good, as on the device path.
+  szResult_t run(const std::vector<HostRequest>& reqs, std::vector<SlotCompletion>* done);
+
+  struct Run;
+
+ private:
+  HostSlots() = default;
+  void workerLoop();
+
+  SlotProxy* proxy_ = nullptr;
+  int rank_ = 0, nranks_ = 0;
+  HostSlotConfig cfg_{};
+  CodebookDrift* codebooks_ = nullptr;
+  std::vector<SlotChannel> send_, recv_;       // per peer
+  std::vector<uint64_t> sendStep_, recvStep_;  // next channel step per peer
+  std::mutex mu_;
+  std::condition_variable cv_, idle_;
+  std::shared_ptr<Run> run_;  // the run the pool works on, or null
+  int busy_ = 0;              // pool threads inside a run
+  bool stop_ = false;
+  std::vector<std::thread> pool_;
+};
+
+}  // namespace sz
