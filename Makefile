@@ -55,14 +55,14 @@ ifneq ($(DEPS),)
 endif
 
 # kernels/*.cc: the host side of GPU entry points, built without CUDA too (their launchers are
-# stubbed there by src/proto/device_stub.cc).
+# stubbed there by kernels/launch_stubs.cc, the slot path by src/proto/slot_path_stub.cc).
 LIB_SRCS := $(wildcard src/*.cc base/*.cc src/proto/*.cc codec/*.cc transport/*.cc kernels/*.cc)
 # The ib wire: the parts that need rdma-core's headers, and those that need CUDA too.
 IB_VERBS_SRCS := transport/ib_loader.cc transport/ib_status.cc transport/ib_devices.cc transport/ib_qp.cc
 IB_CUDA_SRCS := transport/ib_memory.cc transport/ib_proxy.cc transport/ib_wire.cc
 ifeq ($(CUDA),1)
   override CPPFLAGS += -I$(CUDA_HOME)/include -DSZ_HAVE_CUDA=1
-  LIB_SRCS := $(filter-out src/proto/device_stub.cc,$(LIB_SRCS))
+  LIB_SRCS := $(filter-out kernels/launch_stubs.cc src/proto/slot_path_stub.cc,$(LIB_SRCS))
   CU_SRCS := $(wildcard kernels/*.cu)
   override LDLIBS += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lnccl -lcudart
 else

@@ -290,7 +290,7 @@ szResult_t szHistogramAsync(const void* d_data, size_t count, szDataType_t type,
                             unsigned long long* d_counts, cudaStream_t stream);
 
 /* ---------------------------------------------------------------------------------------
- * Communicator: NCCL-semantics point-to-point with the codec fused into a slice pipeline
+ * Communicator: NCCL-semantics point-to-point with the codec fused into the slot protocol
  * (paper §4, App. B). Swapping `nccl` for `sz` is the port; differences from NCCL are listed
  * in docs/PIPELINE.md.
  * ------------------------------------------------------------------------------------- */
@@ -339,13 +339,15 @@ typedef struct {
                             each other peer-to-peer (threads sharing one GPU too), else nccl */
   int codec;             /* SZ_CODEC_*, or -1: SZ_CODEC (on|off|auto, default auto) */
   const szCodebook_t* codebook; /* see codebookMode; NULL: the built-in default of each type */
-  size_t sliceBytes;     /* uncompressed bytes per slice; 0: SZ_SLICE_BYTES (default 4 MiB) */
-  int pipelineDepth;     /* slices in flight per peer and direction; 0: SZ_PIPELINE_DEPTH (4) */
+  size_t sliceBytes;     /* host buffers: uncompressed bytes per slice (rounded up to 4 KiB);
+                            0: SZ_SLICE_BYTES (default 4 MiB) */
+  int pipelineDepth;     /* host buffers: codec threads per group; 2x this many slots per peer and
+                            direction; 0: SZ_PIPELINE_DEPTH (4) */
   int blocking;          /* 1 (default): init blocks; 0: init returns szInProgress at once and
                             finishes on its own thread (NCCL's non-blocking communicators) */
   int timeoutMs;         /* an operation that makes no progress this long fails (szTimeout; a
                             long transfer that keeps moving never does); 0: SZ_TIMEOUT_MS (60000) */
-  int crc;               /* 1: CRC32C on every slice (host frames and raw slices); -1: SZ_CRC */
+  int crc;               /* 1: CRC32C on every slice of host buffers (frames and raw); -1: SZ_CRC */
   /* Fields after this point came after 0.1.0; a struct of 0.1.0's size (without them) is still
    * accepted, its missing fields taking their -1/NULL defaults. */
   int codebookMode;      /* SZ_CODEBOOK_*, or -1: SZ_CODEBOOK_FIXED when `codebook` is set,

@@ -1,7 +1,7 @@
 // szEncodeBatchAsync / szDecodeBatchAsync (include/splitzip.h): the checks of everything the
 // host can see (types, flags, the arrays' presence, the batch's codebooks), then one launch
 // (kernels/batch.h). Plain C++, built with and without CUDA: in a build without CUDA the
-// launchers fail (src/proto/device_stub.cc), so bad arguments are reported the same everywhere.
+// launchers fail (kernels/launch_stubs.cc), so bad arguments are reported the same everywhere.
 #include <cstring>
 #include <initializer_list>
 #include <string>

@@ -16,24 +16,6 @@ namespace sz {
 
 constexpr uint32_t kEncodeThreads = 512;
 constexpr uint32_t kEncodeWarps = kEncodeThreads / 32;
-// Resident blocks of 512 threads per multiprocessor. For BF16, 4 (32 registers each) measured
-// fastest: the more blocks, the better one block's barriers overlap the others' streaming
-// (perf/results/codec_notes.md). FP32 and E5M2 need more registers: 2.
-// Capped by the threads one SM holds: 2048 on 8.0, 9.0, 10.0 and 10.3, 1536 on 8.6-8.9, 11.0 and
-// 12.x (ptxas refuses a larger bound; the device pass sees the architecture it compiles for, and
-// the host's figure only sizes grids, which may exceed the resident blocks).
-__host__ __device__ constexpr uint32_t smThreads() {
-#if defined(__CUDA_ARCH__) && ((__CUDA_ARCH__ > 800 && __CUDA_ARCH__ < 900) || __CUDA_ARCH__ >= 1100)
-  return 1536;
-#else
-  return 2048;
-#endif
-}
-template <int kType>
-__host__ __device__ constexpr uint32_t blocksPerSm() {
-  return (kType == szBfloat16 ? 4u : 2u) < smThreads() / kEncodeThreads ? (kType == szBfloat16 ? 4u : 2u)
-                                                                        : smThreads() / kEncodeThreads;
-}
 // Registers of input a thread loads ahead of use: what the register budget above leaves.
 template <int kType>
 __host__ __device__ constexpr uint32_t aheadWords() { return kType == szBfloat16 ? 8 : 16; }

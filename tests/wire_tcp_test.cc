@@ -86,8 +86,8 @@ void exchange(int rank, void* comm, const std::vector<size_t>& sizes) {
   for (size_t k = 0; k < sizes.size(); k++) {
     out.push_back(message(rank, k, sizes[k]));
     in.emplace_back(sizes[k] + 1, 0xEE);  // one byte more than the message, to catch overruns
-    ASSERT_EQ(szWireTcp.irecv(comm, peer, in[k].data(), sizes[k], nullptr, &recvs[k]), szSuccess);
-    ASSERT_EQ(szWireTcp.isend(comm, peer, out[k].data(), sizes[k], nullptr, &sends[k]), szSuccess);
+    ASSERT_EQ(szWireTcp.irecv(comm, peer, in[k].data(), sizes[k], &recvs[k]), szSuccess);
+    ASSERT_EQ(szWireTcp.isend(comm, peer, out[k].data(), sizes[k], &sends[k]), szSuccess);
   }
   // All transfers first: checking 64 MiB takes a while, and a peer that stops calling test()
   // that long looks dead to the other side.
@@ -129,8 +129,8 @@ TEST(WireTcpRing, FourRanksSendNextReceivePrevious) {
     for (size_t k = 0; k < sizes.size(); k++) {
       out.push_back(message(rank, k, sizes[k]));
       in.emplace_back(sizes[k]);
-      ASSERT_EQ(szWireTcp.isend(comm, next, out[k].data(), sizes[k], nullptr, &sends[k]), szSuccess);
-      ASSERT_EQ(szWireTcp.irecv(comm, prev, in[k].data(), sizes[k], nullptr, &recvs[k]), szSuccess);
+      ASSERT_EQ(szWireTcp.isend(comm, next, out[k].data(), sizes[k], &sends[k]), szSuccess);
+      ASSERT_EQ(szWireTcp.irecv(comm, prev, in[k].data(), sizes[k], &recvs[k]), szSuccess);
     }
     for (size_t k = 0; k < sizes.size(); k++) {
       EXPECT_EQ(wait(sends[k]), szSuccess) << szGetLastError(nullptr);
@@ -146,17 +146,17 @@ TEST(WireTcpErrors, MessageLargerThanReceiveBuffer) {
     std::vector<uint8_t> buf(1000, 1);
     szWireRequest* req = nullptr;
     if (rank == 0) {
-      ASSERT_EQ(szWireTcp.isend(comm, 1, buf.data(), buf.size(), nullptr, &req), szSuccess);
+      ASSERT_EQ(szWireTcp.isend(comm, 1, buf.data(), buf.size(), &req), szSuccess);
       szResult_t res = wait(req);  // in the socket buffer before the receiver objects, or reset
       EXPECT_TRUE(res == szSuccess || res == szRemoteError) << res;
       return;
     }
-    ASSERT_EQ(szWireTcp.irecv(comm, 0, buf.data(), 100, nullptr, &req), szSuccess);
+    ASSERT_EQ(szWireTcp.irecv(comm, 0, buf.data(), 100, &req), szSuccess);
     EXPECT_EQ(wait(req), szInvalidUsage);
     EXPECT_NE(std::string(szGetLastError(nullptr)).find("larger than the receive buffer"), std::string::npos)
         << szGetLastError(nullptr);
     // The stream is out of step now: the peer stays broken.
-    EXPECT_EQ(szWireTcp.irecv(comm, 0, buf.data(), buf.size(), nullptr, &req), szInvalidUsage);
+    EXPECT_EQ(szWireTcp.irecv(comm, 0, buf.data(), buf.size(), &req), szInvalidUsage);
     EXPECT_EQ(szWireTcp.abort(comm), szSuccess);
     comm = nullptr;
   });
@@ -167,7 +167,7 @@ TEST(WireTcpErrors, SilentPeerTimesOut) {
     if (rank == 0) return;  // never sends
     uint8_t b;
     szWireRequest* req = nullptr;
-    ASSERT_EQ(szWireTcp.irecv(comm, 0, &b, 1, nullptr, &req), szSuccess);
+    ASSERT_EQ(szWireTcp.irecv(comm, 0, &b, 1, &req), szSuccess);
     auto start = std::chrono::steady_clock::now();
     EXPECT_EQ(wait(req), szTimeout) << szGetLastError(nullptr);
     auto took = std::chrono::steady_clock::now() - start;
@@ -186,8 +186,8 @@ void abortMidTransfer(bool senderAborts) {
     bool sender = rank == 0;
     std::vector<uint8_t> buf(bytes, 3);
     szWireRequest* req = nullptr;
-    ASSERT_EQ(sender ? szWireTcp.isend(comm, 1, buf.data(), bytes, nullptr, &req)
-                     : szWireTcp.irecv(comm, 0, buf.data(), bytes, nullptr, &req),
+    ASSERT_EQ(sender ? szWireTcp.isend(comm, 1, buf.data(), bytes, &req)
+                     : szWireTcp.irecv(comm, 0, buf.data(), bytes, &req),
               szSuccess);
     if (sender == senderAborts) {
       // Moves a little of the message (the socket buffers take some), then leaves.
@@ -240,14 +240,14 @@ TEST(WireTcpThreads, SendsAndReceivesFromSeparateThreads) {
       for (int k = 0; k < kMessages; k++) {
         std::vector<uint8_t> m = message(rank, k, 1000 * k);
         szWireRequest* req = nullptr;
-        ASSERT_EQ(szWireTcp.isend(comm, peer, m.data(), m.size(), nullptr, &req), szSuccess);
+        ASSERT_EQ(szWireTcp.isend(comm, peer, m.data(), m.size(), &req), szSuccess);
         EXPECT_EQ(wait(req), szSuccess) << szGetLastError(nullptr);
       }
     });
     for (int k = 0; k < kMessages; k++) {
       std::vector<uint8_t> m(1000 * k);
       szWireRequest* req = nullptr;
-      ASSERT_EQ(szWireTcp.irecv(comm, peer, m.data(), m.size(), nullptr, &req), szSuccess);
+      ASSERT_EQ(szWireTcp.irecv(comm, peer, m.data(), m.size(), &req), szSuccess);
       size_t got = 0;
       EXPECT_EQ(wait(req, &got), szSuccess) << szGetLastError(nullptr);
       EXPECT_EQ(got, m.size());
@@ -257,13 +257,10 @@ TEST(WireTcpThreads, SendsAndReceivesFromSeparateThreads) {
   });
 }
 
-TEST(WireTcpTable, NameAndMemoryRegistration) {
+TEST(WireTcpTable, NameAndMemory) {
   EXPECT_STREQ(szWireTcp.name, "tcp");
   EXPECT_EQ(szWireTcp.deviceMemory, 0);
-  void* mh = (void*)1;
-  EXPECT_EQ(szWireTcp.regMr(nullptr, nullptr, 0, &mh), szSuccess);
-  EXPECT_EQ(mh, nullptr);
-  EXPECT_EQ(szWireTcp.deregMr(nullptr, nullptr), szSuccess);
+  EXPECT_EQ(szFindWire("tcp"), &szWireTcp);
 }
 
 }  // namespace

@@ -92,7 +92,6 @@ struct Lane {
 
 struct NcclWire {
   int rank = 0, nranks = 0, timeoutMs = 0;
-  bool idleRequests = false;  // szWireConfig::idleRequests: posted requests never time out
   ncclComm_t base = nullptr;
   bool ownsBase = false;
   Lane up, down;  // up: messages from a lower to a higher rank
@@ -215,14 +214,6 @@ szResult_t progressLane(NcclWire* w, Lane& l) {
         l.freeSlots.push_back(r->slot);
       }
     }
-    if (r->state != State::Done && !w->idleRequests && w->timeoutMs > 0 &&
-        Clock::now() - r->posted > std::chrono::milliseconds(w->timeoutMs)) {
-      r->state = State::Failed;
-      r->error = szSetError(szTimeout, "nccl wire: rank %d: no progress with rank %d for %d ms", w->rank,
-                            r->peer, w->timeoutMs);
-      w->broken = true;
-      return r->error;
-    }
   }
   for (ncclComm_t c : {l.comm, l.sizeComm}) {
     ncclResult_t async = ncclSuccess;
@@ -270,7 +261,6 @@ szResult_t ncclConnect(szBootstrap* b, const szWireConfig& cfg, void** wireComm)
   w->rank = szBootstrapRank(b);
   w->nranks = szBootstrapNranks(b);
   w->timeoutMs = cfg.timeoutMs;
-  w->idleRequests = cfg.idleRequests != 0;
   szResult_t res = szSuccess;
   if (cfg.ncclComm) {
     w->base = static_cast<ncclComm_t>(cfg.ncclComm);
@@ -300,13 +290,6 @@ szResult_t ncclConnect(szBootstrap* b, const szWireConfig& cfg, void** wireComm)
   return szSuccess;
 }
 
-szResult_t ncclRegMr(void*, void*, size_t, void** mhandle) {
-  *mhandle = nullptr;
-  return szSuccess;
-}
-
-szResult_t ncclDeregMr(void*, void*) { return szSuccess; }
-
 szResult_t post(void* wireComm, bool send, int peer, void* data, size_t bytes, szWireRequest** request) {
   auto* w = static_cast<NcclWire*>(wireComm);
   std::lock_guard<std::mutex> lock(w->mu);
@@ -317,11 +300,11 @@ szResult_t post(void* wireComm, bool send, int peer, void* data, size_t bytes, s
   return szSuccess;
 }
 
-szResult_t ncclIsend(void* wireComm, int peer, const void* data, size_t bytes, void*, szWireRequest** request) {
+szResult_t ncclIsend(void* wireComm, int peer, const void* data, size_t bytes, szWireRequest** request) {
   return post(wireComm, true, peer, const_cast<void*>(data), bytes, request);
 }
 
-szResult_t ncclIrecv(void* wireComm, int peer, void* data, size_t capacity, void*, szWireRequest** request) {
+szResult_t ncclIrecv(void* wireComm, int peer, void* data, size_t capacity, szWireRequest** request) {
   return post(wireComm, false, peer, data, capacity, request);
 }
 
@@ -360,18 +343,9 @@ szResult_t closeWire(void* wireComm, bool abort) {
   return szSuccess;
 }
 
-// NCCL cannot recall a posted receive: the wire stops taking requests; the peer learns of the
-// failure from the control channels (tcp).
-void ncclFailPeer(void* wireComm, int, szResult_t, const char*) {
-  auto* w = static_cast<NcclWire*>(wireComm);
-  std::lock_guard<std::mutex> lock(w->mu);
-  w->broken = true;
-}
-
 szResult_t ncclClose(void* wireComm) { return closeWire(wireComm, false); }
 szResult_t ncclAbortWire(void* wireComm) { return closeWire(wireComm, true); }
 
 }  // namespace
 
-const szWire szWireNccl = {"nccl", 1, ncclConnect, ncclRegMr, ncclDeregMr, ncclIsend, ncclIrecv,
-                           ncclTest, ncclFailPeer, ncclClose, ncclAbortWire};
+const szWire szWireNccl = {"nccl", 1, ncclConnect, ncclIsend, ncclIrecv, ncclTest, ncclClose, ncclAbortWire};

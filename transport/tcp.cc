@@ -118,21 +118,14 @@ void closeSockets(Peer& peer, bool orderly) {
 }
 
 // Fails every request of the peer and closes its sockets: after a partial message the byte
-// streams no longer line up, so nothing more can travel to or from this peer. `keepOpen`: only
-// end this side's sending (the peer reads what was sent, then the end of the stream); the
-// sockets close with the communicator, so no reset can overtake data the peer has not read.
-void breakPeer(Comm* c, int p, szResult_t res, const std::string& why, bool keepOpen = false) {
+// streams no longer line up, so nothing more can travel to or from this peer.
+void breakPeer(Comm* c, int p, szResult_t res, const std::string& why) {
   Peer& peer = c->peers[p];
   if (peer.broken != szSuccess) return;
   peer.broken = res;
   peer.why = why;
   WARN("tcp: rank %d: connection to rank %d failed: %s", c->rank, p, why.c_str());
-  if (keepOpen) {
-    for (int fd : peer.fds)
-      if (fd >= 0) shutdown(fd, SHUT_WR);
-  } else {
-    closeSockets(peer, false);
-  }
+  closeSockets(peer, false);
   for (Stream* s : {&peer.send, &peer.recv}) {
     for (Request* r : s->queue) {
       r->result = res;
@@ -369,20 +362,11 @@ fail:
                     std::string(szGetLastError(nullptr)).c_str());
 }
 
-szResult_t tcpRegMr(void*, void*, size_t, void** mhandle) {
-  if (mhandle != nullptr) *mhandle = nullptr;
-  return szSuccess;
-}
-
-szResult_t tcpDeregMr(void*, void*) { return szSuccess; }
-
-szResult_t tcpIsend(void* wireComm, int peer, const void* data, size_t bytes, void*,
-                    szWireRequest** request) {
+szResult_t tcpIsend(void* wireComm, int peer, const void* data, size_t bytes, szWireRequest** request) {
   return post(wireComm, peer, true, data, nullptr, bytes, request);
 }
 
-szResult_t tcpIrecv(void* wireComm, int peer, void* data, size_t capacity, void*,
-                    szWireRequest** request) {
+szResult_t tcpIrecv(void* wireComm, int peer, void* data, size_t capacity, szWireRequest** request) {
   return post(wireComm, peer, false, nullptr, data, capacity, request);
 }
 
@@ -404,12 +388,6 @@ szResult_t tcpTest(szWireRequest* request, int* done, size_t* bytes) {
   return szSuccess;
 }
 
-void tcpFailPeer(void* wireComm, int peer, szResult_t res, const char* why) {
-  auto* c = static_cast<Comm*>(wireComm);
-  std::lock_guard<std::mutex> lock(c->mu);
-  if (peer >= 0 && peer < c->nranks) breakPeer(c, peer, res, why, true);
-}
-
 szResult_t tcpClose(void* wireComm) {
   if (wireComm == nullptr) return szSuccess;
   size_t unfinished = destroy((Comm*)wireComm, true);
@@ -427,5 +405,5 @@ szResult_t tcpAbort(void* wireComm) {
 }  // namespace
 
 extern const szWire szWireTcp = {
-    "tcp", 0, tcpConnect, tcpRegMr, tcpDeregMr, tcpIsend, tcpIrecv, tcpTest, tcpFailPeer, tcpClose, tcpAbort,
+    "tcp", 0, tcpConnect, tcpIsend, tcpIrecv, tcpTest, tcpClose, tcpAbort,
 };

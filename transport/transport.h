@@ -36,28 +36,15 @@ struct szWire {
   // Collective over all ranks of the bootstrap: connects this rank to every other one.
   szResult_t (*connect)(szBootstrap* bootstrap, const szWireConfig& config, void** wireComm);
 
-  // Registers memory that isend/irecv will use (RDMA needs it; others may return null).
-  szResult_t (*regMr)(void* wireComm, void* data, size_t bytes, void** mhandle);
-  szResult_t (*deregMr)(void* wireComm, void* mhandle);
-
   // Posts a send of `bytes` at `data` to `peer`. `data` must stay valid until test() says done.
-  szResult_t (*isend)(void* wireComm, int peer, const void* data, size_t bytes, void* mhandle,
-                      szWireRequest** request);
+  szResult_t (*isend)(void* wireComm, int peer, const void* data, size_t bytes, szWireRequest** request);
   // Posts a receive of at most `capacity` bytes from `peer` into `data`. A message larger than
   // `capacity` fails the request with szInvalidUsage.
-  szResult_t (*irecv)(void* wireComm, int peer, void* data, size_t capacity, void* mhandle,
-                      szWireRequest** request);
+  szResult_t (*irecv)(void* wireComm, int peer, void* data, size_t capacity, szWireRequest** request);
   // Advances the request; *done = 1 once complete, *bytes = the message size. A completed or
   // failed request is released by this call. Errors: szRemoteError (peer closed or reset),
   // szTimeout, szInvalidUsage (message larger than the receive's capacity), szSystemError.
   szResult_t (*test)(szWireRequest* request, int* done, size_t* bytes);
-
-  // After an operation with `peer` failed on this side with `res` (`why`, its message): fails
-  // this side's requests with `peer` the same way (no byte lands in their buffers afterwards,
-  // where the wire can promise it: tcp; nccl cannot recall a posted receive) and lets the peer
-  // see the connection end, so its waiting requests fail at once (szRemoteError) instead of at
-  // the timeout. Nothing more travels with `peer`.
-  void (*failPeer)(void* wireComm, int peer, szResult_t res, const char* why);
 
   // Orderly close after all requests completed; abort drops everything (after an error).
   szResult_t (*close)(void* wireComm);

@@ -112,7 +112,7 @@ bool done(const szWire* w, szWireRequest*& r, bool* ok, size_t* bytes = nullptr)
 
 bool sendCtrl(State* s, int peer, Peer& p, uint32_t kind, int code, uint64_t step, uint32_t chan) {
   p.ctrlSends.push_back({Ctrl{kind, code, step, chan, 0}, nullptr});
-  return s->ctrlWire->isend(s->ctrl, peer, &p.ctrlSends.back().msg, sizeof(Ctrl), nullptr,
+  return s->ctrlWire->isend(s->ctrl, peer, &p.ctrlSends.back().msg, sizeof(Ctrl),
                             &p.ctrlSends.back().request) == szSuccess;
 }
 
@@ -133,7 +133,7 @@ bool progressChan(State* s, int peer, Peer& p, uint32_t ci, bool* moved) {
     const uint64_t bytes = __atomic_load_n(&sig.bytes, __ATOMIC_RELAXED);
     if (bytes > shape.stride - kSlotHeaderBytes) return false;  // not what a sender writes
     szWireRequest* r = nullptr;
-    if (w->isend(shape.data, peer, c.send.ring + uint64_t(j) * shape.stride, kSlotHeaderBytes + bytes, nullptr, &r) !=
+    if (w->isend(shape.data, peer, c.send.ring + uint64_t(j) * shape.stride, kSlotHeaderBytes + bytes, &r) !=
         szSuccess)
       return false;
     c.sends.push_back(r);
@@ -146,7 +146,7 @@ bool progressChan(State* s, int peer, Peer& p, uint32_t ci, bool* moved) {
          slotFree(slotLoadAcquire(&c.recv.credits[slotOf(c.landPosted, nslots)]), c.landPosted)) {
     szWireRequest* r = nullptr;
     uint8_t* slot = c.recv.ring + uint64_t(slotOf(c.landPosted, nslots)) * shape.stride;
-    if (w->irecv(shape.data, peer, slot, shape.stride, nullptr, &r) != szSuccess) return false;
+    if (w->irecv(shape.data, peer, slot, shape.stride, &r) != szSuccess) return false;
     c.lands.push_back(r);
     ++c.landPosted;
     *moved = true;
@@ -186,7 +186,7 @@ bool progressChan(State* s, int peer, Peer& p, uint32_t ci, bool* moved) {
 bool receiveCtrl(State* s, int peer, Peer& p, bool* moved) {
   const szWire* cw = s->ctrlWire;
   bool ok = true;
-  if (p.ctrlRecv == nullptr && cw->irecv(s->ctrl, peer, &p.ctrlIn, sizeof(Ctrl), nullptr, &p.ctrlRecv) != szSuccess)
+  if (p.ctrlRecv == nullptr && cw->irecv(s->ctrl, peer, &p.ctrlIn, sizeof(Ctrl), &p.ctrlRecv) != szSuccess)
     return false;
   size_t got = 0;
   while (done(cw, p.ctrlRecv, &ok, &got)) {
@@ -199,7 +199,7 @@ bool receiveCtrl(State* s, int peer, Peer& p, bool* moved) {
       slotRaiseError(p.ctrlIn.step == 0 ? c.recv.error : c.send.error, p.ctrlIn.code);
     }
     *moved = true;
-    if (cw->irecv(s->ctrl, peer, &p.ctrlIn, sizeof(Ctrl), nullptr, &p.ctrlRecv) != szSuccess) return false;
+    if (cw->irecv(s->ctrl, peer, &p.ctrlIn, sizeof(Ctrl), &p.ctrlRecv) != szSuccess) return false;
   }
   return true;
 }
@@ -285,6 +285,8 @@ void release(SlotMemory memory, bool ring, void* p) {
 #if SZ_HAVE_CUDA
   if (memory == SlotMemory::kDevice && ring) cudaFree(p);
   else cudaFreeHost(p);
+#else
+  (void)ring;
 #endif
 }
 

@@ -1,4 +1,4 @@
-// The device codec API in a build without CUDA (make CUDA=0): every call says so.
+// The GPU entry points in a build without CUDA (make CUDA=0): every call says so.
 #include "base/checks.h"
 
 namespace {
@@ -26,16 +26,7 @@ extern "C" szResult_t szHistogramAsync(const void*, size_t, szDataType_t, unsign
 szResult_t sz::launchEncodeBatch(const EncodeBatch&, cudaStream_t) { return noCuda("szEncodeBatchAsync"); }
 szResult_t sz::launchDecodeBatch(const DecodeBatch&, cudaStream_t) { return noCuda("szDecodeBatchAsync"); }
 
-// The slot path needs CUDA: a build without it never creates one (no slot wire is built), but
-// the communicator still names its entry points, so they exist and fail.
 #include "kernels/device_props.h"
-#include "src/proto/slot_path.h"
 
-sz::SlotPath::~SlotPath() = default;
-szResult_t sz::SlotPath::create(const ChannelSource&, int, int, const SlotPathConfig&, std::unique_ptr<SlotPath>*) {
-  return noCuda(__func__);
-}
-szResult_t sz::SlotPath::enqueue(const std::vector<SlotRequest>&, cudaStream_t) { return noCuda(__func__); }
-szResult_t sz::SlotPath::reap(const std::function<void(const SlotCompletion&)>&) { return noCuda(__func__); }
 szResult_t sz::currentDeviceSms(int*) { return noCuda(__func__); }
 szResult_t sz::currentDeviceDramBps(double*) { return noCuda(__func__); }

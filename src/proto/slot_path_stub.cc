@@ -1,0 +1,15 @@
+// The slot path in a build without CUDA (make CUDA=0): no slot wire is built and no communicator
+// creates one, but the communicator still names its entry points, so they exist and fail.
+#include "base/checks.h"
+#include "src/proto/slot_path.h"
+
+szResult_t sz::SlotPath::create(const ChannelSource&, int, int, const SlotPathConfig&, std::unique_ptr<SlotPath>*) {
+  return szSetError(szUnhandledCudaError, "SlotPath::create: SplitZip was built without CUDA");
+}
+sz::SlotPath::~SlotPath() = default;
+szResult_t sz::SlotPath::enqueue(const std::vector<SlotRequest>&, cudaStream_t) {
+  return szSetError(szUnhandledCudaError, "SlotPath::enqueue: SplitZip was built without CUDA");
+}
+szResult_t sz::SlotPath::reap(const std::function<void(const SlotCompletion&)>&) {
+  return szSetError(szUnhandledCudaError, "SlotPath::reap: SplitZip was built without CUDA");
+}
