@@ -155,6 +155,7 @@ HostRequest hostRequest(szComm* comm, const Op& op) {
   r.type = op.type;
   r.count = op.count;
   r.frames = sendsFrames(comm, op);
+  r.mayDecode = !op.send && szTypeIsCompressible(op.type) && comm->cfg.codec != SZ_CODEC_OFF;
   uint64_t offset = 0;
   for (const Segment& seg : op.segments) {
     r.segs.push_back(SlotSegment{seg.ptr, seg.bytes, offset});

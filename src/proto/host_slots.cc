@@ -290,8 +290,10 @@ bool finish(HostSlots::Run& run, OpState& o, SlotProxy* proxy, const HostSlotCon
 }
 
 // Works on `run` until every operation has finished: claims the next slice of an operation whose
-// slot is ready, and between them drives the proxy. Every thread of the run runs this.
-void work(HostSlots::Run& run, SlotProxy* proxy, const HostSlotConfig& cfg, CodebookDrift* codebooks) {
+// slot is ready, and between them drives the proxy. Every thread of the run runs this; pool
+// threads (`caller` false) back off sooner when nothing is ready, leaving the cores to the caller
+// and the wire.
+void work(HostSlots::Run& run, SlotProxy* proxy, const HostSlotConfig& cfg, CodebookDrift* codebooks, bool caller) {
   int idle = 0;
   while (run.left.load() > 0) {
     bool moved = false;
@@ -329,8 +331,8 @@ void work(HostSlots::Run& run, SlotProxy* proxy, const HostSlotConfig& cfg, Code
       run.lastMove = nowNs();
       continue;
     }
-    if (++idle < 64) continue;
-    if (idle < 1024) std::this_thread::yield();
+    if (++idle < (caller ? 64 : 8)) continue;
+    if (idle < (caller ? 1024 : 16)) std::this_thread::yield();
     else std::this_thread::sleep_for(std::chrono::microseconds(20));
   }
 }
@@ -343,7 +345,7 @@ szResult_t HostSlots::run(const std::vector<HostRequest>& reqs, std::vector<Slot
   auto run = std::make_shared<Run>();
   run->start = Clock::now();
   run->lastMove = nowNs();
-  uint64_t totalSlices = 0;
+  uint64_t codecSlices = 0;
   for (const HostRequest& r : reqs) {
     if (r.peer < 0 || r.peer >= nranks_ || r.peer == rank_)
       return szSetError(szInternalError, "host slots: an operation with rank %d", r.peer);
@@ -363,18 +365,18 @@ szResult_t HostSlots::run(const std::vector<HostRequest>& reqs, std::vector<Slot
     }
     o->c = SlotCompletion{r.send, r.peer, r.type, r.count, o->bytes, r.frames, szSuccess, 0, 0, 0, o->slices, 0, 0, {}};
     o->c.driftFed = true;
-    totalSlices += o->slices;
+    if (r.frames || r.mayDecode) codecSlices += o->slices;
     run->ops.push_back(std::move(o));
   }
   run->left = int(run->ops.size());
-  const bool pool = cfg_.workers > 1 && totalSlices > 1;
+  const bool pool = cfg_.workers > 1 && codecSlices > 1;
   if (pool) {
     std::lock_guard<std::mutex> lock(mu_);
     while (int(pool_.size()) < cfg_.workers - 1) pool_.emplace_back([this] { workerLoop(); });
     run_ = run;
   }
   if (pool) cv_.notify_all();
-  work(*run, proxy_, cfg_, codebooks_);
+  work(*run, proxy_, cfg_, codebooks_, true);
   if (pool) {
     std::unique_lock<std::mutex> lock(mu_);
     run_.reset();
@@ -406,7 +408,7 @@ void HostSlots::workerLoop() {
       run = last = run_;
       ++busy_;
     }
-    work(*run, proxy_, cfg_, codebooks_);
+    work(*run, proxy_, cfg_, codebooks_, false);
     std::lock_guard<std::mutex> lock(mu_);
     if (--busy_ == 0) idle_.notify_all();
   }

@@ -5,7 +5,7 @@
 // do), is decoded (or copied) into the user's buffers, and its credit goes back. The slots are
 // the host channel of the communicator's slot proxy (src/proto/slot_proxy.h), which moves them
 // over tcp. A group's host operations run together in the calling thread, with up to
-// `workers - 1` pool threads joining for operations of more than one slice; the caller returns
+// `workers - 1` pool threads joining where there is codec work over more than one slice; the caller returns
 // once all have finished. Nothing here knows the communicator.
 #pragma once
 
@@ -38,6 +38,9 @@ struct HostRequest {
   szDataType_t type = szUint8;
   uint64_t count = 0;
   bool frames = false;             // send: compressible slices travel as frames
+  // Frames may be decoded (a receive of a compressible type with the codec not off): the pool
+  // joins only operations with codec work; copies alone go no faster on more threads.
+  bool mayDecode = false;
   std::vector<SlotSegment> segs;   // the user's buffers, in message order
   std::vector<int> segGroups;      // the segment group of each (src/proto/segment_groups.h)
 };
