@@ -209,7 +209,6 @@ namespace {
 
 // What every rank must agree on; exchanged at init.
 struct ConfigDigest {
-  uint32_t protocol;  // kSlotProtocolVersion: compared first, for a message naming both
   char wire[16];
   int32_t codec, depth, crc, nranks;
   uint64_t sliceBytes;
@@ -328,8 +327,23 @@ szResult_t setAutoPriors(szComm* comm, const std::vector<RankPlacement>& placeme
   return szSuccess;
 }
 
+// The first collective of every init, in any version from 2 on: the slot protocol's version
+// (kernels/slot_format.h), four bytes that no later change of the handshake moves, so that ranks
+// of two versions fail here with one message naming both instead of in a collective they disagree on.
+szResult_t checkProtocolVersions(szBootstrap* b, int rank, int nranks) {
+  std::vector<uint32_t> versions(size_t(nranks), 0);
+  versions[size_t(rank)] = kSlotProtocolVersion;
+  SZCHECK(szBootstrapAllGather(b, versions.data(), sizeof(uint32_t)));
+  for (int r = 0; r < nranks; ++r)
+    if (versions[size_t(r)] != kSlotProtocolVersion)
+      return szSetError(szInvalidUsage, "rank %d speaks slot protocol version %u and rank %d version %u: build every "
+                        "rank from one SplitZip version", rank, kSlotProtocolVersion, r, versions[size_t(r)]);
+  return szSuccess;
+}
+
 szResult_t initComm(szComm* comm, int nranks, const szUniqueId& id, int rank, void* ncclComm) {
   SZCHECK(szBootstrapInit(id, rank, nranks, comm->cfg.timeoutMs, &comm->bootstrap));
+  SZCHECK(checkProtocolVersions(comm->bootstrap, rank, nranks));
   // Every rank takes part in the placement exchange, so that one with SZ_WIRE set and one
   // without meet in the configuration check below, not in a mismatched collective.
   std::vector<RankPlacement> placements;
@@ -343,7 +357,6 @@ szResult_t initComm(szComm* comm, int nranks, const szUniqueId& id, int rank, vo
   std::vector<ConfigDigest> all(static_cast<size_t>(nranks));
   ConfigDigest& mine = all[size_t(rank)];
   memset(&mine, 0, sizeof(mine));
-  mine.protocol = kSlotProtocolVersion;
   strncpy(mine.wire, comm->cfg.wire.c_str(), sizeof(mine.wire) - 1);
   mine.codec = comm->cfg.codec;
   mine.depth = comm->cfg.depth;
@@ -354,10 +367,6 @@ szResult_t initComm(szComm* comm, int nranks, const szUniqueId& id, int rank, vo
   mine.codebookType = comm->cfg.codebook.type;
   mine.followCodebook = comm->cfg.followCodebook;
   SZCHECK(szBootstrapAllGather(comm->bootstrap, all.data(), sizeof(ConfigDigest)));
-  for (int r = 0; r < nranks; ++r)
-    if (all[size_t(r)].protocol != mine.protocol)
-      return szSetError(szInvalidUsage, "rank %d speaks slot protocol version %u and rank %d version %u: build both "
-                        "from one SplitZip version", rank, mine.protocol, r, all[size_t(r)].protocol);
   for (int r = 0; r < nranks; ++r)
     if (memcmp(&all[size_t(r)], &mine, sizeof(mine)) != 0)
       return szSetError(szInvalidUsage, "rank %d and rank %d were initialized with different "
