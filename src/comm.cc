@@ -193,8 +193,9 @@ szResult_t resolveConfig(const szConfig_t* c, CommConfig* out) {
   out->timeoutMs = c && c->timeoutMs ? c->timeoutMs : int(szParamTimeoutMs());
   out->blocking = !(c && c->blocking == 0);
   out->crc = c && c->crc >= 0 ? c->crc != 0 : szParamCrc() != 0;
-  if (out->sliceBytes < 1024 || out->depth < 1 || out->depth > 64 || out->timeoutMs < 1)
-    return szSetError(szInvalidArgument, "slice bytes %zu (>= 1024), pipeline depth %d (1..64), timeout %d ms (> 0)",
+  if (out->sliceBytes < 1024 || out->sliceBytes > (size_t(1) << 30) || out->depth < 1 || out->depth > 64 ||
+      out->timeoutMs < 1)
+    return szSetError(szInvalidArgument, "slice bytes %zu (1024 to 1 GiB), pipeline depth %d (1..64), timeout %d ms (> 0)",
                       out->sliceBytes, out->depth, out->timeoutMs);
   return szSuccess;
 }

@@ -23,6 +23,13 @@ TEST(CommArgs, InitRejectsBadRanksAndConfig) {
   szConfig_t depth = SZ_CONFIG_INITIALIZER;
   depth.pipelineDepth = 1000;
   EXPECT_EQ(szCommInitRankConfig(&comm, 1, id, 0, &depth), szInvalidArgument);
+  // Slices whose slots would overflow the ring's size (2^60 x 16 slots wrapped to 4 KiB, and a
+  // slice that rounds up to 0, crashed a review build) are refused before anything is allocated.
+  for (size_t slice : {size_t(1) << 60, ~size_t(0) - 600, (size_t(1) << 30) + 1}) {
+    szConfig_t huge = SZ_CONFIG_INITIALIZER;
+    huge.sliceBytes = slice;
+    EXPECT_EQ(szCommInitRankConfig(&comm, 1, id, 0, &huge), szInvalidArgument) << slice;
+  }
 }
 
 TEST(CommArgs, InitFromNcclRejectsNull) {

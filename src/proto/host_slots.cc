@@ -70,14 +70,13 @@ namespace {
 
 int64_t nowNs() { return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count(); }
 
-// Fails `o` with `code` and `message` (the first failure wins) and stops its channel.
+// Fails `o` with `code` and `message` (the first failure wins; an operation that finished stays
+// finished) and stops its channel.
 void failOp(OpState& o, int code, const std::string& message) {
-  int zero = 0;
-  if (!o.status.compare_exchange_strong(zero, code)) return;
-  {
-    std::lock_guard<std::mutex> lock(o.mu);
-    o.error = message;
-  }
+  std::lock_guard<std::mutex> lock(o.mu);
+  if (o.next.load() == kClosed || o.status.load() != 0) return;
+  o.status = code;
+  o.error = message;
   failChannel(o.ch, code);
 }
 
@@ -208,6 +207,8 @@ void recvSlice(OpState& o, uint64_t i, bool crc) {
   SlotHeader h;
   memcpy(&h, slot, sizeof(h));
   int e = checkSlotHeader(h, step, r.count, r.type, o.slices, n, ch.stride - kSlotHeaderBytes);
+  // The payload the header names must be what landed (the proxy wrote its size in the signal).
+  if (e == 0 && h.bytes != __atomic_load_n(&ch.signals[j].bytes, __ATOMIC_RELAXED)) e = szCorruptFrame;
   if (e == szInvalidUsage) {
     failOp(o, e, opName(o) + " does not match its send of " + std::to_string(h.opCount) + " elements of " +
                      szTypeName(int(h.opType)));
@@ -266,7 +267,8 @@ bool sliceReady(const OpState& o, uint64_t i) {
 bool finish(HostSlots::Run& run, OpState& o, SlotProxy* proxy, const HostSlotConfig& cfg) {
   uint64_t claimed = o.next.load();
   if (claimed == kClosed || o.finished.load() != claimed) return false;
-  if (o.status.load() == 0) {
+  const int status = o.status.load();
+  if (status == 0) {
     if (claimed < o.slices) return false;
     if (o.req->send) {
       const uint64_t end = o.stepBase + o.slices;
@@ -279,12 +281,12 @@ bool finish(HostSlots::Run& run, OpState& o, SlotProxy* proxy, const HostSlotCon
              nowNs() - run.lastMove.load() < int64_t(cfg.timeoutMs) * 1000000) {
     return false;
   }
-  if (!o.next.compare_exchange_strong(claimed, kClosed)) return false;
-  o.done = true;
   {
-    std::lock_guard<std::mutex> lock(o.mu);
+    std::lock_guard<std::mutex> lock(o.mu);  // closing and failing exclude each other
+    if (o.status.load() != status || !o.next.compare_exchange_strong(claimed, kClosed)) return false;
     o.c.seconds = since(run.start);
   }
+  o.done = true;
   run.left.fetch_sub(1);
   return true;
 }
@@ -342,6 +344,7 @@ void work(HostSlots::Run& run, SlotProxy* proxy, const HostSlotConfig& cfg, Code
 szResult_t HostSlots::run(const std::vector<HostRequest>& reqs, std::vector<SlotCompletion>* done) {
   done->clear();
   if (reqs.empty()) return szSuccess;
+  std::lock_guard<std::mutex> one(runMu_);
   auto run = std::make_shared<Run>();
   run->start = Clock::now();
   run->lastMove = nowNs();

@@ -56,7 +56,8 @@ class HostSlots {
 
   // Runs `reqs` to completion together; `done` gets one completion per request, in order. The
   // first failure is returned (with its message); a failed operation stops its channel with the
-  // peer for good, as on the device path.
+  // peer for good, as on the device path. Calls from several threads run one at a time (as
+  // NCCL's, a communicator's operations that must progress together belong in one group).
   szResult_t run(const std::vector<HostRequest>& reqs, std::vector<SlotCompletion>* done);
 
   struct Run;
@@ -71,6 +72,7 @@ class HostSlots {
   CodebookDrift* codebooks_ = nullptr;
   std::vector<SlotChannel> send_, recv_;       // per peer
   std::vector<uint64_t> sendStep_, recvStep_;  // next channel step per peer
+  std::mutex runMu_;  // one run at a time: the channels' steps are claimed in call order
   std::mutex mu_;
   std::condition_variable cv_, idle_;
   std::shared_ptr<Run> run_;  // the run the pool works on, or null

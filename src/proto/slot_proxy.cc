@@ -60,6 +60,11 @@ struct Peer {
   Ctrl ctrlIn{};
   szWireRequest* ctrlRecv = nullptr;
   std::atomic<bool> broken{false};
+  // A data connection failed: the control connection is read a while longer (a peer that closes
+  // after its last credits left may have its data connections' end overtake them), then the peer
+  // breaks.
+  bool dataFailed = false;
+  std::chrono::steady_clock::time_point dataFailedAt;
 };
 
 struct ChanShape {
@@ -155,7 +160,10 @@ bool progressChan(State* s, int peer, Peer& p, uint32_t ci, bool* moved) {
   while (!c.lands.empty() && done(w, c.lands.front(), &ok, &got)) {
     if (!ok || got < kSlotHeaderBytes) return false;  // a failed wire, or a message no proxy sends
     c.lands.pop_front();
-    slotStoreRelease(&c.recv.signals[slotOf(c.landNext, nslots)].ready, readyValue(c.landNext));
+    // What landed, for a receiver to hold the header's size against (host channels do).
+    SlotSignal& sig = c.recv.signals[slotOf(c.landNext, nslots)];
+    __atomic_store_n(&sig.bytes, uint64_t(got - kSlotHeaderBytes), __ATOMIC_RELAXED);
+    slotStoreRelease(&sig.ready, readyValue(c.landNext));
     ++c.landNext;
     *moved = true;
   }
@@ -182,8 +190,9 @@ bool progressChan(State* s, int peer, Peer& p, uint32_t ci, bool* moved) {
 }
 
 // Control messages from the peer: credits into this side's senders' words, errors into its error
-// words. False if the control connection failed.
-bool receiveCtrl(State* s, int peer, Peer& p, bool* moved) {
+// words. False if the control connection failed or carried what no proxy sends (a credit for a
+// step not shipped). `hostOnly`: only host channels' messages count as movement.
+bool receiveCtrl(State* s, int peer, Peer& p, bool hostOnly, bool* moved) {
   const szWire* cw = s->ctrlWire;
   bool ok = true;
   if (p.ctrlRecv == nullptr && cw->irecv(s->ctrl, peer, &p.ctrlIn, sizeof(Ctrl), &p.ctrlRecv) != szSuccess)
@@ -194,11 +203,16 @@ bool receiveCtrl(State* s, int peer, Peer& p, bool* moved) {
     Chan& c = p.chans[p.ctrlIn.channel];
     const uint32_t nslots = s->chans[p.ctrlIn.channel].cfg.nslots;
     if (p.ctrlIn.kind == kCredit) {
-      slotStoreRelease(&c.send.credits[slotOf(p.ctrlIn.step, nslots)], creditAfter(p.ctrlIn.step, nslots));
+      if (p.ctrlIn.step >= c.shipNext) return false;
+      uint64_t* credit = &c.send.credits[slotOf(p.ctrlIn.step, nslots)];
+      if (slotLoadAcquire(credit) < creditAfter(p.ctrlIn.step, nslots))  // never lowered
+        slotStoreRelease(credit, creditAfter(p.ctrlIn.step, nslots));
     } else if (p.ctrlIn.kind == kError) {
       slotRaiseError(p.ctrlIn.step == 0 ? c.recv.error : c.send.error, p.ctrlIn.code);
+    } else {
+      return false;
     }
-    *moved = true;
+    if (!hostOnly || s->chans[p.ctrlIn.channel].cfg.memory == SlotMemory::kHost) *moved = true;
     if (cw->irecv(s->ctrl, peer, &p.ctrlIn, sizeof(Ctrl), &p.ctrlRecv) != szSuccess) return false;
   }
   return true;
@@ -206,13 +220,18 @@ bool receiveCtrl(State* s, int peer, Peer& p, bool* moved) {
 
 // One pass over one peer; false if it broke. Control messages first: a peer that found a
 // mismatch sends its verdict, then may close its data connections under this side's sends.
-bool progressPeer(State* s, int peer, Peer& p, bool* moved) {
-  if (!receiveCtrl(s, peer, p, moved)) return false;
-  for (uint32_t ci = 0; ci < s->chans.size(); ++ci)
+// `hostOnly`: host channels only (a CPU thread waiting on one: the device channels' wires, NCCL's,
+// are driven by the proxy's thread on the communicator's device).
+bool progressPeer(State* s, int peer, Peer& p, bool hostOnly, bool* moved) {
+  if (!receiveCtrl(s, peer, p, hostOnly, moved)) return false;
+  for (uint32_t ci = 0; ci < s->chans.size() && !p.dataFailed; ++ci) {
+    if (hostOnly && s->chans[ci].cfg.memory != SlotMemory::kHost) continue;
     if (!progressChan(s, peer, p, ci, moved)) {
-      receiveCtrl(s, peer, p, moved);  // a verdict that came just before the failure wins over it
-      return false;
+      p.dataFailed = true;
+      p.dataFailedAt = std::chrono::steady_clock::now();
     }
+  }
+  if (p.dataFailed && std::chrono::steady_clock::now() - p.dataFailedAt > std::chrono::seconds(1)) return false;
   bool ok = true;
   while (!p.ctrlSends.empty() && done(s->ctrlWire, p.ctrlSends.front().request, &ok)) {
     if (!ok) return false;
@@ -222,12 +241,12 @@ bool progressPeer(State* s, int peer, Peer& p, bool* moved) {
   return ok;
 }
 
-bool pass(State* s) {
+bool pass(State* s, bool hostOnly) {
   bool moved = false;
   for (int peer = 0; peer < s->nranks; ++peer) {
     Peer& p = s->peers[size_t(peer)];
     if (peer == s->rank || p.broken) continue;
-    if (!progressPeer(s, peer, p, &moved)) {
+    if (!progressPeer(s, peer, p, hostOnly, &moved)) {
       breakPeer(p);
       moved = true;
     }
@@ -245,7 +264,7 @@ void proxyLoop(State* s, int device) {
     bool moved;
     {
       std::lock_guard<std::mutex> lock(s->mu);
-      moved = pass(s);
+      moved = pass(s, false);
     }
     if (!moved) std::this_thread::sleep_for(std::chrono::microseconds(20));
   }
@@ -292,7 +311,11 @@ void release(SlotMemory memory, bool ring, void* p) {
 
 szResult_t makeEnd(const ChanShape& shape, End* e) {
   const SlotMemory m = shape.cfg.memory;
-  SZCHECK(allocate(m, true, shape.stride * shape.cfg.nslots, reinterpret_cast<void**>(&e->ring)));
+  size_t ringBytes = 0;
+  if (__builtin_mul_overflow(size_t(shape.stride), size_t(shape.cfg.nslots), &ringBytes) || ringBytes > (size_t(1) << 40))
+    return szSetError(szInvalidArgument, "slot proxy: %u slots of %llu bytes overflow a ring", shape.cfg.nslots,
+                      (unsigned long long)shape.stride);
+  SZCHECK(allocate(m, true, ringBytes, reinterpret_cast<void**>(&e->ring)));
   SZCHECK(allocate(m, false, wordBytes(shape.cfg.nslots), reinterpret_cast<void**>(&e->credits)));
   for (uint32_t j = 0; j < shape.cfg.nslots; ++j) e->credits[j] = initialCredit(j);
   e->error = reinterpret_cast<int*>(e->credits + shape.cfg.nslots);
@@ -348,7 +371,8 @@ szResult_t SlotProxy::create(szBootstrap* b, const std::vector<SlotProxyChannel>
   s->nranks = szBootstrapNranks(b);
   bool needThread = false;
   for (const SlotProxyChannel& c : channels) {
-    if (c.wire == nullptr || c.sliceBytes % kSliceAlign != 0 || c.nslots == 0)
+    if (c.wire == nullptr || c.sliceBytes == 0 || c.sliceBytes % kSliceAlign != 0 || c.sliceBytes > (uint64_t(1) << 32) ||
+        c.nslots == 0 || c.nslots > (1u << 20))
       return szSetError(szInternalError, "slot proxy: a channel without a wire, slice size or slots");
     s->chans.push_back(ChanShape{c, slotStride(c.sliceBytes), nullptr});
     needThread |= c.memory != SlotMemory::kHost;
@@ -408,7 +432,7 @@ szResult_t SlotProxy::channel(int chan, int peer, int send, SlotChannel* ch) {
 
 bool SlotProxy::progress() {
   std::unique_lock<std::mutex> lock(s_->mu, std::try_to_lock);
-  return lock.owns_lock() && pass(s_.get());
+  return lock.owns_lock() && pass(s_.get(), true);
 }
 
 bool SlotProxy::flushed(int chan, int peer, uint64_t steps) {
