@@ -188,6 +188,10 @@ szResult_t resolveConfig(const szConfig_t* c, CommConfig* out) {
   SZCHECK(resolveCodebook(c, out));
   SZCHECK(emulatedLink("SZ_TCP_LINK_GBPS", &out->tcpLinkGBps));
   SZCHECK(emulatedLink("SZ_IPC_LINK_GBPS", &out->ipcLinkGBps));
+  // The CPU codec's threads (host slices may be too small to ever read them): a bad value is
+  // reported at init.
+  szParamCpuThreads();
+  szParamCpuParallelBytes();
   out->sliceBytes = c && c->sliceBytes ? c->sliceBytes : size_t(szParamSliceBytes());
   out->depth = c && c->pipelineDepth ? c->pipelineDepth : int(szParamPipelineDepth());
   out->timeoutMs = c && c->timeoutMs ? c->timeoutMs : int(szParamTimeoutMs());
