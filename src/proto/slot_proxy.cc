@@ -48,6 +48,7 @@ struct Chan {
   std::deque<szWireRequest*> sends;  // shipped slots, in step order
   std::deque<szWireRequest*> lands;  // posted receives of steps landNext, landNext + 1, ...
   int sentErrors = 0;  // bit 0: the send side's peer error was forwarded, bit 1: the receive side's
+  int ctrlPending = 0;  // this channel's control messages posted and not yet sent
 };
 
 struct Peer {
@@ -116,6 +117,7 @@ bool done(const szWire* w, szWireRequest*& r, bool* ok, size_t* bytes = nullptr)
 }
 
 bool sendCtrl(State* s, int peer, Peer& p, uint32_t kind, int code, uint64_t step, uint32_t chan) {
+  ++p.chans[chan].ctrlPending;
   p.ctrlSends.push_back({Ctrl{kind, code, step, chan, 0}, nullptr});
   return s->ctrlWire->isend(s->ctrl, peer, &p.ctrlSends.back().msg, sizeof(Ctrl),
                             &p.ctrlSends.back().request) == szSuccess;
@@ -235,8 +237,10 @@ bool progressPeer(State* s, int peer, Peer& p, bool hostOnly, bool* moved) {
   bool ok = true;
   while (!p.ctrlSends.empty() && done(s->ctrlWire, p.ctrlSends.front().request, &ok)) {
     if (!ok) return false;
+    const uint32_t ci = p.ctrlSends.front().msg.channel;
+    --p.chans[ci].ctrlPending;
     p.ctrlSends.pop_front();
-    *moved = true;
+    if (!hostOnly || s->chans[ci].cfg.memory == SlotMemory::kHost) *moved = true;
   }
   return ok;
 }
@@ -440,7 +444,7 @@ bool SlotProxy::flushed(int chan, int peer, uint64_t steps) {
   const Peer& p = s_->peers[size_t(peer)];
   if (p.broken) return true;
   const Chan& c = p.chans[size_t(chan)];
-  return c.creditNext >= steps && p.ctrlSends.empty() &&
+  return c.creditNext >= steps && c.ctrlPending == 0 &&
          (slotLoadError(c.send.peerError) == 0 || (c.sentErrors & 1)) &&
          (slotLoadError(c.recv.peerError) == 0 || (c.sentErrors & 2));
 }
