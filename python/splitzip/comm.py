@@ -135,37 +135,38 @@ class Communicator:
                 raise TimeoutError(f"the communicator was not ready within {timeout} s")
             time.sleep(0.001)
 
-    def send(self, x, peer: int) -> None:
+    def send(self, x, peer: int, dtype=None) -> None:
         """Sends array / tensor x (contiguous, any shape, any SplitZip dtype: bf16, fp8 e5m2 and
         fp32 compress, others travel raw) to rank `peer`, which receives it with recv of the same
         element count and dtype. CUDA tensors: enqueued on the current stream; x must not be
         modified until that stream passes this point. Host arrays: returns once the peer has
-        the data (inside a group: at the group's end)."""
-        b = self._buffer(x, "x")
+        the data (inside a group: at the group's end). dtype: as in splitzip.encode (None: from x;
+        e.g. "bf16" sends a uint16 view of BF16 bits as BF16, so that it compresses)."""
+        b = self._buffer(x, "x", dtype=dtype)
         self._comm.send(b.address, b.count, b.sz_type, peer, self._stream(b))
 
-    def recv(self, out, peer: int) -> None:
+    def recv(self, out, peer: int, dtype=None) -> None:
         """Receives into array / tensor `out` (writable, contiguous; the element count and dtype
         of the matching send; raw-bits integer dtypes such as uint16 are not interchangeable with
         bf16 here: both sides must name the same type) from rank `peer`. CUDA tensors: enqueued
         on the current stream, which sees the data once it passes this point. Host arrays:
-        returns once `out` holds the data (inside a group: at the group's end)."""
-        b = self._buffer(out, "out", writable=True)
+        returns once `out` holds the data (inside a group: at the group's end). dtype: as in send."""
+        b = self._buffer(out, "out", writable=True, dtype=dtype)
         self._comm.recv(b.address, b.count, b.sz_type, peer, self._stream(b))
 
-    def send_blocks(self, blocks: Sequence, peer: int) -> None:
+    def send_blocks(self, blocks: Sequence, peer: int, dtype=None) -> None:
         """Sends a list of arrays / tensors (e.g. a request's KV blocks, per layer K and V) as
         one message through one pipeline (szSendv), in list order. All blocks share one dtype
         and one device (or are all host); shapes may differ. The receiver's recv_blocks list must
-        hold the same total element count; its split into blocks may differ."""
-        buffers = self._blocks(blocks, "blocks", writable=False)
+        hold the same total element count; its split into blocks may differ. dtype: as in send."""
+        buffers = self._blocks(blocks, "blocks", writable=False, dtype=dtype)
         self._comm.sendv([b.address for b in buffers], [b.count for b in buffers], buffers[0].sz_type, peer,
                          self._stream(buffers[0]))
 
-    def recv_blocks(self, blocks: Sequence, peer: int) -> None:
+    def recv_blocks(self, blocks: Sequence, peer: int, dtype=None) -> None:
         """Receives one send_blocks message into a list of writable arrays / tensors (szRecvv),
         filled in list order. Same rules as send_blocks."""
-        buffers = self._blocks(blocks, "blocks", writable=True)
+        buffers = self._blocks(blocks, "blocks", writable=True, dtype=dtype)
         self._comm.recvv([b.address for b in buffers], [b.count for b in buffers], buffers[0].sz_type, peer,
                          self._stream(buffers[0]))
 
@@ -174,8 +175,8 @@ class Communicator:
     def stats(self) -> dict[str, int | float]:
         """This rank's counters since init (szCommGetStats): raw_bytes and wire_bytes sent,
         escapes, slices, compressed_slices, recalibrations (codebook switches on drift),
-        escape_rate (escapes per element of the compressed frames sent), and the seconds
-        spent in each stage."""
+        escape_rate (escapes per element of the compressed frames sent), recv_raw_bytes,
+        recv_wire_bytes and recv_slices received, and the seconds spent in each stage."""
         return self._comm.stats()
 
     def abort(self) -> None:
@@ -199,17 +200,17 @@ class Communicator:
         else:
             self.abort()
 
-    def _buffer(self, x, what: str, writable: bool = False) -> _buffers.Buffer:
-        b = _buffers.describe(x, writable=writable, what=what)
+    def _buffer(self, x, what: str, writable: bool = False, dtype=None) -> _buffers.Buffer:
+        b = _buffers.describe(x, dtype, writable=writable, what=what)
         held = _held()
         if held is not None:
             held.append(b.obj)
         return b
 
-    def _blocks(self, blocks: Sequence, what: str, writable: bool) -> list[_buffers.Buffer]:
+    def _blocks(self, blocks: Sequence, what: str, writable: bool, dtype=None) -> list[_buffers.Buffer]:
         if len(blocks) == 0:
             raise InvalidArgumentError(f"{what} is empty")
-        buffers = [self._buffer(x, f"{what}[{i}]", writable) for i, x in enumerate(blocks)]
+        buffers = [self._buffer(x, f"{what}[{i}]", writable, dtype) for i, x in enumerate(blocks)]
         first = buffers[0]
         for i, b in enumerate(buffers):
             if b.sz_type != first.sz_type:

@@ -43,10 +43,25 @@ def arrays(comm: sz.Communicator) -> None:
         out = torch.empty_like(t)
         comm.recv(out, peer=0)
         assert torch.equal(out.view(torch.int16), t.view(torch.int16))
+    # BF16 bits in a uint16 array travel as BF16 with dtype= (as encode's), so they compress.
+    bits = data(1 << 20, 6).view(np.uint16)
+    before = comm.stats()
+    if RANK == 0:
+        comm.send(bits, peer=1, dtype="bf16")
+    else:
+        out = np.empty_like(bits)
+        comm.recv(out, peer=0, dtype="bf16")
+        assert np.array_equal(out, bits), "uint16 bits sent as bf16"
     s = comm.stats()
     if RANK == 0:
         assert s["raw_bytes"] >= sum(x.nbytes for x in cases) and s["wire_bytes"] > 0
+        if os.environ.get("TEST_CODEC") == "on":
+            assert s["compressed_slices"] > before["compressed_slices"], "uint16 sent as bf16 did not compress"
         print(f"result: raw {s['raw_bytes']} wire {s['wire_bytes']}")
+    else:  # the receiver's own counters
+        assert s["recv_raw_bytes"] >= sum(x.nbytes for x in cases) + bits.nbytes, s
+        assert s["recv_wire_bytes"] > 0 and s["recv_slices"] >= len(cases), s
+        assert s["raw_bytes"] == 0, s
 
 
 def blocks(comm: sz.Communicator) -> None:
