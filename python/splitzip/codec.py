@@ -115,10 +115,13 @@ def _info(d: dict) -> FrameInfo:
                      d["raw"], d["crc"], cb)
 
 
-def decode(frame, out=None):
+def decode(frame, out=None, *, like=None):
     """Decompresses a frame, bit-exact.
 
     frame: bytes-like, or a uint8 numpy array / torch tensor (CPU or CUDA).
+    like: without out, the kind of array to return: "torch" or a torch tensor (e.g. the tensor
+      that was encoded: encode of a CPU tensor returns bytes) for a torch tensor, "numpy" or a
+      numpy array for numpy; None: the frame's own kind.
     out: None, or a writable contiguous array / tensor of exactly the frame's element count, of
       the frame's dtype or an integer dtype of its size (uint16 for bf16), on the frame's device
       (any shape: elements fill it in C order).
@@ -133,7 +136,7 @@ def decode(frame, out=None):
     info = frame_info(fb.obj)
     sz_type = _types.parse(info.dtype)
     if out is None:
-        out = _new_output(fb, sz_type, info.count)
+        out = _new_output(fb, sz_type, info.count, _wants_torch(like, fb))
     ob = _buffers.describe(out, _types.SHORT_NAME_BY_TYPE[sz_type], writable=True, what="out")
     if ob.count != info.count:
         raise InvalidArgumentError(f"out holds {ob.count} {info.dtype} elements ({ob.nbytes} bytes); the frame "
@@ -148,11 +151,28 @@ def decode(frame, out=None):
     return out
 
 
-def _new_output(fb: _buffers.Buffer, sz_type: int, count: int):
-    if not fb.is_torch:
+def _wants_torch(like, fb: _buffers.Buffer) -> bool:
+    if like is None:
+        return fb.is_torch
+    if isinstance(like, str):
+        if like not in ("torch", "numpy"):
+            raise InvalidArgumentError(f"like={like!r}: use \"torch\", \"numpy\", an array or a tensor")
+        wants = like == "torch"
+    else:
+        wants = type(like).__module__.split(".")[0] == "torch"
+        if not wants and not isinstance(like, np.ndarray):
+            raise InvalidArgumentError(f"like is a {type(like).__name__}: use \"torch\", \"numpy\", an array or a tensor")
+    if not wants and fb.device is not None:
+        raise InvalidArgumentError("like asks for numpy, but the frame is in CUDA memory")
+    return wants
+
+
+def _new_output(fb: _buffers.Buffer, sz_type: int, count: int, as_torch: bool):
+    if not as_torch:
         return np.empty(count, dtype=_types.numpy_dtype(sz_type))
     import torch
-    return torch.empty(count, dtype=_types.torch_dtype(sz_type), device=fb.obj.device)
+    device = fb.obj.device if fb.is_torch else "cpu"
+    return torch.empty(count, dtype=_types.torch_dtype(sz_type), device=device)
 
 
 def _decode_device(fb: _buffers.Buffer, ob: _buffers.Buffer) -> None:

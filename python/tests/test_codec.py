@@ -187,6 +187,12 @@ def test_torch_cpu_tensors():
         out = torch.empty(64, 64, dtype=dtype)
         sz.decode(frame, out=out)
         assert (bits(out) == bits(t)).all()
+        for like in ("torch", t):  # bytes from a CPU tensor decode back to a tensor
+            y = sz.decode(frame, like=like)
+            assert isinstance(y, torch.Tensor) and y.dtype == dtype and (bits(y) == bits(t)).all()
+        assert isinstance(sz.decode(framed, like="numpy"), np.ndarray)
+    with pytest.raises(sz.InvalidArgumentError, match="like"):
+        sz.decode(frame, like="jax")
     t = torch.randn(64, 64, dtype=torch.bfloat16)
     assert sz.encode(t.view(torch.int16), dtype="bf16") == sz.encode(t)
     with pytest.raises(sz.InvalidArgumentError, match="not contiguous"):
