@@ -1,5 +1,5 @@
-// The wire interface (NCCL src/transport style): each wire fills one table of functions and
-// the pipeline never asks which wire it drives. A wire moves whole messages between two
+// The message wire interface (NCCL src/transport style): each wire fills one table of functions
+// and the slot proxy (src/proto/slot_proxy.h) never asks which wire it drives. A wire moves whole messages between two
 // ranks, in order per (peer, direction); a receive is posted with a capacity (the worst-case
 // size) and reports the actual size, which fits message-based wires (tcp), NCCL (a size
 // message, then the payload) and RDMA (one-sided write with immediate into a registered,
@@ -15,12 +15,12 @@ struct szBootstrap;
 struct szWireRequest;  // a wire's own request type
 
 struct szWireConfig {
-  int timeoutMs;       // connecting, and a posted request that makes no progress this long: szTimeout
+  int timeoutMs;       // connecting, and (idleRequests 0, tcp) a posted request that makes no progress this long: szTimeout
   int socketsPerPeer;  // tcp: connections per peer (SZ_NSOCKS)
   void* ncclComm;      // nccl: a communicator to wrap (ncclComm_t), or null to create one
-  // 1: a posted request may wait any time for its message (control channels, whose messages
-  // come only when an operation starts or ends; the pipeline watches the operation instead).
-  // A closed or reset connection still fails it at once.
+  // 1: a posted request may wait any time for its message (the slot proxy posts the receives of
+  // the peer's next slots ahead; the senders and receivers waiting on the slots time out
+  // instead). A closed or reset connection still fails it at once.
   int idleRequests;
   // tcp: > 0 paces every connection (the kernel's SO_MAX_PACING_RATE) so that a peer's link moves
   // at most this many GB/s per direction: an emulated slower network, for measuring where
