@@ -81,6 +81,25 @@ void szAuthMac(const uint8_t* key, size_t keyBytes, std::initializer_list<std::p
   }
 }
 
+void szAuthGmac(const uint8_t* key, const uint8_t nonce[12], std::initializer_list<std::pair<const void*, size_t>> parts,
+                uint8_t tag[16]) {
+  EVP_CIPHER_CTX* ctx = EVP_CIPHER_CTX_new();
+  int len = 0;
+  bool ok = ctx != nullptr && EVP_EncryptInit_ex(ctx, EVP_aes_256_gcm(), nullptr, key, nonce) == 1;
+  for (const auto& [p, n] : parts) {  // additional data only; GCM takes it in int-sized pieces
+    for (size_t at = 0; ok && at < n; at += size_t(1) << 30) {
+      const size_t piece = n - at < (size_t(1) << 30) ? n - at : size_t(1) << 30;
+      ok = EVP_EncryptUpdate(ctx, nullptr, &len, static_cast<const unsigned char*>(p) + at, int(piece)) == 1;
+    }
+  }
+  ok = ok && EVP_EncryptFinal_ex(ctx, nullptr, &len) == 1 && EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_GET_TAG, 16, tag) == 1;
+  EVP_CIPHER_CTX_free(ctx);
+  if (!ok) {
+    WARN("auth: AES-256-GMAC failed: %s", ERR_error_string(ERR_get_error(), nullptr));
+    if (RAND_bytes(tag, 16) != 1) memset(tag, 0xA5, 16);
+  }
+}
+
 bool szAuthEqual(const void* a, const void* b, size_t bytes) { return CRYPTO_memcmp(a, b, bytes) == 0; }
 
 szResult_t szAuthMakeChallenge(szAuthChallenge* challenge) {

@@ -51,6 +51,12 @@ szResult_t szAuthRandom(void* data, size_t bytes);
 void szAuthMac(const uint8_t* key, size_t keyBytes, std::initializer_list<std::pair<const void*, size_t>> parts,
                uint8_t mac[kSzMacBytes]);
 // Constant-time comparison: the time taken says nothing about where two secrets differ.
+// AES-256-GMAC of `parts` under the kSzKeyBytes `key` with a 12-byte `nonce` that must never
+// repeat under one key: the 16-byte tag into `tag`. A tag that could not be computed is random
+// (it matches nothing).
+void szAuthGmac(const uint8_t* key, const uint8_t nonce[12], std::initializer_list<std::pair<const void*, size_t>> parts,
+                uint8_t tag[16]);
+
 bool szAuthEqual(const void* a, const void* b, size_t bytes);
 
 // A new challenge (fresh nonce). Errors: szSystemError.

@@ -167,6 +167,16 @@ static szResult_t emulatedLink(const char* var, double* gbps) {
   return szSuccess;
 }
 
+// SZ_AUTH_DATA (0 or 1): an HMAC-SHA256 on every host slice; read at every init, as the link
+// variables are, so that a program can give each communicator its own.
+static szResult_t authData(bool* on) {
+  const char* e = getenv("SZ_AUTH_DATA");
+  *on = e != nullptr && strcmp(e, "1") == 0;
+  if (e != nullptr && *e != '\0' && strcmp(e, "0") != 0 && strcmp(e, "1") != 0)
+    return szSetError(szInvalidArgument, "SZ_AUTH_DATA=%s: 0 or 1", e);
+  return szSuccess;
+}
+
 szResult_t resolveConfig(const szConfig_t* c, CommConfig* out) {
   if (c != nullptr && (c->magic != SZ_CONFIG_MAGIC || (c->size != sizeof(szConfig_t) && c->size != kConfigBytes010)))
     return szSetError(szInvalidArgument, "szConfig_t not initialized with SZ_CONFIG_INITIALIZER");
@@ -197,6 +207,7 @@ szResult_t resolveConfig(const szConfig_t* c, CommConfig* out) {
   out->timeoutMs = c && c->timeoutMs ? c->timeoutMs : int(szParamTimeoutMs());
   out->blocking = !(c && c->blocking == 0);
   out->crc = c && c->crc >= 0 ? c->crc != 0 : szParamCrc() != 0;
+  SZCHECK(authData(&out->authData));
   if (out->sliceBytes < 1024 || out->sliceBytes > (size_t(1) << 30) || out->depth < 1 || out->depth > 64 ||
       out->timeoutMs < 1)
     return szSetError(szInvalidArgument, "slice bytes %zu (1024 to 1 GiB), pipeline depth %d (1..64), timeout %d ms (> 0)",
@@ -215,7 +226,7 @@ namespace {
 // What every rank must agree on; exchanged at init.
 struct ConfigDigest {
   char wire[16];
-  int32_t codec, depth, crc, nranks;
+  int32_t codec, depth, crc, authData, nranks;
   uint64_t sliceBytes;
   uint8_t codebook[SZ_CODEBOOK_SIZE];
   int32_t codebookType, followCodebook;
@@ -295,7 +306,8 @@ szResult_t connectSlots(szComm* comm, const szWire* named, void* ncclComm) {
          "direction, %u blocks, emulated link %g GB/s", comm->rank, comm->cfg.wire.c_str(),
          (unsigned long long)pc.sliceBytes, pc.nslots, pc.blocks, linkGBps);
   comm->codebooks.reset(new CodebookDrift(comm->cfg.followCodebook, &comm->cfg.codebook));
-  HostSlotConfig hc{kHostChannel, hostSlice, comm->cfg.depth, comm->cfg.timeoutMs, comm->cfg.crc};
+  HostSlotConfig hc{kHostChannel, hostSlice, comm->cfg.depth, comm->cfg.timeoutMs, comm->cfg.crc,
+                    comm->cfg.authData ? szBootstrapSessionKey(comm->bootstrap) : nullptr};
   SZCHECK(HostSlots::create(comm->proxy.get(), comm->rank, comm->nranks, hc, comm->codebooks.get(), &comm->hostSlots));
   INFO(SZ_INIT, "rank %d: host buffers on the slot protocol over tcp: %llu-byte slices, %u slots per peer and "
        "direction (%.1f MiB of host memory each way), %d threads per group", comm->rank,
@@ -366,6 +378,7 @@ szResult_t initComm(szComm* comm, int nranks, const szUniqueId& id, int rank, vo
   mine.codec = comm->cfg.codec;
   mine.depth = comm->cfg.depth;
   mine.crc = comm->cfg.crc;
+  mine.authData = comm->cfg.authData;
   mine.nranks = nranks;
   mine.sliceBytes = comm->cfg.sliceBytes;
   memcpy(mine.codebook, comm->cfg.codebook.exponents, SZ_CODEBOOK_SIZE);

@@ -102,6 +102,34 @@ TEST(HostSlots, BufferListsSplitDifferentlyOnTheTwoSides) {
   });
 }
 
+TEST(HostSlots, AuthenticatedSlicesRoundTripBitExact) {
+  setenv("SZ_SOCKET_IFNAME", "lo", 0);
+  setenv("SZ_AUTH_DATA", "1", 1);  // read at each init
+  const size_t n = 3 * kSlice / 2 + 77;
+  const std::vector<uint16_t> want = bf16Data(n, 9);
+  for (int codec : {SZ_CODEC_ON, SZ_CODEC_OFF})
+    sztest::onTwoRanks(
+        [&](szConfig_t& cfg) {
+          smallChannel(cfg);
+          cfg.codec = codec;
+        },
+        [&](int rank, szComm_t comm) {
+          if (rank == 0) {
+            ASSERT_EQ(szSend(want.data(), n, szBfloat16, 1, comm, nullptr), szSuccess) << szGetLastError(comm);
+          } else {
+            std::vector<uint16_t> got(n, 0);
+            ASSERT_EQ(szRecv(got.data(), n, szBfloat16, 0, comm, nullptr), szSuccess) << szGetLastError(comm);
+            ASSERT_TRUE(got == want) << "received bits differ";
+          }
+        });
+  setenv("SZ_AUTH_DATA", "yes", 1);
+  szUniqueId id;
+  ASSERT_EQ(szGetUniqueId(&id), szSuccess);
+  szComm_t comm = nullptr;
+  EXPECT_EQ(szCommInitRank(&comm, 1, id, 0), szInvalidArgument) << "SZ_AUTH_DATA=yes is not 0 or 1";
+  unsetenv("SZ_AUTH_DATA");
+}
+
 TEST(HostSlots, TypeMismatchIsInvalidUsageOnBothSides) {
   setenv("SZ_SOCKET_IFNAME", "lo", 0);
   szResult_t res[2] = {szInternalError, szInternalError};

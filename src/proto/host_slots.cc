@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string>
 
+#include "base/auth.h"
 #include "base/checks.h"
 #include "codec/checksum.h"
 #include "src/proto/slot_slices.h"
@@ -22,6 +23,7 @@ double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::
 // One operation of a run, shared by the threads working on it.
 struct OpState {
   const HostRequest* req = nullptr;
+  int self = 0;  // this rank
   SlotChannel ch{};
   uint64_t stepBase = 0, slices = 0, sliceBytes = 0, bytes = 0, elem = 1;
   std::vector<uint32_t> sliceSeg;  // per slice: the segment holding its first byte
@@ -48,6 +50,21 @@ const char* describe(int status) {
     case szCorruptFrame: return "a slot held a corrupt frame or header";
     default: return "failed";
   }
+}
+
+// A slot's MAC (SZ_AUTH_DATA): AES-256-GMAC (AES-GCM over no plaintext) under the session key of
+// its header's fields but `ready` (the proxy's word) and its payload, with a nonce made of the
+// sending and receiving ranks and the step, unique per slot of a session, so that no slot is
+// accepted from another pair, step or operation (base/auth.h's szAuthGmac).
+void slotMac(const uint8_t* key, const SlotHeader& h, const uint8_t* payload, int from, int to, uint8_t mac[kSzMacBytes]) {
+  const uint64_t fields[] = {h.bytes, h.opCount, h.opSlices, uint64_t(h.opType) << 32 | h.flags, h.step,
+                             uint64_t(h.version) << 32 | h.crc};
+  uint8_t nonce[12];
+  const uint32_t pair = uint32_t(from) << 16 | uint32_t(to);  // ranks < 65536
+  memcpy(nonce, &pair, 4);
+  memcpy(nonce + 4, &h.step, 8);
+  memset(mac, 0, kSzMacBytes);
+  szAuthGmac(key, nonce, {{fields, sizeof(fields)}, {payload, size_t(h.bytes)}}, mac);
 }
 
 // Stops the channel on this side and tells the peer, as the kernels' failChannel does: a mismatch
@@ -125,7 +142,8 @@ namespace {
 
 // A send's slice `i`: its slot is free (credited). Encodes or copies it into the slot, writes the
 // header and publishes it.
-void sendSlice(OpState& o, uint64_t i, CodebookDrift* codebooks, bool crc) {
+void sendSlice(OpState& o, uint64_t i, CodebookDrift* codebooks, const HostSlotConfig& cfg) {
+  const bool crc = cfg.crc;
   const HostRequest& r = *o.req;
   const SlotChannel& ch = o.ch;
   const uint64_t step = o.stepBase + i;
@@ -186,7 +204,8 @@ void sendSlice(OpState& o, uint64_t i, CodebookDrift* codebooks, bool crc) {
   h->step = step;
   h->version = kSlotProtocolVersion;
   h->crc = crc ? crc32c(payload, bytes) : 0;
-  h->flags = flags | (crc ? kSlotCrc : 0);
+  h->flags = flags | (crc ? kSlotCrc : 0) | (cfg.macKey ? kSlotMac : 0);
+  if (cfg.macKey) slotMac(cfg.macKey, *h, payload, o.self, r.peer, h->mac);
   __atomic_store_n(&ch.signals[j].bytes, bytes, __ATOMIC_RELAXED);
   slotStoreRelease(&ch.signals[j].ready, readyValue(step));
   std::lock_guard<std::mutex> lock(o.mu);
@@ -195,7 +214,8 @@ void sendSlice(OpState& o, uint64_t i, CodebookDrift* codebooks, bool crc) {
 
 // A receive's slice `i`: its slot has landed. Checks the header, decodes or copies the payload
 // into the user's buffers and returns the slot.
-void recvSlice(OpState& o, uint64_t i, bool crc) {
+void recvSlice(OpState& o, uint64_t i, const HostSlotConfig& cfg) {
+  const bool crc = cfg.crc;
   const HostRequest& r = *o.req;
   const SlotChannel& ch = o.ch;
   const uint64_t step = o.stepBase + i;
@@ -206,9 +226,21 @@ void recvSlice(OpState& o, uint64_t i, bool crc) {
   const uint32_t first = o.sliceSeg.empty() ? 0 : o.sliceSeg[i];
   SlotHeader h;
   memcpy(&h, slot, sizeof(h));
+  // The payload the header names must be what landed (the proxy wrote its size in the signal);
+  // with SZ_AUTH_DATA the MAC is checked next, before any other field of the header is believed.
+  if (h.bytes != __atomic_load_n(&ch.signals[j].bytes, __ATOMIC_RELAXED) || h.bytes > ch.stride - kSlotHeaderBytes) {
+    failOp(o, szCorruptFrame, opName(o) + ": slot of step " + std::to_string(step) + " has a bad header");
+    return;
+  }
+  if (cfg.macKey) {
+    uint8_t mac[kSzMacBytes];
+    if (h.flags & kSlotMac) slotMac(cfg.macKey, h, payload, r.peer, o.self, mac);
+    if (!(h.flags & kSlotMac) || !szAuthEqual(mac, h.mac, kSzMacBytes)) {
+      failOp(o, szCorruptFrame, opName(o) + ": slice " + std::to_string(i) + " fails its MAC (SZ_AUTH_DATA)");
+      return;
+    }
+  }
   int e = checkSlotHeader(h, step, r.count, r.type, o.slices, n, ch.stride - kSlotHeaderBytes);
-  // The payload the header names must be what landed (the proxy wrote its size in the signal).
-  if (e == 0 && h.bytes != __atomic_load_n(&ch.signals[j].bytes, __ATOMIC_RELAXED)) e = szCorruptFrame;
   if (e == szInvalidUsage) {
     failOp(o, e, opName(o) + " does not match its send of " + std::to_string(h.opCount) + " elements of " +
                      szTypeName(int(h.opType)));
@@ -306,8 +338,8 @@ void work(HostSlots::Run& run, SlotProxy* proxy, const HostSlotConfig& cfg, Code
       if (o.status.load() == 0 && i < o.slices && sliceReady(o, i)) {
         uint64_t expect = i;
         if (o.next.compare_exchange_strong(expect, i + 1)) {
-          if (o.req->send) sendSlice(o, i, codebooks, cfg.crc);
-          else recvSlice(o, i, cfg.crc);
+          if (o.req->send) sendSlice(o, i, codebooks, cfg);
+          else recvSlice(o, i, cfg);
           o.finished.fetch_add(1);
           moved = true;
         }
@@ -354,6 +386,7 @@ szResult_t HostSlots::run(const std::vector<HostRequest>& reqs, std::vector<Slot
       return szSetError(szInternalError, "host slots: an operation with rank %d", r.peer);
     auto o = std::make_unique<OpState>();
     o->req = &r;
+    o->self = rank_;
     o->ch = r.send ? send_[size_t(r.peer)] : recv_[size_t(r.peer)];
     o->elem = szTypeSize(r.type);
     o->bytes = r.count * o->elem;

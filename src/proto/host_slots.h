@@ -28,6 +28,9 @@ struct HostSlotConfig {
   int workers;          // threads per group, the caller's included (>= 1)
   int timeoutMs;        // a wait that sees no progress this long fails with szTimeout
   bool crc;             // CRC32C on every slot payload, sent and required
+  // Non-null (SZ_AUTH_DATA=1): kSzKeyBytes of the session key; every slot carries an
+  // AES-256-GMAC tag of its header and payload, with its sender, receiver and step as the nonce.
+  const uint8_t* macKey;
 };
 
 // One host operation.
