@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -87,10 +88,13 @@ void deriveIdKey(const char* commId, uint8_t* idKey) {
   const char* secret = getenv("SZ_COMM_SECRET");
   if (secret == nullptr || *secret == '\0') {
     static std::once_flag once;
+    // Once per process, at every log level (as an invalid setting is, base/param.cc): the
+    // insecure path says so and names the two secure ones.
     std::call_once(once, [commId] {
-      WARN("SZ_COMM_ID=%s without SZ_COMM_SECRET: any process that can reach that address can join the "
-           "communicator (as with NCCL_COMM_ID); set SZ_COMM_SECRET to one secret value on every rank to keep "
-           "others out", commId);
+      fprintf(stderr, "SplitZip: WARNING: SZ_COMM_ID=%s without SZ_COMM_SECRET: any process that can reach that "
+              "address can join the communicator (as with NCCL_COMM_ID). Set SZ_COMM_SECRET to one secret value "
+              "on every rank, or share a unique id from szGetUniqueId through the launcher (MPI_Bcast; "
+              "Communicator.from_torch_distributed in Python)\n", commId);
     });
     secret = "";
   }

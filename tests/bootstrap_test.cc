@@ -233,6 +233,22 @@ TEST(Bootstrap, CommIdRendezvous) {
   });
 }
 
+// The insecure path says so at the default log level (no SZ_DEBUG), once, naming the two secure
+// choices. In a child process started afresh (the warning is once per process, and another
+// test may have printed it here already).
+TEST(Bootstrap, CommIdWithoutASecretWarnsAtTheDefaultLevel) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        unsetenv("SZ_DEBUG");
+        unsetenv("SZ_COMM_SECRET");
+        setenv("SZ_COMM_ID", "127.0.0.1:29517", 1);
+        szUniqueId id;
+        exit(szBootstrapGetUniqueId(&id) == szSuccess ? 0 : 1);
+      },
+      testing::ExitedWithCode(0), "without SZ_COMM_SECRET.*SZ_COMM_SECRET to one secret value.*szGetUniqueId");
+}
+
 TEST(Bootstrap, CommIdSecretDependsOnCommSecret) {
   CommIdEnv env;
   szUniqueId a = newId();
