@@ -243,6 +243,23 @@ TEST_F(Cli, CalibrateThenCompressWithTheCodebook) {
               "is for fp8e5m2");
 }
 
+// Frames on disk carry CRC32C by default: a flipped bit is refused without --crc; --no-crc leaves
+// the checksums out, and decompress then says the frame is unchecked.
+TEST_F(Cli, FramesAreCheckedByDefault) {
+  auto data = kvLike(szBfloat16, 50000, 40, 8);
+  writeBytes(path("in.raw"), data);
+  expectOk(run("compress --dtype bf16 " + quote(path("in.raw")) + " " + quote(path("d.sz"))), "compress");
+  auto flipped = readBytes(path("d.sz"));
+  flipped[flipped.size() / 2] ^= 0x10;
+  writeBytes(path("dflip.sz"), flipped);
+  expectError("decompress " + quote(path("dflip.sz")) + " " + quote(path("out.raw")), "CRC32C");
+  expectOk(run("compress --no-crc --dtype bf16 " + quote(path("in.raw")) + " " + quote(path("n.sz"))), "compress");
+  const auto r = run("decompress " + quote(path("n.sz")) + " " + quote(path("n.raw")));
+  expectOk(r, "decompress");
+  EXPECT_NE(r.out.find("unchecked"), std::string::npos) << r.out;
+  EXPECT_EQ(readBytes(path("n.raw")), data);
+}
+
 TEST_F(Cli, CorruptedOrTruncatedFramesFailWithOneLine) {
   auto data = kvLike(szBfloat16, 50000, 40, 8);
   writeBytes(path("in.raw"), data);

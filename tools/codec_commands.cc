@@ -16,7 +16,7 @@ namespace {
 struct CompressOptions {
   szDataType_t type = szBfloat16;
   CodebookChoice codebook;
-  bool crc = false;
+  bool crc = true;  // frames on disk are checked by default (--no-crc leaves the checksums out)
   std::string input, output;
 };
 
@@ -70,8 +70,9 @@ void runDecompress(const DecompressOptions& o) {
   check(szDecode(frame.data(), frame.size(), out.data(), out.size(), nullptr, nullptr), o.input);
   frame = std::vector<uint8_t>();
   writeFileBytes(o.output, out.data(), out.size());
-  fmt::print("{} -> {}: {} {} elements, {} -> {} bytes\n", o.input, o.output, info.count,
-             dtypeName(info.type), f.size(), out.size());
+  fmt::print("{} -> {}: {} {} elements, {} -> {} bytes{}\n", o.input, o.output, info.count,
+             dtypeName(info.type), f.size(), out.size(),
+             info.crc ? "" : " (unchecked: the frame has no CRC32C, so corruption cannot be detected)");
 }
 
 }  // namespace
@@ -81,7 +82,9 @@ void addCodecCommands(CLI::App& app) {
   CLI::App* compress = app.add_subcommand("compress", "compress a tensor file into a SplitZip frame");
   addDtypeOption(*compress, &c->type);
   addCodebookOption(*compress, &c->codebook);
-  compress->add_flag("--crc", c->crc, "store CRC32C checksums of header and payload");
+  compress->add_flag("--crc,!--no-crc", c->crc,
+                     "store CRC32C checksums of header and payload (the default; --no-crc leaves them out, and "
+                     "decompress then cannot tell a corrupted frame)");
   compress->add_option("input", c->input, "raw, .npy or .safetensors file")->required();
   compress->add_option("output", c->output, "frame file to write")->required();
   compress->callback([c] { runCompress(*c); });
