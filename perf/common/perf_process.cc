@@ -71,7 +71,7 @@ void printSettings(const Process& p) {
   cpu_set_t cpus;
   int ncpus = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus) : 0;
   printf("# SplitZip: cpus usable by this process: %d%s\n", ncpus,
-         ncpus == 1 ? " (warning: its ranks, SplitZip's progress threads and NCCL's proxy threads share it; "
+         ncpus == 1 ? " (warning: its ranks, SplitZip's codec and proxy threads and NCCL's proxy threads share it; "
                       "mpirun binds ranks to a core by default: use --bind-to none)"
                     : "");
   printf("# SplitZip: wire %s, codec %s, slice bytes %zu, pipeline depth %d, crc %d, timeout %d ms\n",

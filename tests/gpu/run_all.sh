@@ -183,7 +183,7 @@ if [ $COMM_HUNG = 0 ] && [ "$QUICK" != "--quick" ] && [ "$QUICK" != "--codec" ] 
   done
   # SZ_CODEBOOK=auto against the fixed default codebook (issue 13's goal: steady-state encode
   # throughput within 2 %): the ipc slot path, both settings in 7 interleaved rounds each, medians
-  # and paired ratios of algbw; and the host pipeline's encode loop (CPU codec) the same way.
+  # and paired ratios of algbw; and the host slots' encode loop (CPU codec) the same way.
   STEP_TIMEOUT=400 step sr_ipc_codebook env -u CUDA_DEVICE_MAX_CONNECTIONS python3 perf/codebook_cost.py -r 7 \
     -J "$LOGS/sr_ipc_codebook.json" -- ./build/perf/sendrecv_perf -t 2 --wire ipc --codec on ${KV_BF16:+--data $KV_BF16} \
     -n 20 -w 3 -b 64M -e 1G -f 4
