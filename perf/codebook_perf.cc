@@ -1,5 +1,5 @@
 // What SZ_CODEBOOK=auto costs the host slots' encode loop in steady state (issue 13's goal:
-// within 2 % of a fixed codebook). Per slice the loop does what src/pipeline.cc does for a send:
+// within 2 % of a fixed codebook). Per slice the loop does what src/proto/host_slots.cc does for a send:
 // plan the codebook (src/proto/codebook_drift.h), encode the slice, read the frame's header and
 // report it to the policy; `fixed` runs the same loop with the policy fixed (SZ_CODEBOOK=default),
 // `auto` with it following the data. Rounds alternate the two (which goes first alternates too);

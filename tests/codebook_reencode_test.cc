@@ -1,4 +1,4 @@
-// The host path's encode under SZ_CODEBOOK=auto (CodebookDrift::encodeHost, what src/pipeline.cc's
+// The host path's encode under SZ_CODEBOOK=auto (CodebookDrift::encodeHost, what src/proto/host_slots.cc's
 // encode tasks run) on real frames: a slice that comes out raw with a codebook not calibrated on it
 // is encoded again, once, and incompressible data stops the re-encodes (counted, not timed).
 #include <gtest/gtest.h>

@@ -31,7 +31,7 @@
 // other closely wait twice as many windows each time (up to kMaxHold), so alternating data
 // costs few histograms.
 //
-// Thread-safe: the host path (src/pipeline.cc: encodeHost, CPU histogram) and the device path
+// Thread-safe: the host path (src/proto/host_slots.cc: encodeHost, CPU histogram) and the device path
 // (src/group.cc plans, src/comm.cc hands back each group's frames and its kernels/calibrate.h
 // histogram) share it.
 #pragma once
