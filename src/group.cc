@@ -146,6 +146,17 @@ bool sendsFrames(szComm* comm, const Op& op) {
                                    model.useFrames(op.peer, op.type, bytes)));
 }
 
+// The operation's buffers as the slot protocol's segments (each with its place in the message),
+// and each one's segment group.
+void segmentsOf(const Op& op, std::vector<SlotSegment>* segs, std::vector<int>* groups) {
+  uint64_t offset = 0;
+  for (const Segment& seg : op.segments) {
+    segs->push_back(SlotSegment{seg.ptr, seg.bytes, offset});
+    groups->push_back(seg.group);
+    offset += seg.bytes;
+  }
+}
+
 // A host operation for the host slots.
 HostRequest hostRequest(szComm* comm, const Op& op) {
   HostRequest r;
@@ -156,12 +167,7 @@ HostRequest hostRequest(szComm* comm, const Op& op) {
   r.count = op.count;
   r.frames = sendsFrames(comm, op);
   r.mayDecode = !op.send && szTypeIsCompressible(op.type) && comm->cfg.codec != SZ_CODEC_OFF;
-  uint64_t offset = 0;
-  for (const Segment& seg : op.segments) {
-    r.segs.push_back(SlotSegment{seg.ptr, seg.bytes, offset});
-    r.segGroups.push_back(seg.group);
-    offset += seg.bytes;
-  }
+  segmentsOf(op, &r.segs, &r.segGroups);
   return r;
 }
 
@@ -175,12 +181,7 @@ SlotRequest slotRequest(szComm* comm, const Op& op) {
   r.count = op.count;
   const uint64_t bytes = op.count * szTypeSize(op.type);
   r.frames = sendsFrames(comm, op);
-  uint64_t offset = 0;
-  for (const Segment& seg : op.segments) {
-    r.segs.push_back(SlotSegment{seg.ptr, seg.bytes, offset});
-    r.segGroups.push_back(seg.group);
-    offset += seg.bytes;
-  }
+  segmentsOf(op, &r.segs, &r.segGroups);
   if (!r.frames) return r;
   // The codebooks that follow the data, per group; a histogram only on a group's drift.
   const uint32_t groups = sliceGroupMask(r.segs, r.segGroups, comm->slotPath->opSliceBytes(bytes));
