@@ -30,14 +30,16 @@ struct OpState {
   std::atomic<uint64_t> next{0};   // the next slice to claim (in order); kClosed once finished
   std::atomic<uint64_t> finished{0};
   std::atomic<int> status{0};
-  std::atomic<bool> done{false};
   std::mutex mu;  // the tallies and the message
   std::string error;
   SlotCompletion c{};
   std::vector<SlotGroupResult> groups;  // send frames: per segment group that slices took
+  bool closed() const;  // finished: no slice is claimed any more
 };
 
 constexpr uint64_t kClosed = ~uint64_t(0);
+
+bool OpState::closed() const { return next.load() == kClosed; }
 
 // Thread-local gather and scatter buffer of a slice that spans segments.
 thread_local std::vector<uint8_t> tScratch;
@@ -91,7 +93,7 @@ int64_t nowNs() { return std::chrono::duration_cast<std::chrono::nanoseconds>(Cl
 // finished) and stops its channel.
 void failOp(OpState& o, int code, const std::string& message) {
   std::lock_guard<std::mutex> lock(o.mu);
-  if (o.next.load() == kClosed || o.status.load() != 0) return;
+  if (o.closed() || o.status.load() != 0) return;
   o.status = code;
   o.error = message;
   failChannel(o.ch, code);
@@ -116,15 +118,9 @@ szResult_t HostSlots::create(SlotProxy* proxy, int rank, int nranks, const HostS
   h->cfg_ = config;
   h->cfg_.workers = std::max(1, config.workers);
   h->codebooks_ = codebooks;
-  h->send_.resize(size_t(nranks));
-  h->recv_.resize(size_t(nranks));
-  h->sendStep_.assign(size_t(nranks), 0);
-  h->recvStep_.assign(size_t(nranks), 0);
-  for (int peer = 0; peer < nranks; ++peer) {
-    if (peer == rank) continue;
-    SZCHECK(proxy->channel(config.channel, peer, 1, &h->send_[size_t(peer)]));
-    SZCHECK(proxy->channel(config.channel, peer, 0, &h->recv_[size_t(peer)]));
-  }
+  SZCHECK(h->channels_.connect(
+      [proxy, &config](int peer, int send, SlotChannel* ch) { return proxy->channel(config.channel, peer, send, ch); },
+      rank, nranks));
   *out = std::move(h);
   return szSuccess;
 }
@@ -318,7 +314,6 @@ bool finish(HostSlots::Run& run, OpState& o, SlotProxy* proxy, const HostSlotCon
     if (o.status.load() != status || !o.next.compare_exchange_strong(claimed, kClosed)) return false;
     o.c.seconds = since(run.start);
   }
-  o.done = true;
   run.left.fetch_sub(1);
   return true;
 }
@@ -333,7 +328,7 @@ void work(HostSlots::Run& run, SlotProxy* proxy, const HostSlotConfig& cfg, Code
     bool moved = false;
     for (auto& op : run.ops) {
       OpState& o = *op;
-      if (o.done.load()) continue;
+      if (o.closed()) continue;
       const uint64_t i = o.next.load();
       if (o.status.load() == 0 && i < o.slices && sliceReady(o, i)) {
         uint64_t expect = i;
@@ -347,7 +342,7 @@ void work(HostSlots::Run& run, SlotProxy* proxy, const HostSlotConfig& cfg, Code
       moved |= finish(run, o, proxy, cfg);
       // An error word stops the operation unless it is through: a peer that closes its
       // connections after its last credit left fails this side's proxy after it delivered them.
-      if (!o.done.load() && o.status.load() == 0) {
+      if (!o.closed() && o.status.load() == 0) {
         const int e = slotLoadError(o.ch.localError);
         if (e != 0) failOp(o, e, opName(o) + ": " + describe(e));
       }
@@ -360,7 +355,7 @@ void work(HostSlots::Run& run, SlotProxy* proxy, const HostSlotConfig& cfg, Code
     }
     if (nowNs() - run.lastMove.load() > int64_t(cfg.timeoutMs) * 1000000) {
       for (auto& op : run.ops)
-        if (!op->done.load())
+        if (!op->closed())
           failOp(*op, szTimeout, opName(*op) + ": made no progress for " + std::to_string(cfg.timeoutMs) + " ms");
       run.lastMove = nowNs();
       continue;
@@ -387,14 +382,12 @@ szResult_t HostSlots::run(const std::vector<HostRequest>& reqs, std::vector<Slot
     auto o = std::make_unique<OpState>();
     o->req = &r;
     o->self = rank_;
-    o->ch = r.send ? send_[size_t(r.peer)] : recv_[size_t(r.peer)];
+    o->ch = channels_.channel(r.send, r.peer);
     o->elem = szTypeSize(r.type);
     o->bytes = r.count * o->elem;
     o->sliceBytes = cfg_.sliceBytes;
     o->slices = opSlices(o->bytes, o->sliceBytes);
-    uint64_t& step = r.send ? sendStep_[size_t(r.peer)] : recvStep_[size_t(r.peer)];
-    o->stepBase = step;
-    step += o->slices;
+    o->stepBase = channels_.takeSteps(r.send, r.peer, o->slices);
     if (r.segs.size() > 1) {
       o->sliceSeg.resize(o->slices);
       forEachSliceStart(r.segs, o->sliceBytes, o->slices, [&](uint64_t i, uint32_t seg) { o->sliceSeg[i] = seg; });

@@ -17,6 +17,7 @@
 
 #include "kernels/slot_format.h"
 #include "src/proto/codebook_drift.h"
+#include "src/proto/peer_channels.h"
 #include "src/proto/slot_completion.h"
 #include "src/proto/slot_proxy.h"
 
@@ -73,8 +74,7 @@ class HostSlots {
   int rank_ = 0, nranks_ = 0;
   HostSlotConfig cfg_{};
   CodebookDrift* codebooks_ = nullptr;
-  std::vector<SlotChannel> send_, recv_;       // per peer
-  std::vector<uint64_t> sendStep_, recvStep_;  // next channel step per peer
+  PeerChannels channels_;
   std::mutex runMu_;  // one run at a time: the channels' steps are claimed in call order
   std::mutex mu_;
   std::condition_variable cv_, idle_;

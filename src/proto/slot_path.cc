@@ -68,15 +68,7 @@ szResult_t SlotPath::create(const ChannelSource& channel, int rank, int nranks, 
   p->rank_ = rank;
   p->nranks_ = nranks;
   p->cfg_ = config;
-  p->send_.resize(size_t(nranks));
-  p->recv_.resize(size_t(nranks));
-  p->sendStep_.assign(size_t(nranks), 0);
-  p->recvStep_.assign(size_t(nranks), 0);
-  for (int peer = 0; peer < nranks; ++peer) {
-    if (peer == rank) continue;
-    SZCHECK(channel(peer, 1, &p->send_[size_t(peer)]));
-    SZCHECK(channel(peer, 0, &p->recv_[size_t(peer)]));
-  }
+  SZCHECK(p->channels_.connect(channel, rank, nranks));
   CUDACHECK(cudaMalloc(&p->accums_, sizeof(SlotOpAccum) * kResultSlots));
   CUDACHECK(cudaMemset(p->accums_, 0, sizeof(SlotOpAccum) * kResultSlots));
   CUDACHECK(cudaHostAlloc(&p->results_, sizeof(SlotOpResult) * kResultSlots, cudaHostAllocMapped));
@@ -220,10 +212,8 @@ szResult_t SlotPath::enqueue(const std::vector<SlotRequest>& reqs, cudaStream_t 
     const SlotRequest& r = reqs[k];
     SlotOp& op = launch.ops[k];
     const uint64_t bytes = r.count * szTypeSize(r.type);
-    op.ch = r.send ? send_[size_t(r.peer)] : recv_[size_t(r.peer)];
-    uint64_t& step = r.send ? sendStep_[size_t(r.peer)] : recvStep_[size_t(r.peer)];
-    op.stepBase = step;
-    step += slices[k];
+    op.ch = channels_.channel(r.send, r.peer);
+    op.stepBase = channels_.takeSteps(r.send, r.peer, slices[k]);
     // A send's codebooks, in the request's order (the kernel's index), each with the elements of
     // the slices that take it; codebookOf: each group's index.
     const bool frames = r.send && r.frames;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kernels/slot_kernels.h"
+#include "src/proto/peer_channels.h"
 #include "src/proto/slot_completion.h"
 
 struct CUevent_st;
@@ -53,8 +54,6 @@ struct SlotPathConfig {
 
 class SlotPath {
  public:
-  // This rank's channel with `peer` (send = 1: its sends), from the wire that provides them.
-  using ChannelSource = std::function<szResult_t(int peer, int send, SlotChannel* channel)>;
   // Builds the channels of every peer from `channel`, and the pools.
   static szResult_t create(const ChannelSource& channel, int rank, int nranks, const SlotPathConfig& config,
                            std::unique_ptr<SlotPath>* out);
@@ -93,8 +92,7 @@ class SlotPath {
 
   int rank_ = 0, nranks_ = 0;
   SlotPathConfig cfg_{};
-  std::vector<SlotChannel> send_, recv_;      // per peer
-  std::vector<uint64_t> sendStep_, recvStep_;  // next channel step per peer
+  PeerChannels channels_;
   SlotOpAccum* accums_ = nullptr;             // device memory, one per result slot
   SlotOpResult* results_ = nullptr;           // mapped pinned memory
   std::vector<int> freeResults_;
