@@ -167,7 +167,7 @@ static szResult_t emulatedLink(const char* var, double* gbps) {
   return szSuccess;
 }
 
-// SZ_AUTH_DATA (0 or 1): an HMAC-SHA256 on every host slice; read at every init, as the link
+// SZ_AUTH_DATA (0 or 1): an AES-256-GMAC tag on every host slice; read at every init, as the link
 // variables are, so that a program can give each communicator its own.
 static szResult_t authData(bool* on) {
   const char* e = getenv("SZ_AUTH_DATA");

@@ -53,7 +53,7 @@ struct CommConfig {
   int depth;          // host channel: threads per group; slots per peer and direction: 2 x depth
   int timeoutMs;
   bool crc;
-  bool authData;  // SZ_AUTH_DATA: an HMAC-SHA256 on every host slice
+  bool authData;  // SZ_AUTH_DATA: an AES-256-GMAC tag on every host slice
   bool blocking;  // false: szCommInitRank returns szInProgress and a thread finishes the init
   // Emulated links (GB/s, 0: none): SZ_TCP_LINK_GBPS paces the tcp data connections,
   // SZ_IPC_LINK_GBPS the ipc wire's slot kernels.
