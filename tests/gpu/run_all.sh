@@ -4,9 +4,10 @@
 # KV data (BF16 and FP8 E5M2) and nvCOMP side by side, and prints a short table last.
 # JSON results, summary.txt and logs.tar.gz go to $OUT (the device tool's output folder, which
 # takes at most 8 files) or build/gpu_out; the step logs are in logs.tar.gz.
-#   bash tests/gpu/run_all.sh [--quick|--comm|--codec|--defaults]  (--defaults: the README's
+#   bash tests/gpu/run_all.sh [--quick|--comm|--codec|--defaults|--python]  (--defaults: the README's
 #       commands as a new user types them, every setting default: make, make test, the GPU suite,
 #       make demo, pip install ./python and pytest, and the SZ_CODEC=auto rows (perf/auto_table.py);
+#       --python: pip install ./python and pytest only, settings default;
 #       --quick: tests only; --comm: the
 #       communicator's tests, the main job and sendrecv_perf only; --codec: the GPU suite once,
 #       compute-sanitizer, the codec benchmarks, the authors' codec beside them and sendrecv_perf
@@ -64,9 +65,36 @@ py_build() {  # the Python package against this GPU, built here (the machine's P
   local cxx=${CXX:-g++}
   [ -x /usr/bin/g++ ] && cxx=/usr/bin/g++
   local cuda=SPLITZIP_CUDA=1
-  [ "$QUICK" = "--defaults" ] && cuda=  # as the README: CUDA found by the build itself
+  case "$QUICK" in --defaults|--python) cuda= ;; esac  # as the README: CUDA found by the build itself
   STEP_TIMEOUT=400 step py_build env CXX=$cxx $cuda SPLITZIP_JOBS=16 ${DEPS:+DEPS=$DEPS LIBRARY_PATH=$DEPS/usr/lib/x86_64-linux-gnu LD_LIBRARY_PATH=$DEPS/usr/lib/x86_64-linux-gnu} \
     python3 -m pip install --no-build-isolation --no-deps ./python
+}
+
+finish() {  # the short table (summary.txt), the logs; the exit status says whether every step passed
+  {
+    echo "================ SplitZip GPU run: $COMMIT $(date -u +%F) $(cat "$LOGS/gpu.txt") ================"
+    grep -h -E "^\[  (PASSED|FAILED|SKIPPED) \]|tests? ran" "$LOGS"/cpu_tests.log "$LOGS"/gpu_tests.log 2>/dev/null | head -20
+    grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" "$LOGS"/memcheck.log "$LOGS"/racecheck.log "$LOGS"/ipc_memcheck.log "$LOGS"/ipc_racecheck.log 2>/dev/null
+    grep -h -E "^\[  (PASSED|FAILED) \]" "$LOGS"/gpu_tests_2.log "$LOGS"/gpu_tests_3.log "$LOGS"/ipc_tests_conn1.log 2>/dev/null
+    for f in py_compilers py_tests py_gdb sr_ipc_slice_1048576 sr_ipc_slice_4194304 copy_perf perf_bf16 perf_e5m2 \
+             $(for V in ${VARIANTS:-}; do echo perf_bf16_$V perf_e5m2_$V; done) ${VARIANTS:+perf_bf16_again perf_e5m2_again} authors nvcomp_bf16 nvcomp_e5m2 link_table sr_ipc ow_ipc sr_ipc_codebook codebook_cpu demo demo_tcp demo_ipc sr_tcp sr_tcp_64m sr_tcp_auto sr_nvlink sr_nvlink_auto sr_nvlink_ipc interpose_torch sr_1channel sr_sockets \
+             nccl_nvlink nccl_1channel nccl_sockets; do [ -f "$LOGS/$f.log" ] && { echo "--- $f"; cat "$LOGS/$f.log"; }; done
+    printf '%s\n' "${SUMMARY[@]}"
+  } | tee "$OUT/summary.txt"
+  tar -czf "$OUT/logs.tar.gz" -C "$LOGS" .
+  ! printf '%s\n' "${SUMMARY[@]}" | grep -q FAIL
+}
+
+py_suite() {
+  # The Python package against this GPU (built here: the machine's Python and torch), its pytest
+  # suite with Python's fault handler and glibc's heap checks (a crash names its frame).
+  py_build &&
+    STEP_TIMEOUT=200 step py_tests env ${DEPS:+LD_LIBRARY_PATH=$DEPS/usr/lib/x86_64-linux-gnu} MALLOC_CHECK_=3 \
+      LD_PRELOAD="$(ls /lib/x86_64-linux-gnu/libc_malloc_debug.so.0 2>/dev/null)" \
+      python3 -X faulthandler -m pytest -v -p no:cacheprovider python/tests ||
+    STEP_TIMEOUT=200 step py_gdb cuda-gdb -batch -ex run -ex "bt 30" -ex "info sharedlibrary" --args \
+      python3 -m pytest -x -q -p no:cacheprovider python/tests
+  step py_compilers sh -c 'for c in "${CXX:-g++}" /usr/bin/g++; do echo "$c: $($c --version | head -1); shared libstdc++: $($c -print-file-name=libstdc++.so)"; done; python3 -c "import sys; print(sys.version)"'
 }
 
 # Debian packages the image may lack (isal, gtest, fmt, CLI11, nlohmann-json), carried as .deb.
@@ -75,9 +103,14 @@ if compgen -G ".deps/*.deb" >/dev/null; then
   DEPS=/tmp/szdeps
   for f in .deps/*.deb; do dpkg -x "$f" "$DEPS"; done
 fi
+# The hand-off test's model where a checkout beside ../shared finds it (the device machine has no
+# ../shared): .deps/model is a copy of ../shared/data/models/tinystories-656k.
+if [ -d .deps/model ] && [ ! -d ../shared/data/models/tinystories-656k ]; then
+  mkdir -p ../shared/data/models && ln -sfn "$PWD/.deps/model" ../shared/data/models/tinystories-656k
+fi
 export NCCL_NVLS_ENABLE=0
 # Hopper (the default build's GPU_ARCH=native gives the same here); --defaults builds as the README says.
-[ "$QUICK" = "--defaults" ] || export NVCC_GENCODE="${NVCC_GENCODE:--gencode arch=compute_90,code=sm_90}"
+case "$QUICK" in --defaults|--python) ;; *) false ;; esac || export NVCC_GENCODE="${NVCC_GENCODE:--gencode arch=compute_90,code=sm_90}"
 # Every wire's device buffers take the slot protocol, which needs no CUDA_DEVICE_MAX_CONNECTIONS:
 # the suite runs with it unset, and the ipc steps once more at 1.
 # Both ranks of every test run on this machine: rendezvous and control traffic on loopback.
@@ -87,6 +120,11 @@ NGPUS=$(nvidia-smi -L | wc -l)
 # .git than its working tree), else git's.
 COMMIT=${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null)}
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$LOGS/gpu.txt"
+if [ "$QUICK" = "--python" ]; then  # the Python package and its suite only (no make build)
+  py_suite
+  finish
+  exit
+fi
 # PREBUILT=FILE.tgz: binaries built on the development machine (a tar of build/{bin,tests,perf,
 # examples}), which saves the build's device minutes; the carried Debian libraries serve them.
 if [ -n "${PREBUILT:-}" ]; then
@@ -195,15 +233,7 @@ if [ $COMM_HUNG = 0 ] && [ "$QUICK" != "--quick" ] && [ "$QUICK" != "--codec" ] 
   done
 fi
 if [ "$QUICK" != "--quick" ] && [ "$QUICK" != "--codec" ] && [ "${PY:-1}" != 0 ] && python3 -c "import torch, nanobind, scikit_build_core" 2>/dev/null; then
-  # The Python package against this GPU (built here: the machine's Python and torch), its pytest
-  # suite with Python's fault handler and glibc's heap checks (a crash names its frame).
-  py_build &&
-    STEP_TIMEOUT=200 step py_tests env ${DEPS:+LD_LIBRARY_PATH=$DEPS/usr/lib/x86_64-linux-gnu} MALLOC_CHECK_=3 \
-      LD_PRELOAD="$(ls /lib/x86_64-linux-gnu/libc_malloc_debug.so.0 2>/dev/null)" \
-      python3 -X faulthandler -m pytest -v -p no:cacheprovider python/tests ||
-    STEP_TIMEOUT=200 step py_gdb cuda-gdb -batch -ex run -ex "bt 30" -ex "info sharedlibrary" --args \
-      python3 -m pytest -x -q -p no:cacheprovider python/tests
-  step py_compilers sh -c 'for c in "${CXX:-g++}" /usr/bin/g++; do echo "$c: $($c --version | head -1); shared libstdc++: $($c -print-file-name=libstdc++.so)"; done; python3 -c "import sys; print(sys.version)"'
+  py_suite
 fi
 if [ -z "$QUICK" ] || [ "$QUICK" = "--codec" ]; then
   SAN_FILTER='GpuCodec.KvLikeBf16Sizes:GpuCodec.EveryFp8E5m2Pattern:GpuCodec.MisalignedPointers:GpuCodec.CorruptFramesReportErrorsLikeTheCpuDecoder:GpuCodec.HistogramMatchesCpu:GpuBatchCodec.BadEncodeItemsFailAlone:GpuBatchCodec.CountThatOverflowsFailsAlone:GpuBatchCodec.CorruptItemsAmongGoodOnesMatchTheCpuDecoder:GpuCodecPaths.SoloChunksOverflowingTheirSlot:GpuCodecPaths.EscapeBudgetBoundary:GpuCodecPaths.SoloMisalignedPointers:GpuBatchCodecPaths.*'
@@ -287,15 +317,4 @@ if [ "$QUICK" != "--quick" ]; then
   fi
 fi
 
-{
-  echo "================ SplitZip GPU run: $COMMIT $(date -u +%F) $(cat "$LOGS/gpu.txt") ================"
-  grep -h -E "^\[  (PASSED|FAILED|SKIPPED) \]|tests? ran" "$LOGS"/cpu_tests.log "$LOGS"/gpu_tests.log 2>/dev/null | head -20
-  grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" "$LOGS"/memcheck.log "$LOGS"/racecheck.log "$LOGS"/ipc_memcheck.log "$LOGS"/ipc_racecheck.log 2>/dev/null
-  grep -h -E "^\[  (PASSED|FAILED) \]" "$LOGS"/gpu_tests_2.log "$LOGS"/gpu_tests_3.log "$LOGS"/ipc_tests_conn1.log 2>/dev/null
-  for f in py_compilers py_tests py_gdb sr_ipc_slice_1048576 sr_ipc_slice_4194304 copy_perf perf_bf16 perf_e5m2 \
-           $(for V in ${VARIANTS:-}; do echo perf_bf16_$V perf_e5m2_$V; done) ${VARIANTS:+perf_bf16_again perf_e5m2_again} authors nvcomp_bf16 nvcomp_e5m2 link_table sr_ipc ow_ipc sr_ipc_codebook codebook_cpu demo demo_tcp demo_ipc sr_tcp sr_tcp_64m sr_tcp_auto sr_nvlink sr_nvlink_auto sr_nvlink_ipc interpose_torch sr_1channel sr_sockets \
-           nccl_nvlink nccl_1channel nccl_sockets; do [ -f "$LOGS/$f.log" ] && { echo "--- $f"; cat "$LOGS/$f.log"; }; done
-  printf '%s\n' "${SUMMARY[@]}"
-} | tee "$OUT/summary.txt"
-tar -czf "$OUT/logs.tar.gz" -C "$LOGS" .
-! printf '%s\n' "${SUMMARY[@]}" | grep -q FAIL
+finish
