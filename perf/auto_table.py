@@ -6,9 +6,11 @@ Each argument is LINK_GBS=ON_JSON,AUTO_JSON: the reports of `sendrecv_perf --cod
 with the communicator's mode (algbw) and with the raw wire (raw_time_us, a codec-off communicator
 in the same run). The goal (the defaults issue): auto >= 0.97 x max(on, off) at every link and
 size. Prints the table and writes --json rows {link_gbs, bytes, raw_gbs, on_gbs, auto_gbs,
-frames_share, ok}. Exits 1 when a row misses the goal.
+frames_share, ok}; --into FILE puts the same rows (without ok) under FILE's "auto" key, beside its
+"emulated" (perf/results/comm_h200.json; the file is created if missing, its other keys kept),
+with "auto_commit", "auto_date" and "auto_machine". Exits 1 when a row misses the goal.
 
-Usage: perf/auto_table.py [--json OUT] LINK=ON.json,AUTO.json ...
+Usage: perf/auto_table.py [--json OUT] [--into FILE --commit C --date D --machine M] LINK=ON.json,AUTO.json ...
 """
 import argparse
 import json
@@ -22,6 +24,10 @@ def rows_by_size(path):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--json", help="write the rows here")
+    ap.add_argument("--into", help="a results file (comm_h200.json) whose \"auto\" rows these become")
+    ap.add_argument("--commit", default="", help="with --into: the commit measured")
+    ap.add_argument("--date", default="", help="with --into: the date of the run")
+    ap.add_argument("--machine", default="", help="with --into: the machine")
     ap.add_argument("--goal", type=float, default=0.97, help="auto / max(on, off) at least this")
     ap.add_argument("pairs", nargs="+", metavar="LINK=ON.json,AUTO.json")
     a = ap.parse_args()
@@ -46,6 +52,16 @@ def main():
     if a.json:
         with open(a.json, "w") as f:
             json.dump(out, f, indent=2)
+    if a.into:
+        try:
+            with open(a.into) as f:
+                doc = json.load(f)
+        except FileNotFoundError:
+            doc = {}
+        doc["auto"] = [{k: round(v, 4) if isinstance(v, float) else v for k, v in r.items() if k != "ok"} for r in out]
+        doc.update(auto_commit=a.commit, auto_date=a.date, auto_machine=a.machine)
+        with open(a.into, "w") as f:
+            json.dump(doc, f, indent=1)
     print(f"auto_table: {len(out) - missed} of {len(out)} rows at >= {a.goal} x max(on, off)")
     return 1 if missed else 0
 

@@ -102,6 +102,11 @@ def main():
         out["emulated"].append({"link_gbs": b, "size": r["size"], "raw_gbs": round(raw, 2), "sz_gbs": round(sz, 2),
                                 "speedup": round(speedup, 3), "model": round(model, 3), "ratio": round(r["ratio"], 4)})
         print(f"{b:>10.1f} {raw:>9.2f} {sz:>9.2f} {speedup:>8.3f} {model:>7.3f} {speedup / model:>8.3f}")
+    try:  # the SZ_CODEC=auto rows (perf/auto_table.py --into) come from another run: kept
+        with open(a.json) as f:
+            out.update({k: v for k, v in json.load(f).items() if k.startswith("auto")})
+    except (FileNotFoundError, ValueError):
+        pass
     with open(a.json, "w") as f:
         json.dump(out, f, indent=1)
     if a.png and out["emulated"]:

@@ -173,7 +173,10 @@ if [ "$QUICK" = "--defaults" ] && [ $COMM_HUNG = 0 ]; then
     done
     [ -f "$LOGS/auto_on_$B.json" ] && [ -f "$LOGS/auto_auto_$B.json" ] && AUTO_ROWS+=("$B=$LOGS/auto_on_$B.json,$LOGS/auto_auto_$B.json")
   done
-  step auto_table python3 perf/auto_table.py --json "$OUT/auto_h200.json" "${AUTO_ROWS[@]}"
+  # comm_h200.json as committed, with these rows as its "auto" block (copy it back over perf/results/).
+  cp perf/results/comm_h200.json "$OUT/comm_h200.json"
+  step auto_table python3 perf/auto_table.py --json "$OUT/auto_h200.json" --into "$OUT/comm_h200.json" \
+    --commit "$COMMIT" --date "$(date -u +%F)" --machine "$(tr -d '\n' <"$LOGS/gpu.txt")" "${AUTO_ROWS[@]}"
   # What the auto model records, per send (SZ_DEBUG=TRACE): 64 MiB over a 25 GB/s link.
   SZ_IPC_LINK_GBPS=25 SZ_DEBUG=TRACE SZ_DEBUG_SUBSYS=P2P STEP_TIMEOUT=60 step auto_trace sh -c "./build/perf/sendrecv_perf \
     -t 2 --wire ipc --codec auto ${KV_BF16:+--data $KV_BF16} -n 20 -w 2 -b 64M -e 64M 2>&1 | grep -v ' slice ' | tail -n 400"
