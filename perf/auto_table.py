@@ -10,7 +10,11 @@ frames_share, ok}; --into FILE puts the same rows (without ok) under FILE's "aut
 "emulated" (perf/results/comm_h200.json; the file is created if missing, its other keys kept),
 with "auto_commit", "auto_date" and "auto_machine". Exits 1 when a row misses the goal.
 
-Usage: perf/auto_table.py [--json OUT] [--into FILE --commit C --date D --machine M] LINK=ON.json,AUTO.json ...
+--small AUTO.json: the small-size goal instead (4 KiB - 128 KiB): auto's time within 1 us of the
+raw wire's (raw_time_us, the codec-off communicator of the same run) at every size.
+
+Usage: perf/auto_table.py --small AUTO.json
+       perf/auto_table.py [--json OUT] [--into FILE --commit C --date D --machine M] LINK=ON.json,AUTO.json ...
 """
 import argparse
 import json
@@ -21,6 +25,21 @@ def rows_by_size(path):
     return {r["size"]: r for r in json.load(open(path))}
 
 
+def small(path, slack_us=1.0):
+    """auto's time per size against the raw wire's in the same run: within slack_us."""
+    print(f"{'bytes':>9} {'off us':>8} {'auto us':>8} {'auto-off':>8} {'frames':>7}")
+    missed = 0
+    rows = rows_by_size(path)
+    for size in sorted(rows):
+        r = rows[size]
+        d = r["time_us"] - r["raw_time_us"]
+        missed += d > slack_us
+        print(f"{size:9d} {r['raw_time_us']:8.2f} {r['time_us']:8.2f} {d:8.2f} {r.get('frames_share', 0.0):7.2f}"
+              f"{'  MISSED' if d > slack_us else ''}")
+    print(f"auto_table --small: {len(rows) - missed} of {len(rows)} sizes with auto within {slack_us} us of off")
+    return 1 if missed else 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--json", help="write the rows here")
@@ -29,8 +48,11 @@ def main():
     ap.add_argument("--date", default="", help="with --into: the date of the run")
     ap.add_argument("--machine", default="", help="with --into: the machine")
     ap.add_argument("--goal", type=float, default=0.97, help="auto / max(on, off) at least this")
-    ap.add_argument("pairs", nargs="+", metavar="LINK=ON.json,AUTO.json")
+    ap.add_argument("--small", metavar="AUTO.json", help="the small-size goal: auto within 1 us of off")
+    ap.add_argument("pairs", nargs="*", metavar="LINK=ON.json,AUTO.json")
     a = ap.parse_args()
+    if a.small:
+        return small(a.small)
     out, missed = [], 0
     print(f"{'link GB/s':>9} {'bytes':>11} {'off GB/s':>9} {'on GB/s':>9} {'auto GB/s':>9} {'frames':>7} {'auto/best':>9}")
     for pair in a.pairs:
