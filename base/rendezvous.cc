@@ -23,7 +23,16 @@ namespace {
 using Key = std::array<uint8_t, kSzKeyBytes>;
 constexpr uint32_t kIdMagic = 0x535A4944;    // "SZID"
 constexpr uint32_t kRootMagic = 0x535A5254;  // "SZRT"
-constexpr uint16_t kIdVersion = 2;
+// 3: the reply's MAC covers the address table (2 left the table unproven).
+constexpr uint16_t kIdVersion = 3;
+// RootReply.status when a greeting of another version arrives (no MAC: the root cannot prove
+// anything to a rank whose proof it cannot check); RootReply.nranks then holds the root's version.
+constexpr int32_t kStatusOtherVersion = -0x5652;  // "VR"
+// RootReply.status (with its MAC) when not all ranks arrived and a greeting of another version
+// did: RootReply.nranks then holds that version, so the ranks that waited learn why.
+constexpr int32_t kStatusTimeoutOtherVersion = -0x5654;  // "VT"
+// How long past its deadline a rank waits for the root's reply (sent at the deadline at the latest).
+constexpr int kReplyGraceMs = 500;
 // The id came from SZ_COMM_ID: no root runs yet; rank 0's szBootstrapInit starts it.
 constexpr uint16_t kIdFlagCommId = 0x1;
 
@@ -49,7 +58,8 @@ struct RootHello {
   uint8_t nonce[kSzNonceBytes];
   uint8_t mac[kSzMacBytes];
 };
-// Root -> rank; when status is szSuccess, nranks szSocketAddress follow (the address table).
+// Root -> rank; when status is szSuccess, nranks szSocketAddress follow (the address table), and
+// `mac` covers them too: a changed byte anywhere in what the root sends is refused.
 struct RootReply {
   uint32_t magic;
   int32_t status;
@@ -64,12 +74,14 @@ void helloMac(const Key& idKey, const szAuthChallenge& c, const RootHello& h, ui
             mac);
 }
 
+// Over the reply's fields and the address table that follows it (empty unless status is szSuccess).
 void replyMac(const Key& idKey, const szAuthChallenge& c, const uint8_t* helloNonce, const RootReply& r,
-              uint8_t mac[kSzMacBytes]) {
+              const std::vector<szSocketAddress>& table, uint8_t mac[kSzMacBytes]) {
   static const char kLabel[] = "splitzip rendezvous reply";
+  const size_t tableBytes = r.status == szSuccess ? table.size() * sizeof(szSocketAddress) : 0;
   szAuthMac(idKey.data(), kSzKeyBytes,
             {{kLabel, sizeof(kLabel)}, {helloNonce, kSzNonceBytes}, {c.nonce, kSzNonceBytes},
-             {&r, offsetof(RootReply, mac)}},
+             {&r, offsetof(RootReply, mac)}, {table.data(), tableBytes}},
             mac);
 }
 
@@ -125,13 +137,27 @@ void rootServe(int listenFd, Key idKey, Key sessionKey, int nranks, szDeadline d
   std::vector<Arrival> ranks(nranks), extra;  // extra: told of a failure with the others
   std::vector<szSocketAddress> table(nranks);
   int32_t status = szSuccess;
+  uint32_t otherVersion = 0;  // a greeting of this version arrived (0: none)
   szResult_t res = szAcceptHellos(listenFd, sizeof(RootHello), deadline,
                                   [&](int fd, const szAuthChallenge& c, const void* p) {
     RootHello h;
     memcpy(&h, p, sizeof(h));
     uint8_t expect[kSzMacBytes];
     helloMac(idKey, c, h, expect);
-    if (h.magic != kRootMagic || h.version != kIdVersion || !szAuthEqual(expect, h.mac, kSzMacBytes)) {
+    if (h.magic == kRootMagic && h.version != kIdVersion) {
+      // Unproven either way: the rank learns the versions differ, nothing else.
+      WARN("bootstrap root: a rank of rendezvous version %u tried to join (version %u here): build every rank "
+           "from one SplitZip version", h.version, unsigned(kIdVersion));
+      otherVersion = h.version;
+      RootReply notice;
+      memset(&notice, 0, sizeof(notice));
+      notice.magic = kRootMagic;
+      notice.status = kStatusOtherVersion;
+      notice.nranks = kIdVersion;
+      (void)szSocketSendAll(fd, &notice, sizeof(notice), deadline);
+      return szHelloVerdict::kDrop;
+    }
+    if (h.magic != kRootMagic || !szAuthEqual(expect, h.mac, kSzMacBytes)) {
       INFO(SZ_INIT | SZ_NET, "bootstrap root: dropped a connection with a bad greeting or proof");
       return szHelloVerdict::kDrop;
     }
@@ -173,9 +199,13 @@ void rootServe(int listenFd, Key idKey, Key sessionKey, int nranks, szDeadline d
     reply.magic = kRootMagic;
     reply.status = status;
     reply.nranks = nranks;
+    if (status == szTimeout && otherVersion != 0) {
+      reply.status = kStatusTimeoutOtherVersion;
+      reply.nranks = int32_t(otherVersion);
+    }
     keyMask(idKey, a.challenge, a.nonce, reply.wrappedKey);
     for (size_t i = 0; i < kSzKeyBytes; i++) reply.wrappedKey[i] ^= sessionKey[i];
-    replyMac(idKey, a.challenge, a.nonce, reply, reply.mac);
+    replyMac(idKey, a.challenge, a.nonce, reply, table, reply.mac);
     // A rank that gave up meanwhile costs only its own reply. Past the deadline the small reply
     // still goes out: it fits in the socket buffer, and sending it does not wait.
     if (szSocketSendAll(a.fd, &reply, sizeof(reply), deadline) != szSuccess ||
@@ -220,21 +250,48 @@ szResult_t meetRoot(const IdLayout& id, int rank, int nranks, const szSocketAddr
   SZCHECKGOTO(szAuthRandom(hello.nonce, kSzNonceBytes), res, out);
   helloMac(idKey, c, hello, hello.mac);
   SZCHECKGOTO(szSocketSendAll(fd, &hello, sizeof(hello), deadline), res, out);
-  res = szSocketRecvAll(fd, &reply, sizeof(reply), deadline);
+  // The root answers at the latest at the shared deadline, saying why it gave up (who did not
+  // arrive, a rank of another version): a moment's grace lets that answer arrive.
+  res = szSocketRecvAll(fd, &reply, sizeof(reply), deadline + std::chrono::milliseconds(kReplyGraceMs));
   if (res == szRemoteError) {
     res = szSetError(szRemoteError, "the root closed the connection: it did not accept this rank's key "
-                     "(SZ_COMM_SECRET differs?) or greeting");
+                     "(SZ_COMM_SECRET differs?) or greeting, or it runs a SplitZip build from before rendezvous version 3");
     goto out;
   }
   if (res != szSuccess) goto out;
-  replyMac(idKey, c, hello.nonce, reply, expect);
+  if (reply.magic == kRootMagic && reply.status == kStatusOtherVersion) {
+    res = szSetError(szInvalidUsage, "bootstrap: rank %d: the root at %s speaks rendezvous version %d, this rank "
+                     "version %u: build every rank from one SplitZip version", rank,
+                     szSocketAddressString(id.root).c_str(), reply.nranks, unsigned(kIdVersion));
+    goto out;
+  }
+  if (reply.magic == kRootMagic && reply.status == szSuccess) {
+    // The table's size is this rank's own nranks (the root replies szSuccess only when every
+    // rank said the same); the MAC below proves it and the table.
+    if (reply.nranks != nranks) {
+      res = szSetError(szRemoteError, "%s is not this communicator's root (its reply says %d ranks, this rank %d)",
+                       szSocketAddressString(id.root).c_str(), reply.nranks, nranks);
+      goto out;
+    }
+    peers->resize(size_t(nranks));
+    SZCHECKGOTO(szSocketRecvAll(fd, peers->data(), size_t(nranks) * sizeof((*peers)[0]), deadline), res, out);
+  }
+  replyMac(idKey, c, hello.nonce, reply, *peers, expect);
   if (reply.magic != kRootMagic || !szAuthEqual(expect, reply.mac, kSzMacBytes)) {
-    res = szSetError(szRemoteError, "%s is not this communicator's root", szSocketAddressString(id.root).c_str());
+    peers->clear();
+    res = szSetError(szRemoteError, "the reply from %s failed its proof: not this communicator's root, or bytes "
+                     "changed on the path", szSocketAddressString(id.root).c_str());
     goto out;
   }
   if (reply.status == szInvalidUsage) {
     res = szSetError(szInvalidUsage, "bootstrap: rank %d: the ranks disagree on nranks (this rank says %d) or "
                      "two ranks claim one rank number", rank, nranks);
+    goto out;
+  }
+  if (reply.status == kStatusTimeoutOtherVersion) {
+    res = szSetError(szInvalidUsage, "bootstrap: rank %d: not all ranks arrived in time, and a rank of rendezvous "
+                     "version %d tried to join (this rank: version %u): build every rank from one SplitZip version",
+                     rank, reply.nranks, unsigned(kIdVersion));
     goto out;
   }
   if (reply.status != szSuccess) {
@@ -245,8 +302,6 @@ szResult_t meetRoot(const IdLayout& id, int rank, int nranks, const szSocketAddr
   }
   keyMask(idKey, c, hello.nonce, sessionKey);
   for (size_t i = 0; i < kSzKeyBytes; i++) sessionKey[i] ^= reply.wrappedKey[i];
-  peers->resize(nranks);
-  SZCHECKGOTO(szSocketRecvAll(fd, peers->data(), nranks * sizeof((*peers)[0]), deadline), res, out);
 out:
   szSocketClose(&fd);
   return res;
@@ -288,8 +343,11 @@ szResult_t szRendezvousJoin(const szUniqueId& id, int rank, int nranks, const sz
                             uint8_t sessionKey[kSzKeyBytes]) {
   IdLayout layout;
   memcpy(&layout, id.internal, sizeof(layout));
-  if (layout.magic != kIdMagic || layout.version != kIdVersion)
-    return szSetError(szInvalidArgument, "bootstrap: not a SplitZip unique id (or another version)");
+  if (layout.magic != kIdMagic)
+    return szSetError(szInvalidArgument, "bootstrap: not a SplitZip unique id");
+  if (layout.version != kIdVersion)
+    return szSetError(szInvalidArgument, "bootstrap: a unique id of version %u, this build takes version %u: build "
+                      "every rank from one SplitZip version", unsigned(layout.version), unsigned(kIdVersion));
   if (nranks < 1 || nranks > kSzMaxRanks)
     return szSetError(szInvalidArgument, "bootstrap: %d ranks (1 to %d)", nranks, kSzMaxRanks);
   std::thread root;

@@ -12,7 +12,9 @@
 // and only then is anything sized by it allocated. Once all ranks arrived the root sends each
 // the table of listen addresses and the session key: 32 random bytes made by the root for this
 // communicator alone, never derivable from the id, masked with an HMAC of both nonces under
-// the id key and proven by an HMAC, so the rank knows it met the real root.
+// the id key and proven by an HMAC over the whole reply, the address table included (rendezvous
+// version 3), so the rank knows it met the real root and that no byte changed on the path. A
+// greeting of another version is answered with the root's version only.
 #pragma once
 
 #include <cstdint>

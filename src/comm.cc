@@ -350,15 +350,7 @@ szResult_t setAutoPriors(szComm* comm, const std::vector<RankPlacement>& placeme
 szResult_t checkProtocolVersions(szBootstrap* b, int rank, int nranks) {
   std::vector<uint32_t> versions(size_t(nranks), 0);
   versions[size_t(rank)] = kSlotProtocolVersion;
-  szResult_t res = szBootstrapAllGather(b, versions.data(), sizeof(uint32_t));
-  // A build from before version 2 starts init with a larger message (its ranks' placements): the
-  // bootstrap reports the sizes that differ.
-  if (res == szInvalidUsage)
-    return szSetError(res, "rank %d speaks slot protocol version %u, and a peer opened init with a message of "
-                      "another size (%s): it runs a SplitZip build from before protocol versions (0.1.0 up to "
-                      "7a6ba70); build every rank from one SplitZip version", rank, kSlotProtocolVersion,
-                      std::string(szGetLastError(nullptr)).c_str());
-  SZCHECK(res);
+  SZCHECK(szBootstrapAllGather(b, versions.data(), sizeof(uint32_t)));
   for (int r = 0; r < nranks; ++r)
     if (versions[size_t(r)] != kSlotProtocolVersion)
       return szSetError(szInvalidUsage, "rank %d speaks slot protocol version %u and rank %d version %u: build every "

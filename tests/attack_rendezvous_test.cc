@@ -37,9 +37,11 @@ struct RootHello {
   uint8_t mac[kSzMacBytes];
 };
 
-// Greets the root at `root` as rank `rank` of `nranks` with a valid proof under `key`; returns
-// the connection (-1 if the root never challenged).
-int greet(const szSocketAddress& root, const std::vector<uint8_t>& key, int32_t rank, int32_t nranks) {
+// Greets the root at `root` as rank `rank` of `nranks` with a valid proof under `key`, in
+// rendezvous version `version` (3: this build's); returns the connection (-1 if the root never
+// challenged).
+int greet(const szSocketAddress& root, const std::vector<uint8_t>& key, int32_t rank, int32_t nranks,
+          uint32_t version = 3) {
   szDeadline deadline = szDeadlineAfterMs(3000);
   int fd = -1;
   if (szSocketConnect(root, deadline, &fd) != szSuccess) return -1;
@@ -51,7 +53,7 @@ int greet(const szSocketAddress& root, const std::vector<uint8_t>& key, int32_t 
   RootHello h;
   memset(&h, 0, sizeof(h));
   h.magic = 0x535A5254;
-  h.version = 2;
+  h.version = version;
   h.rank = rank;
   h.nranks = nranks;
   h.listen = loopback(1);
@@ -120,6 +122,58 @@ TEST(RendezvousAttack, HostileRankCountsAreDroppedAndCostNoMemory) {
     long grownKb = maxRssKb() - before;
     EXPECT_LT(grownKb, 64 * 1024) << "peak RSS grew by " << grownKb / 1024 << " MiB";
   }
+}
+
+// A rank of rendezvous version 2 (before the reply's MAC covered the address table) learns that
+// the versions differ, with the root's version, and nothing else: no table, no key.
+TEST(RendezvousAttack, AGreetingOfAnotherVersionIsAnsweredWithTheRootsVersionOnly) {
+  CommIdEnv env;
+  unsetenv("SZ_COMM_ID");
+  szUniqueId id;
+  ASSERT_EQ(szBootstrapGetUniqueId(&id), szSuccess) << szGetLastError(nullptr);
+  szSocketAddress root;
+  memcpy(&root, id.internal + 8 + kSzKeyBytes, sizeof(root));
+  int fd = greet(root, idKeyOf(id), 0, 1, 2);
+  ASSERT_GE(fd, 0);
+  struct {
+    uint32_t magic;
+    int32_t status, nranks;
+    uint8_t rest[64];
+  } reply;
+  static_assert(sizeof(reply) == 76, "RootReply's size");
+  ASSERT_EQ(szSocketRecvAll(fd, &reply, sizeof(reply), szDeadlineAfterMs(3000)), szSuccess) << szGetLastError(nullptr);
+  EXPECT_EQ(reply.magic, 0x535A5254u);
+  EXPECT_EQ(reply.status, -0x5652);  // kStatusOtherVersion
+  EXPECT_EQ(reply.nranks, 3);        // the root's version
+  for (uint8_t b : reply.rest) ASSERT_EQ(b, 0);  // no key, no proof
+  EXPECT_EQ(answerBytes(fd, 1000), 0u);  // no table
+  close(fd);
+  // The root serves on: the real rank still meets it.
+  szBootstrap* b = nullptr;
+  ASSERT_EQ(szBootstrapInit(id, 0, 1, kTimeoutMs, &b), szSuccess) << szGetLastError(nullptr);
+  szBootstrapClose(b);
+}
+
+// Rank 0 of an SZ_COMM_ID communicator serves the rendezvous; its peer is of rendezvous version
+// 2. Rank 0 waits out the timeout and then learns why, not only that the peer never arrived.
+TEST(RendezvousAttack, RanksThatWaitedLearnThatAnotherVersionTriedToJoin) {
+  CommIdEnv env;
+  szUniqueId id;
+  ASSERT_EQ(szBootstrapGetUniqueId(&id), szSuccess);
+  szSocketAddress root;
+  memcpy(&root, id.internal + 8 + kSzKeyBytes, sizeof(root));
+  std::thread old([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // rank 0 starts the root
+    int fd = greet(root, idKeyOf(id), 1, 2, 2);
+    EXPECT_GE(fd, 0);
+    if (fd >= 0) close(fd);
+  });
+  szBootstrap* b = nullptr;
+  EXPECT_EQ(szBootstrapInit(id, 0, 2, 1500, &b), szInvalidUsage);
+  std::string error = szGetLastError(nullptr);
+  EXPECT_NE(error.find("a rank of rendezvous version 2 tried to join (this rank: version 3)"), std::string::npos)
+      << error;
+  old.join();
 }
 
 TEST(RendezvousAttack, DisagreeingGreetingFailsTheRendezvous) {
