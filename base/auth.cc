@@ -81,23 +81,54 @@ void szAuthMac(const uint8_t* key, size_t keyBytes, std::initializer_list<std::p
   }
 }
 
-void szAuthGmac(const uint8_t* key, const uint8_t nonce[12], std::initializer_list<std::pair<const void*, size_t>> parts,
-                uint8_t tag[16]) {
+namespace {
+
+// GCM takes int-sized pieces: `bytes` at `in` through `ctx` (out null: additional data).
+bool gcmUpdate(EVP_CIPHER_CTX* ctx, bool seal, uint8_t* out, const void* in, size_t bytes) {
+  constexpr size_t kPiece = size_t(1) << 30;
+  int len = 0;
+  for (size_t at = 0; at < bytes; at += kPiece) {
+    const size_t piece = bytes - at < kPiece ? bytes - at : kPiece;
+    const auto* from = static_cast<const unsigned char*>(in) + at;
+    unsigned char* to = out != nullptr ? out + at : nullptr;
+    if ((seal ? EVP_EncryptUpdate(ctx, to, &len, from, int(piece)) : EVP_DecryptUpdate(ctx, to, &len, from, int(piece))) != 1)
+      return false;
+  }
+  return true;
+}
+
+// One AES-256-GCM pass (seal: encrypt and write the tag; else decrypt and check it).
+bool gcm(bool seal, const uint8_t* key, const uint8_t nonce[12], szAuthParts aad, uint8_t* data, size_t bytes,
+         uint8_t tag[16]) {
   EVP_CIPHER_CTX* ctx = EVP_CIPHER_CTX_new();
   int len = 0;
-  bool ok = ctx != nullptr && EVP_EncryptInit_ex(ctx, EVP_aes_256_gcm(), nullptr, key, nonce) == 1;
-  for (const auto& [p, n] : parts) {  // additional data only; GCM takes it in int-sized pieces
-    for (size_t at = 0; ok && at < n; at += size_t(1) << 30) {
-      const size_t piece = n - at < (size_t(1) << 30) ? n - at : size_t(1) << 30;
-      ok = EVP_EncryptUpdate(ctx, nullptr, &len, static_cast<const unsigned char*>(p) + at, int(piece)) == 1;
-    }
-  }
-  ok = ok && EVP_EncryptFinal_ex(ctx, nullptr, &len) == 1 && EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_GET_TAG, 16, tag) == 1;
+  bool ok = ctx != nullptr && (seal ? EVP_EncryptInit_ex(ctx, EVP_aes_256_gcm(), nullptr, key, nonce)
+                                    : EVP_DecryptInit_ex(ctx, EVP_aes_256_gcm(), nullptr, key, nonce)) == 1;
+  for (const auto& [p, n] : aad) ok = ok && gcmUpdate(ctx, seal, nullptr, p, n);
+  ok = ok && gcmUpdate(ctx, seal, data, data, bytes);
+  if (seal)
+    ok = ok && EVP_EncryptFinal_ex(ctx, nullptr, &len) == 1 && EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_GET_TAG, 16, tag) == 1;
+  else
+    ok = ok && EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, 16, tag) == 1 && EVP_DecryptFinal_ex(ctx, nullptr, &len) == 1;
   EVP_CIPHER_CTX_free(ctx);
-  if (!ok) {
-    WARN("auth: AES-256-GMAC failed: %s", ERR_error_string(ERR_get_error(), nullptr));
+  return ok;
+}
+
+}  // namespace
+
+void szAuthSeal(const uint8_t* key, const uint8_t nonce[12], szAuthParts aad, uint8_t* data, size_t bytes,
+                uint8_t tag[16]) {
+  if (!gcm(true, key, nonce, aad, data, bytes, tag)) {
+    WARN("auth: AES-256-GCM failed: %s", ERR_error_string(ERR_get_error(), nullptr));
     if (RAND_bytes(tag, 16) != 1) memset(tag, 0xA5, 16);
   }
+}
+
+bool szAuthOpen(const uint8_t* key, const uint8_t nonce[12], szAuthParts aad, uint8_t* data, size_t bytes,
+                const uint8_t tag[16]) {
+  uint8_t t[16];
+  memcpy(t, tag, 16);
+  return gcm(false, key, nonce, aad, data, bytes, t);
 }
 
 bool szAuthEqual(const void* a, const void* b, size_t bytes) { return CRYPTO_memcmp(a, b, bytes) == 0; }

@@ -51,11 +51,17 @@ szResult_t szAuthRandom(void* data, size_t bytes);
 void szAuthMac(const uint8_t* key, size_t keyBytes, std::initializer_list<std::pair<const void*, size_t>> parts,
                uint8_t mac[kSzMacBytes]);
 // Constant-time comparison: the time taken says nothing about where two secrets differ.
-// AES-256-GMAC of `parts` under the kSzKeyBytes `key` with a 12-byte `nonce` that must never
-// repeat under one key: the 16-byte tag into `tag`. A tag that could not be computed is random
-// (it matches nothing).
-void szAuthGmac(const uint8_t* key, const uint8_t nonce[12], std::initializer_list<std::pair<const void*, size_t>> parts,
+// AES-256-GCM under the kSzKeyBytes `key` with a 12-byte `nonce` that must never repeat under one
+// key: `aad` (pointer, length pieces) is authenticated, the `bytes` at `data` (null when 0: GMAC,
+// a tag alone) are encrypted in place, and the 16-byte tag goes to `tag`. A tag that could not be
+// computed is random (it matches nothing).
+using szAuthParts = std::initializer_list<std::pair<const void*, size_t>>;
+void szAuthSeal(const uint8_t* key, const uint8_t nonce[12], szAuthParts aad, uint8_t* data, size_t bytes,
                 uint8_t tag[16]);
+// szAuthSeal's inverse: decrypts the `bytes` at `data` in place and checks `tag` over `aad` and
+// them; false when it does not match (the bytes at `data` are then not the plaintext).
+bool szAuthOpen(const uint8_t* key, const uint8_t nonce[12], szAuthParts aad, uint8_t* data, size_t bytes,
+                const uint8_t tag[16]);
 
 bool szAuthEqual(const void* a, const void* b, size_t bytes);
 

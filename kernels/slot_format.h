@@ -24,7 +24,8 @@ namespace sz {
 constexpr uint64_t kSlotHeaderBytes = 128;
 constexpr uint32_t kSlotFrame = 0x1;  // the payload is a SplitZip frame (else the raw bytes)
 constexpr uint32_t kSlotCrc = 0x2;    // `crc` holds the payload's CRC32C (host channels, SZ_CRC=1)
-constexpr uint32_t kSlotMac = 0x4;    // `mac` holds an AES-256-GMAC tag (host channels, SZ_AUTH_DATA=1)
+constexpr uint32_t kSlotMac = 0x4;    // `mac` holds an AES-256-GCM tag (host channels, SZ_AUTH_DATA=1 or SZ_ENCRYPT=1)
+constexpr uint32_t kSlotSealed = 0x8; // the payload is AES-256-GCM ciphertext (host channels, SZ_ENCRYPT=1)
 // The slot protocol's version: in every slot header and in the init handshake (src/comm.cc). A
 // rank of another version fails init, naming both. 2: host buffers on slots (1: the slice pipeline).
 constexpr uint32_t kSlotProtocolVersion = 2;
@@ -39,7 +40,7 @@ struct SlotHeader {
   uint64_t step;     // the channel step the slot holds (a slot of another step is corrupt)
   uint32_t version;  // kSlotProtocolVersion
   uint32_t crc;      // kSlotCrc: CRC32C of the payload
-  uint8_t mac[32];   // kSlotMac: the GMAC tag (16 bytes, then zeros) of the header's fields and payload
+  uint8_t mac[32];   // kSlotMac: the GCM tag (16 bytes, then zeros) of the header's fields and payload
   uint64_t reserved[5];
 };
 static_assert(sizeof(SlotHeader) == kSlotHeaderBytes, "one slot header");
@@ -80,7 +81,7 @@ SZ_HD int checkSlotHeader(const SlotHeader& h, uint64_t step, uint64_t count, in
                           uint64_t sliceBytesExpected, uint64_t capacity) {
   if (h.step != step || h.version != kSlotProtocolVersion) return szCorruptFrame;
   if (h.opCount != count || h.opType != uint32_t(type) || h.opSlices != slices) return szInvalidUsage;
-  if (h.flags & ~(kSlotFrame | kSlotCrc | kSlotMac)) return szCorruptFrame;
+  if (h.flags & ~(kSlotFrame | kSlotCrc | kSlotMac | kSlotSealed)) return szCorruptFrame;
   if (h.flags & kSlotFrame) return h.bytes <= capacity ? 0 : szCorruptFrame;
   return h.bytes == sliceBytesExpected ? 0 : szCorruptFrame;
 }

@@ -167,13 +167,14 @@ static szResult_t emulatedLink(const char* var, double* gbps) {
   return szSuccess;
 }
 
-// SZ_AUTH_DATA (0 or 1): an AES-256-GMAC tag on every host slice; read at every init, as the link
-// variables are, so that a program can give each communicator its own.
-static szResult_t authData(bool* on) {
-  const char* e = getenv("SZ_AUTH_DATA");
+// SZ_AUTH_DATA (an AES-256-GMAC tag on every host slice) and SZ_ENCRYPT (AES-256-GCM: every host
+// slice encrypted and tagged), 0 or 1; read at every init, as the link variables are, so that a
+// program can give each communicator its own.
+static szResult_t onOff(const char* var, bool* on) {
+  const char* e = getenv(var);
   *on = e != nullptr && strcmp(e, "1") == 0;
   if (e != nullptr && *e != '\0' && strcmp(e, "0") != 0 && strcmp(e, "1") != 0)
-    return szSetError(szInvalidArgument, "SZ_AUTH_DATA=%s: 0 or 1", e);
+    return szSetError(szInvalidArgument, "%s=%s: 0 or 1", var, e);
   return szSuccess;
 }
 
@@ -207,7 +208,8 @@ szResult_t resolveConfig(const szConfig_t* c, CommConfig* out) {
   out->timeoutMs = c && c->timeoutMs ? c->timeoutMs : int(szParamTimeoutMs());
   out->blocking = !(c && c->blocking == 0);
   out->crc = c && c->crc >= 0 ? c->crc != 0 : szParamCrc() != 0;
-  SZCHECK(authData(&out->authData));
+  SZCHECK(onOff("SZ_AUTH_DATA", &out->authData));
+  SZCHECK(onOff("SZ_ENCRYPT", &out->encrypt));
   if (out->sliceBytes < 1024 || out->sliceBytes > (size_t(1) << 30) || out->depth < 1 || out->depth > 64 ||
       out->timeoutMs < 1)
     return szSetError(szInvalidArgument, "slice bytes %zu (1024 to 1 GiB), pipeline depth %d (1..64), timeout %d ms (> 0)",
@@ -226,7 +228,7 @@ namespace {
 // What every rank must agree on; exchanged at init.
 struct ConfigDigest {
   char wire[16];
-  int32_t codec, depth, crc, authData, nranks;
+  int32_t codec, depth, crc, authData, encrypt, nranks;
   uint64_t sliceBytes;
   uint8_t codebook[SZ_CODEBOOK_SIZE];
   int32_t codebookType, followCodebook;
@@ -307,7 +309,8 @@ szResult_t connectSlots(szComm* comm, const szWire* named, void* ncclComm) {
          (unsigned long long)pc.sliceBytes, pc.nslots, pc.blocks, linkGBps);
   comm->codebooks.reset(new CodebookDrift(comm->cfg.followCodebook, &comm->cfg.codebook));
   HostSlotConfig hc{kHostChannel, hostSlice, comm->cfg.depth, comm->cfg.timeoutMs, comm->cfg.crc,
-                    comm->cfg.authData ? szBootstrapSessionKey(comm->bootstrap) : nullptr};
+                    comm->cfg.authData || comm->cfg.encrypt ? szBootstrapSessionKey(comm->bootstrap) : nullptr,
+                    comm->cfg.encrypt};
   SZCHECK(HostSlots::create(comm->proxy.get(), comm->rank, comm->nranks, hc, comm->codebooks.get(), &comm->hostSlots));
   INFO(SZ_INIT, "rank %d: host buffers on the slot protocol over tcp: %llu-byte slices, %u slots per peer and "
        "direction (%.1f MiB of host memory each way), %d threads per group", comm->rank,
@@ -379,6 +382,7 @@ szResult_t initComm(szComm* comm, int nranks, const szUniqueId& id, int rank, vo
   mine.depth = comm->cfg.depth;
   mine.crc = comm->cfg.crc;
   mine.authData = comm->cfg.authData;
+  mine.encrypt = comm->cfg.encrypt;
   mine.nranks = nranks;
   mine.sliceBytes = comm->cfg.sliceBytes;
   memcpy(mine.codebook, comm->cfg.codebook.exponents, SZ_CODEBOOK_SIZE);
@@ -388,7 +392,7 @@ szResult_t initComm(szComm* comm, int nranks, const szUniqueId& id, int rank, vo
   for (int r = 0; r < nranks; ++r)
     if (memcmp(&all[size_t(r)], &mine, sizeof(mine)) != 0)
       return szSetError(szInvalidUsage, "rank %d and rank %d were initialized with different "
-                        "configurations (wire, codec, slice size, depth, CRC or codebook)", rank, r);
+                        "configurations (wire, codec, slice size, depth, CRC, codebook, SZ_AUTH_DATA or SZ_ENCRYPT)", rank, r);
   // Device buffers travel through the slot protocol: straight into the peer's memory (ipc, ib),
   // or through the proxy over the named message wire (tcp, nccl). Host buffers take the host
   // channel over tcp on every wire (NCCL itself takes no host buffers).

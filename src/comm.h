@@ -54,6 +54,7 @@ struct CommConfig {
   int timeoutMs;
   bool crc;
   bool authData;  // SZ_AUTH_DATA: an AES-256-GMAC tag on every host slice
+  bool encrypt;   // SZ_ENCRYPT: every host slice AES-256-GCM encrypted and tagged
   bool blocking;  // false: szCommInitRank returns szInProgress and a thread finishes the init
   // Emulated links (GB/s, 0: none): SZ_TCP_LINK_GBPS paces the tcp data connections,
   // SZ_IPC_LINK_GBPS the ipc wire's slot kernels.

@@ -130,6 +130,34 @@ TEST(HostSlots, AuthenticatedSlicesRoundTripBitExact) {
   unsetenv("SZ_AUTH_DATA");
 }
 
+TEST(HostSlots, EncryptedSlicesRoundTripBitExact) {
+  setenv("SZ_SOCKET_IFNAME", "lo", 0);
+  setenv("SZ_ENCRYPT", "1", 1);  // read at each init
+  const size_t n = 5 * kSlice / 2 + 13;
+  const std::vector<uint16_t> want = bf16Data(n, 4);
+  for (int codec : {SZ_CODEC_ON, SZ_CODEC_OFF})
+    sztest::onTwoRanks(
+        [&](szConfig_t& cfg) {
+          smallChannel(cfg);
+          cfg.codec = codec;
+        },
+        [&](int rank, szComm_t comm) {
+          if (rank == 0) {
+            ASSERT_EQ(szSend(want.data(), n, szBfloat16, 1, comm, nullptr), szSuccess) << szGetLastError(comm);
+          } else {
+            std::vector<uint16_t> got(n, 0);
+            ASSERT_EQ(szRecv(got.data(), n, szBfloat16, 0, comm, nullptr), szSuccess) << szGetLastError(comm);
+            ASSERT_TRUE(got == want) << "received bits differ";
+          }
+        });
+  setenv("SZ_ENCRYPT", "on", 1);
+  szUniqueId id;
+  ASSERT_EQ(szGetUniqueId(&id), szSuccess);
+  szComm_t comm = nullptr;
+  EXPECT_EQ(szCommInitRank(&comm, 1, id, 0), szInvalidArgument) << "SZ_ENCRYPT=on is not 0 or 1";
+  unsetenv("SZ_ENCRYPT");
+}
+
 TEST(HostSlots, TypeMismatchIsInvalidUsageOnBothSides) {
   setenv("SZ_SOCKET_IFNAME", "lo", 0);
   szResult_t res[2] = {szInternalError, szInternalError};

@@ -70,7 +70,7 @@ TEST(SlotProtocol, ReceiverVerdicts) {
   EXPECT_EQ(checkSlotHeader(header(100, szBfloat16, 2, 200, 0), 7, 100, szBfloat16, 1, 200, cap), szInvalidUsage);
   EXPECT_EQ(checkSlotHeader(header(100, szBfloat16, 1, 199, 0), 7, 100, szBfloat16, 1, 200, cap), szCorruptFrame);
   EXPECT_EQ(checkSlotHeader(header(100, szBfloat16, 1, 1001, kSlotFrame), 7, 100, szBfloat16, 1, 200, cap), szCorruptFrame);
-  EXPECT_EQ(checkSlotHeader(header(100, szBfloat16, 1, 200, 0x8), 7, 100, szBfloat16, 1, 200, cap), szCorruptFrame);
+  EXPECT_EQ(checkSlotHeader(header(100, szBfloat16, 1, 200, 0x10), 7, 100, szBfloat16, 1, 200, cap), szCorruptFrame);
   // A slot that holds another step (a proxy or wire out of order) is corrupt, never decoded.
   EXPECT_EQ(checkSlotHeader(header(100, szBfloat16, 1, 200, 0, 8), 7, 100, szBfloat16, 1, 200, cap), szCorruptFrame);
   EXPECT_EQ(checkSlotHeader(header(100, szBfloat16, 1, 150, kSlotFrame, 6), 7, 100, szBfloat16, 1, 200, cap), szCorruptFrame);

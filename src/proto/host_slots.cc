@@ -54,19 +54,34 @@ const char* describe(int status) {
   }
 }
 
-// A slot's MAC (SZ_AUTH_DATA): AES-256-GMAC (AES-GCM over no plaintext) under the session key of
-// its header's fields but `ready` (the proxy's word) and its payload, with a nonce made of the
-// sending and receiving ranks and the step, unique per slot of a session, so that no slot is
-// accepted from another pair, step or operation (base/auth.h's szAuthGmac).
-void slotMac(const uint8_t* key, const SlotHeader& h, const uint8_t* payload, int from, int to, uint8_t mac[kSzMacBytes]) {
-  const uint64_t fields[] = {h.bytes, h.opCount, h.opSlices, uint64_t(h.opType) << 32 | h.flags, h.step,
-                             uint64_t(h.version) << 32 | h.crc};
+// A slot's protection (SZ_AUTH_DATA, SZ_ENCRYPT): AES-256-GCM under the session key, with a nonce
+// made of the sending and receiving ranks and the step, unique per slot of a session, so that no
+// slot is accepted from another pair, step or operation. The header's fields but `ready` (the
+// proxy's word) are authenticated; the payload is too (SZ_AUTH_DATA: GMAC) or is encrypted
+// (kSlotSealed). The sender seals after the CRC32C of the plaintext; the receiver opens first,
+// before any other field of the header is believed.
+struct SlotAad {
+  uint64_t fields[6];
   uint8_t nonce[12];
-  const uint32_t pair = uint32_t(from) << 16 | uint32_t(to);  // ranks < 65536
-  memcpy(nonce, &pair, 4);
-  memcpy(nonce + 4, &h.step, 8);
-  memset(mac, 0, kSzMacBytes);
-  szAuthGmac(key, nonce, {{fields, sizeof(fields)}, {payload, size_t(h.bytes)}}, mac);
+  SlotAad(const SlotHeader& h, int from, int to)
+      : fields{h.bytes, h.opCount, h.opSlices, uint64_t(h.opType) << 32 | h.flags, h.step, uint64_t(h.version) << 32 | h.crc} {
+    const uint32_t pair = uint32_t(from) << 16 | uint32_t(to);  // ranks < 65536
+    memcpy(nonce, &pair, 4);
+    memcpy(nonce + 4, &h.step, 8);
+  }
+};
+
+void sealSlot(const uint8_t* key, SlotHeader* h, uint8_t* payload, int from, int to) {
+  SlotAad a(*h, from, to);
+  memset(h->mac, 0, kSzMacBytes);
+  if (h->flags & kSlotSealed) szAuthSeal(key, a.nonce, {{a.fields, sizeof(a.fields)}}, payload, h->bytes, h->mac);
+  else szAuthSeal(key, a.nonce, {{a.fields, sizeof(a.fields)}, {payload, size_t(h->bytes)}}, nullptr, 0, h->mac);
+}
+
+bool openSlot(const uint8_t* key, const SlotHeader& h, uint8_t* payload, int from, int to) {
+  SlotAad a(h, from, to);
+  if (h.flags & kSlotSealed) return szAuthOpen(key, a.nonce, {{a.fields, sizeof(a.fields)}}, payload, h.bytes, h.mac);
+  return szAuthOpen(key, a.nonce, {{a.fields, sizeof(a.fields)}, {payload, size_t(h.bytes)}}, nullptr, 0, h.mac);
 }
 
 // Stops the channel on this side and tells the peer, as the kernels' failChannel does: a mismatch
@@ -200,8 +215,8 @@ void sendSlice(OpState& o, uint64_t i, CodebookDrift* codebooks, const HostSlotC
   h->step = step;
   h->version = kSlotProtocolVersion;
   h->crc = crc ? crc32c(payload, bytes) : 0;
-  h->flags = flags | (crc ? kSlotCrc : 0) | (cfg.macKey ? kSlotMac : 0);
-  if (cfg.macKey) slotMac(cfg.macKey, *h, payload, o.self, r.peer, h->mac);
+  h->flags = flags | (crc ? kSlotCrc : 0) | (cfg.macKey ? kSlotMac : 0) | (cfg.encrypt ? kSlotSealed : 0);
+  if (cfg.macKey) sealSlot(cfg.macKey, h, payload, o.self, r.peer);
   __atomic_store_n(&ch.signals[j].bytes, bytes, __ATOMIC_RELAXED);
   slotStoreRelease(&ch.signals[j].ready, readyValue(step));
   std::lock_guard<std::mutex> lock(o.mu);
@@ -216,8 +231,8 @@ void recvSlice(OpState& o, uint64_t i, const HostSlotConfig& cfg) {
   const SlotChannel& ch = o.ch;
   const uint64_t step = o.stepBase + i;
   const uint32_t j = slotOf(step, ch.nslots);
-  const uint8_t* slot = ch.ring + uint64_t(j) * ch.stride;
-  const uint8_t* payload = slot + kSlotHeaderBytes;
+  uint8_t* slot = ch.ring + uint64_t(j) * ch.stride;
+  uint8_t* payload = slot + kSlotHeaderBytes;
   const uint64_t off = i * o.sliceBytes, n = std::min(o.sliceBytes, o.bytes - off);
   const uint32_t first = o.sliceSeg.empty() ? 0 : o.sliceSeg[i];
   SlotHeader h;
@@ -228,13 +243,12 @@ void recvSlice(OpState& o, uint64_t i, const HostSlotConfig& cfg) {
     failOp(o, szCorruptFrame, opName(o) + ": slot of step " + std::to_string(step) + " has a bad header");
     return;
   }
-  if (cfg.macKey) {
-    uint8_t mac[kSzMacBytes];
-    if (h.flags & kSlotMac) slotMac(cfg.macKey, h, payload, r.peer, o.self, mac);
-    if (!(h.flags & kSlotMac) || !szAuthEqual(mac, h.mac, kSzMacBytes)) {
-      failOp(o, szCorruptFrame, opName(o) + ": slice " + std::to_string(i) + " fails its MAC (SZ_AUTH_DATA)");
-      return;
-    }
+  // The slot is this side's until its credit returns: it is decrypted where it landed.
+  if (cfg.macKey && (!(h.flags & kSlotMac) || bool(h.flags & kSlotSealed) != cfg.encrypt ||
+                     !openSlot(cfg.macKey, h, payload, r.peer, o.self))) {
+    failOp(o, szCorruptFrame, opName(o) + ": slice " + std::to_string(i) + " fails its MAC (" +
+                                  (cfg.encrypt ? "SZ_ENCRYPT" : "SZ_AUTH_DATA") + ")");
+    return;
   }
   int e = checkSlotHeader(h, step, r.count, r.type, o.slices, n, ch.stride - kSlotHeaderBytes);
   if (e == szInvalidUsage) {

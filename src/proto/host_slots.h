@@ -29,9 +29,10 @@ struct HostSlotConfig {
   int workers;          // threads per group, the caller's included (>= 1)
   int timeoutMs;        // a wait that sees no progress this long fails with szTimeout
   bool crc;             // CRC32C on every slot payload, sent and required
-  // Non-null (SZ_AUTH_DATA=1): kSzKeyBytes of the session key; every slot carries an
-  // AES-256-GMAC tag of its header and payload, with its sender, receiver and step as the nonce.
+  // Non-null (SZ_AUTH_DATA=1 or SZ_ENCRYPT=1): kSzKeyBytes of the session key; every slot carries
+  // an AES-256-GCM tag of its header and payload, with its sender, receiver and step as the nonce.
   const uint8_t* macKey;
+  bool encrypt;  // SZ_ENCRYPT=1 (with macKey): the payload travels as AES-256-GCM ciphertext
 };
 
 // One host operation.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Corrupted wire bytes: two sendrecv_perf processes (SZ_COMM_ID, no MPI) exchange 16 MiB with
-# CRC on, or with the slices' HMAC on (SZ_AUTH_DATA=1, CRC off: an on-path attacker's flip), while
+# CRC on, or with the slices' GMAC on (SZ_AUTH_DATA=1, CRC off: an on-path attacker's flip), or
+# encrypted (SZ_ENCRYPT=1, CRC off), while
 # rank 0 runs under a shim that flips one bit in its outgoing byte stream. The receiver must fail
 # with szCorruptFrame and the sender must not report success: corruption gives an error, never
 # wrong data. Frames (codec on) and raw slices (codec off).
@@ -19,17 +20,20 @@ export SZ_SOCKET_IFNAME=${SZ_SOCKET_IFNAME:-lo} SZ_TIMEOUT_MS=5000
 
 ok=0
 bad=0
-# CRC32C on (SZ_CRC), then the slices' HMAC (SZ_AUTH_DATA=1) with CRC off: each must refuse the flip.
-for check in crc auth; do
+# CRC32C on (SZ_CRC), then the slices' GMAC (SZ_AUTH_DATA=1), then their encryption (SZ_ENCRYPT=1),
+# both with CRC off: each must refuse the flip.
+for check in crc auth encrypt; do
 for codec in on off; do
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
   crc=1
   auth=0
+  encrypt=0
   [[ $check == auth ]] && crc=0 auth=1
+  [[ $check == encrypt ]] && crc=0 encrypt=1
   args=(--wire tcp --crc $crc --codec "$codec" -b 16M -e 16M -n 3 -w 1)
-  SZ_AUTH_DATA=$auth SZ_COMM_ID=127.0.0.1:$port SZ_NRANKS=2 SZ_RANK=1 "$PERF" "${args[@]}" >"$DIR/r1.log" 2>&1 &
+  SZ_AUTH_DATA=$auth SZ_ENCRYPT=$encrypt SZ_COMM_ID=127.0.0.1:$port SZ_NRANKS=2 SZ_RANK=1 "$PERF" "${args[@]}" >"$DIR/r1.log" 2>&1 &
   r1=$!
-  SZ_AUTH_DATA=$auth SZ_COMM_ID=127.0.0.1:$port SZ_NRANKS=2 SZ_RANK=0 SZ_TEST_FLIP_AT=$((8 << 20)) LD_PRELOAD="$DIR/flip.so" \
+  SZ_AUTH_DATA=$auth SZ_ENCRYPT=$encrypt SZ_COMM_ID=127.0.0.1:$port SZ_NRANKS=2 SZ_RANK=0 SZ_TEST_FLIP_AT=$((8 << 20)) LD_PRELOAD="$DIR/flip.so" \
     "$PERF" "${args[@]}" >"$DIR/r0.log" 2>&1
   s0=$?
   wait $r1
