@@ -3,7 +3,9 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <numeric>
+#include <string>
 #include <vector>
 
 #include "gpu_test_util.h"
@@ -77,6 +79,34 @@ TEST_F(CommSelfGpu, HostAndDeviceMixedIsInvalidArgument) {
   ASSERT_EQ(szRecv(dev, 64, szBfloat16, 0, comm_, nullptr), szSuccess);
   EXPECT_EQ(szGroupEnd(), szInvalidArgument);
   cudaFree(dev);
+}
+
+// SZ_ENCRYPT encrypts host slices only: device buffers on tcp (a wire that leaves the node) are
+// refused, never sent in the clear.
+TEST(CommEncryptGpu, DeviceBuffersOnTcpAreRefused) {
+  SKIP_WITHOUT_GPU();
+  setenv("SZ_ENCRYPT", "1", 1);
+  szUniqueId id;
+  ASSERT_EQ(szGetUniqueId(&id), szSuccess) << szGetLastError(nullptr);
+  szConfig_t cfg = SZ_CONFIG_INITIALIZER;
+  cfg.wire = "tcp";
+  szComm_t comm = nullptr;
+  szResult_t init = szCommInitRankConfig(&comm, 1, id, 0, &cfg);
+  unsetenv("SZ_ENCRYPT");
+  ASSERT_EQ(init, szSuccess) << szGetLastError(nullptr);
+  void *send = nullptr, *recv = nullptr;
+  CUDA_ASSERT(cudaMalloc(&send, 128));
+  CUDA_ASSERT(cudaMalloc(&recv, 128));
+  ASSERT_EQ(szGroupStart(), szSuccess);
+  szResult_t s = szSend(send, 64, szBfloat16, 0, comm, nullptr);
+  szResult_t r = szRecv(recv, 64, szBfloat16, 0, comm, nullptr);
+  szResult_t end = szGroupEnd();
+  EXPECT_TRUE(s == szInvalidUsage || end == szInvalidUsage) << "send " << s << ", group end " << end;
+  EXPECT_NE(std::string(szGetLastError(comm)).find("SZ_ENCRYPT"), std::string::npos) << szGetLastError(comm);
+  (void)r;
+  cudaFree(send);
+  cudaFree(recv);
+  EXPECT_EQ(szCommDestroy(comm), szSuccess);
 }
 
 }  // namespace
