@@ -10,6 +10,7 @@
 
 #include "base/checks.h"
 #include "kernels/cuda_check.h"
+#include "kernels/zero_fill.h"
 
 namespace {
 
@@ -78,7 +79,7 @@ szResult_t szIbAlloc(const szIbVerbs* v, const std::vector<szIbPort>& ports, siz
     CUDACHECK(cudaMalloc(&p, b->bytes));
     b->addr = b->kernel = static_cast<uint8_t*>(p);
     b->gpu = true;
-    CUDACHECK(cudaMemset(p, 0, b->bytes));
+    SZCHECK(sz::zeroDeviceMemory(p, b->bytes));
     if (registerGpu(v, ports, registered, access, b)) return szSuccess;
     INFO(SZ_INIT | SZ_NET, "ib wire: GPUDirect RDMA registration unsupported here: slot rings in pinned host memory");
     cudaFree(p);

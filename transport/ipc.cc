@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernels/cuda_check.h"
+#include "kernels/zero_fill.h"
 #include "base/bootstrap.h"
 #include "base/socket.h"
 #include "slot_wire.h"
@@ -74,7 +75,7 @@ szResult_t ipcClose(void* wireComm) {
 szResult_t makeArea(IpcComm* c, Peer* p, AreaInfo* info) {
   AreaLayout a(c->stride, c->config.nslots);
   CUDACHECK(cudaMalloc(&p->mine, a.bytes));
-  CUDACHECK(cudaMemset(p->mine, 0, a.bytes));  // no slot ready, no error, the link idle
+  SZCHECK(sz::zeroDeviceMemory(p->mine, a.bytes));  // no slot ready, no error, the link idle
   std::vector<uint64_t> credits(c->config.nslots);
   for (uint32_t j = 0; j < c->config.nslots; ++j) credits[j] = initialCredit(j);
   CUDACHECK(cudaMemcpy(p->mine + a.credits, credits.data(), credits.size() * 8, cudaMemcpyHostToDevice));

@@ -8,6 +8,7 @@
 #include "kernels/cuda_check.h"
 #include "kernels/kernel_loading.h"
 #include "kernels/sm_copy.h"
+#include "kernels/zero_fill.h"
 #include "base/checks.h"
 #include "src/proto/segment_groups.h"
 #include "src/proto/slot_slices.h"
@@ -70,7 +71,7 @@ szResult_t SlotPath::create(const ChannelSource& channel, int rank, int nranks, 
   p->cfg_ = config;
   SZCHECK(p->channels_.connect(channel, rank, nranks));
   CUDACHECK(cudaMalloc(&p->accums_, sizeof(SlotOpAccum) * kResultSlots));
-  CUDACHECK(cudaMemset(p->accums_, 0, sizeof(SlotOpAccum) * kResultSlots));
+  SZCHECK(zeroDeviceMemory(p->accums_, sizeof(SlotOpAccum) * kResultSlots));
   CUDACHECK(cudaHostAlloc(&p->results_, sizeof(SlotOpResult) * kResultSlots, cudaHostAllocMapped));
   memset(p->results_, 0, sizeof(SlotOpResult) * kResultSlots);
   for (int i = kResultSlots - 1; i >= 0; --i) p->freeResults_.push_back(i);
@@ -93,7 +94,6 @@ szResult_t SlotPath::create(const ChannelSource& channel, int rank, int nranks, 
     p->allEvents_.push_back(e);
     p->freeEvents_.push_back(e);
   }
-  CUDACHECK(cudaDeviceSynchronize());  // the zeroed and initialized memory is in place
   *out = std::move(p);
   return szSuccess;
 }

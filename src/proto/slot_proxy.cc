@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include "kernels/cuda_check.h"
+#include "kernels/zero_fill.h"
 #endif
 
 #include <atomic>
@@ -288,7 +289,7 @@ szResult_t allocate(SlotMemory memory, bool ring, size_t bytes, void** p) {
 #if SZ_HAVE_CUDA
   if (memory == SlotMemory::kDevice && ring) {
     CUDACHECK(cudaMalloc(p, bytes));
-    CUDACHECK(cudaMemset(*p, 0, bytes));
+    SZCHECK(zeroDeviceMemory(*p, bytes));
     return szSuccess;
   }
   CUDACHECK(cudaHostAlloc(p, bytes, cudaHostAllocMapped | cudaHostAllocPortable));
@@ -403,8 +404,6 @@ szResult_t SlotProxy::create(szBootstrap* b, const std::vector<SlotProxyChannel>
 #if SZ_HAVE_CUDA
   if (needThread) {
     if (cudaGetDevice(&device) != cudaSuccess) return szSetError(szUnhandledCudaError, "slot proxy: no current CUDA device");
-    if (cudaDeviceSynchronize() != cudaSuccess)
-      return szSetError(szUnhandledCudaError, "slot proxy: device synchronization at connect failed");
   }
 #endif
   if (needThread) s->thread = std::thread(proxyLoop, s, device);
