@@ -65,14 +65,12 @@ szResult_t joinThroughRelay(long flipAt, std::string* error) {
   unsetenv("SZ_COMM_ID");
   szUniqueId id;
   EXPECT_EQ(szBootstrapGetUniqueId(&id), szSuccess) << szGetLastError(nullptr);
-  const size_t rootAt = 8 + kSzKeyBytes;  // IdLayout: magic, version, flags, id key, root address
-  szSocketAddress root;
-  memcpy(&root, id.internal + rootAt, sizeof(root));
+  const szSocketAddress root = rootOf(id);
   szSocketAddress relayAddr = loopback(0);
   int listenFd = -1;
   EXPECT_EQ(szSocketListen(&relayAddr, &listenFd), szSuccess) << szGetLastError(nullptr);
   szUniqueId relayed = id;  // the same key; the root's address is now the relay's
-  memcpy(relayed.internal + rootAt, &relayAddr, sizeof(relayAddr));
+  memcpy(relayed.internal + kIdRootAt, &relayAddr, sizeof(relayAddr));
   std::thread middle(relay, listenFd, root, flipAt);
   szBootstrap* b = nullptr;
   szResult_t res = szBootstrapInit(relayed, 0, 1, kTimeoutMs, &b);

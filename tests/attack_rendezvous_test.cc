@@ -94,8 +94,7 @@ TEST(RendezvousAttack, HostileRankCountsAreDroppedAndCostNoMemory) {
     szUniqueId id;
     ASSERT_EQ(szBootstrapGetUniqueId(&id), szSuccess) << szGetLastError(nullptr);
     std::vector<uint8_t> key = idKeyOf(id);
-    szSocketAddress root;
-    memcpy(&root, id.internal + 8 + kSzKeyBytes, sizeof(root));
+    const szSocketAddress root = rootOf(id);
     long before = maxRssKb();
     std::atomic<bool> attacked{false};
     const int32_t hostile[][2] = {{0, 100000000}, {1, INT_MAX}, {0, 65537}, {0, 0}, {0, -5}, {-1, 2}, {5, 2}};
@@ -131,8 +130,7 @@ TEST(RendezvousAttack, AGreetingOfAnotherVersionIsAnsweredWithTheRootsVersionOnl
   unsetenv("SZ_COMM_ID");
   szUniqueId id;
   ASSERT_EQ(szBootstrapGetUniqueId(&id), szSuccess) << szGetLastError(nullptr);
-  szSocketAddress root;
-  memcpy(&root, id.internal + 8 + kSzKeyBytes, sizeof(root));
+  const szSocketAddress root = rootOf(id);
   int fd = greet(root, idKeyOf(id), 0, 1, 2);
   ASSERT_GE(fd, 0);
   struct {
@@ -160,8 +158,7 @@ TEST(RendezvousAttack, RanksThatWaitedLearnThatAnotherVersionTriedToJoin) {
   CommIdEnv env;
   szUniqueId id;
   ASSERT_EQ(szBootstrapGetUniqueId(&id), szSuccess);
-  szSocketAddress root;
-  memcpy(&root, id.internal + 8 + kSzKeyBytes, sizeof(root));
+  const szSocketAddress root = rootOf(id);
   std::thread old([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));  // rank 0 starts the root
     int fd = greet(root, idKeyOf(id), 1, 2, 2);
@@ -180,8 +177,7 @@ TEST(RendezvousAttack, DisagreeingGreetingFailsTheRendezvous) {
   CommIdEnv env;
   szUniqueId id;
   ASSERT_EQ(szBootstrapGetUniqueId(&id), szSuccess);
-  szSocketAddress root;
-  memcpy(&root, id.internal + 8 + kSzKeyBytes, sizeof(root));
+  const szSocketAddress root = rootOf(id);
   szResult_t rank0 = szSuccess;
   size_t answered = 0;
   runRanks(2, [&](int rank) {

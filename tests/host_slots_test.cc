@@ -102,11 +102,12 @@ TEST(HostSlots, BufferListsSplitDifferentlyOnTheTwoSides) {
   });
 }
 
-TEST(HostSlots, AuthenticatedSlicesRoundTripBitExact) {
+// With `var`=1 (SZ_AUTH_DATA or SZ_ENCRYPT, read at each init) `n` bf16 elements cross the host
+// slots bit-exact, as frames and raw; `var`=`bad` fails init with szInvalidArgument.
+void protectedRoundTrip(const char* var, const char* bad, size_t n, uint32_t seed) {
   setenv("SZ_SOCKET_IFNAME", "lo", 0);
-  setenv("SZ_AUTH_DATA", "1", 1);  // read at each init
-  const size_t n = 3 * kSlice / 2 + 77;
-  const std::vector<uint16_t> want = bf16Data(n, 9);
+  setenv(var, "1", 1);
+  const std::vector<uint16_t> want = bf16Data(n, seed);
   for (int codec : {SZ_CODEC_ON, SZ_CODEC_OFF})
     sztest::onTwoRanks(
         [&](szConfig_t& cfg) {
@@ -122,41 +123,17 @@ TEST(HostSlots, AuthenticatedSlicesRoundTripBitExact) {
             ASSERT_TRUE(got == want) << "received bits differ";
           }
         });
-  setenv("SZ_AUTH_DATA", "yes", 1);
+  setenv(var, bad, 1);
   szUniqueId id;
   ASSERT_EQ(szGetUniqueId(&id), szSuccess);
   szComm_t comm = nullptr;
-  EXPECT_EQ(szCommInitRank(&comm, 1, id, 0), szInvalidArgument) << "SZ_AUTH_DATA=yes is not 0 or 1";
-  unsetenv("SZ_AUTH_DATA");
+  EXPECT_EQ(szCommInitRank(&comm, 1, id, 0), szInvalidArgument) << var << "=" << bad << " is not 0 or 1";
+  unsetenv(var);
 }
 
-TEST(HostSlots, EncryptedSlicesRoundTripBitExact) {
-  setenv("SZ_SOCKET_IFNAME", "lo", 0);
-  setenv("SZ_ENCRYPT", "1", 1);  // read at each init
-  const size_t n = 5 * kSlice / 2 + 13;
-  const std::vector<uint16_t> want = bf16Data(n, 4);
-  for (int codec : {SZ_CODEC_ON, SZ_CODEC_OFF})
-    sztest::onTwoRanks(
-        [&](szConfig_t& cfg) {
-          smallChannel(cfg);
-          cfg.codec = codec;
-        },
-        [&](int rank, szComm_t comm) {
-          if (rank == 0) {
-            ASSERT_EQ(szSend(want.data(), n, szBfloat16, 1, comm, nullptr), szSuccess) << szGetLastError(comm);
-          } else {
-            std::vector<uint16_t> got(n, 0);
-            ASSERT_EQ(szRecv(got.data(), n, szBfloat16, 0, comm, nullptr), szSuccess) << szGetLastError(comm);
-            ASSERT_TRUE(got == want) << "received bits differ";
-          }
-        });
-  setenv("SZ_ENCRYPT", "on", 1);
-  szUniqueId id;
-  ASSERT_EQ(szGetUniqueId(&id), szSuccess);
-  szComm_t comm = nullptr;
-  EXPECT_EQ(szCommInitRank(&comm, 1, id, 0), szInvalidArgument) << "SZ_ENCRYPT=on is not 0 or 1";
-  unsetenv("SZ_ENCRYPT");
-}
+TEST(HostSlots, AuthenticatedSlicesRoundTripBitExact) { protectedRoundTrip("SZ_AUTH_DATA", "yes", 3 * kSlice / 2 + 77, 9); }
+
+TEST(HostSlots, EncryptedSlicesRoundTripBitExact) { protectedRoundTrip("SZ_ENCRYPT", "on", 5 * kSlice / 2 + 13, 4); }
 
 TEST(HostSlots, TypeMismatchIsInvalidUsageOnBothSides) {
   setenv("SZ_SOCKET_IFNAME", "lo", 0);

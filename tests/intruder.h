@@ -62,6 +62,16 @@ inline std::vector<uint8_t> idKeyOf(const szUniqueId& id) {
   return std::vector<uint8_t>(id.internal + 8, id.internal + 8 + kSzKeyBytes);
 }
 
+// Where the root's address sits in a unique id (after magic, version, flags and the id key).
+constexpr size_t kIdRootAt = 8 + kSzKeyBytes;
+
+// The root's address inside a unique id: where a greeting goes.
+inline szSocketAddress rootOf(const szUniqueId& id) {
+  szSocketAddress root;
+  memcpy(&root, id.internal + kIdRootAt, sizeof(root));
+  return root;
+}
+
 // Ports of 127.0.0.1 in LISTEN state (/proc/net/tcp: local address 0100007F:PORT, state 0A).
 inline std::set<int> listeningPorts() {
   std::set<int> ports;
