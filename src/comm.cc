@@ -238,7 +238,7 @@ void destroyComm(szComm* comm) {
   if (comm->initThread.joinable()) comm->initThread.join();
   groupDropComm(comm);
   comm->slotPath.reset();  // after its launches in flight have ended
-  if (comm->slotWire && comm->slotWireComm) comm->slotWire->close(comm->slotWireComm);
+  if (comm->wire && comm->slotAreas) comm->wire->close(comm->slotAreas);
   comm->hostSlots.reset();
   comm->proxy.reset();
   if (comm->bootstrap) szBootstrapClose(comm->bootstrap);
@@ -265,43 +265,41 @@ szResult_t slotPathConfig(const szComm* comm, uint64_t defaultSlice, uint32_t de
   return szSuccess;
 }
 
-// Proxied wires' device channel defaults (slotPathConfig): tcp 256 KiB slices on every
-// multiprocessor, nccl 1 MiB slices on at most 32 blocks.
-constexpr uint64_t kTcpDeviceSlice = 256 << 10, kNcclDeviceSlice = 1 << 20;
-constexpr uint32_t kNcclDeviceBlocks = 32;
+// The emulated link of the communicator's wire (szWireConfig.linkGBps): SZ_TCP_LINK_GBPS paces
+// tcp's connections, SZ_IPC_LINK_GBPS ipc's slot kernels; 0 elsewhere.
+double emulatedLinkGBps(const szComm* comm) {
+  const std::string& w = comm->cfg.wire;
+  return w == "tcp" ? comm->cfg.tcpLinkGBps : w == "ipc" ? comm->cfg.ipcLinkGBps : 0;
+}
 
-// The slot proxy (host channel; device channel of a proxied wire), the direct slot wire, and the
-// paths over them.
-szResult_t connectSlots(szComm* comm, const szWire* named, void* ncclComm) {
+// The slot proxy (the host channel; the device channel of a message wire), the slot areas of a
+// slot-area wire, and the paths over them.
+szResult_t connectSlots(szComm* comm, void* ncclComm) {
   constexpr int kHostChannel = 0, kDeviceChannel = 1;
+  const szWire* wire = comm->wire;
+  const szWire* tcp = szFindWire("tcp");  // host buffers, and the proxy's control messages
   const uint64_t hostSlice = (comm->cfg.sliceBytes + kSliceAlign - 1) / kSliceAlign * kSliceAlign;
   const uint32_t hostSlots = 2 * uint32_t(comm->cfg.depth);
   std::vector<SlotProxyChannel> channels{
-      SlotProxyChannel{szFindWire("tcp"), SlotMemory::kHost, hostSlice, hostSlots, comm->cfg.tcpLinkGBps, nullptr}};
+      SlotProxyChannel{tcp, SlotMemory::kHost, hostSlice, hostSlots, comm->cfg.tcpLinkGBps, nullptr}};
   SlotPathConfig pc{};
-  const bool proxiedDevice = comm->slotWire == nullptr && comm->cudaDevice >= 0;
-  if (proxiedDevice) {
-    const bool nccl = named->deviceMemory != 0;
-    SZCHECK(slotPathConfig(comm, nccl ? kNcclDeviceSlice : kTcpDeviceSlice, nccl ? kNcclDeviceBlocks : 0, &pc));
-    channels.push_back(SlotProxyChannel{named, nccl ? SlotMemory::kDevice : SlotMemory::kPinned, pc.sliceBytes,
-                                        pc.nslots, nccl ? 0 : comm->cfg.tcpLinkGBps, ncclComm});
-  }
-  SZCHECK(SlotProxy::create(comm->bootstrap, channels, &comm->proxy));
-  double linkGBps = 0;
-  if (comm->slotWire) {
-    SZCHECK(slotPathConfig(comm, comm->slotWire->defaultSliceBytes, comm->slotWire->defaultMaxBlocks, &pc));
-    szSlotWireConfig wc{pc.sliceBytes, pc.nslots, 0, ncclComm};
-    if (comm->cfg.wire == "ipc") wc.linkGBps = linkGBps = comm->cfg.ipcLinkGBps;
-    SZCHECK(comm->slotWire->connect(comm->bootstrap, wc, &comm->slotWireComm));
-    const szSlotWire* w = comm->slotWire;
-    void* wireComm = comm->slotWireComm;
-    SZCHECK(SlotPath::create([w, wireComm](int peer, int send, SlotChannel* ch) { return w->channel(wireComm, peer, send, ch); },
+  const double linkGBps = emulatedLinkGBps(comm);
+  if (comm->cudaDevice >= 0) SZCHECK(slotPathConfig(comm, wire->defaultSliceBytes, wire->defaultMaxBlocks, &pc));
+  const bool proxiedDevice = szWireMovesMessages(wire) && comm->cudaDevice >= 0;
+  if (proxiedDevice)
+    channels.push_back(SlotProxyChannel{wire, wire->deviceMemory ? SlotMemory::kDevice : SlotMemory::kPinned,
+                                        pc.sliceBytes, pc.nslots, linkGBps, ncclComm});
+  SZCHECK(SlotProxy::create(comm->bootstrap, tcp, channels, &comm->proxy));
+  if (!szWireMovesMessages(wire)) {
+    szWireConfig wc{comm->cfg.timeoutMs, 0, ncclComm, 0, linkGBps, pc.sliceBytes, pc.nslots};
+    SZCHECK(wire->connect(comm->bootstrap, wc, &comm->slotAreas));
+    void* areas = comm->slotAreas;
+    SZCHECK(SlotPath::create([wire, areas](int peer, int send, SlotChannel* ch) { return wire->channel(areas, peer, send, ch); },
                              comm->rank, comm->nranks, pc, &comm->slotPath));
   } else if (proxiedDevice) {
     SlotProxy* proxy = comm->proxy.get();
     SZCHECK(SlotPath::create([proxy](int peer, int send, SlotChannel* ch) { return proxy->channel(kDeviceChannel, peer, send, ch); },
                              comm->rank, comm->nranks, pc, &comm->slotPath));
-    linkGBps = channels.back().linkGBps;
   }
   if (comm->slotPath)
     INFO(SZ_INIT, "rank %d: device buffers on the slot protocol over wire %s: %llu-byte slices, %u slots per peer and "
@@ -393,18 +391,17 @@ szResult_t initComm(szComm* comm, int nranks, const szUniqueId& id, int rank, vo
     if (memcmp(&all[size_t(r)], &mine, sizeof(mine)) != 0)
       return szSetError(szInvalidUsage, "rank %d and rank %d were initialized with different "
                         "configurations (wire, codec, slice size, depth, CRC, codebook, SZ_AUTH_DATA or SZ_ENCRYPT)", rank, r);
-  // Device buffers travel through the slot protocol: straight into the peer's memory (ipc, ib),
-  // or through the proxy over the named message wire (tcp, nccl). Host buffers take the host
-  // channel over tcp on every wire (NCCL itself takes no host buffers).
-  comm->slotWire = szFindSlotWire(comm->cfg.wire.c_str());
-  const szWire* named = szFindWire(comm->cfg.wire.c_str());
-  if (comm->slotWire == nullptr && named == nullptr)
+  // Device buffers travel through the slot protocol: straight into the peer's memory (slot-area
+  // wires: ipc, ib), or through the proxy over the wire's messages (tcp, nccl). Host buffers take
+  // the host channel over tcp on every wire (NCCL itself takes no host buffers).
+  comm->wire = szFindWire(comm->cfg.wire.c_str());
+  if (comm->wire == nullptr)
     return szSetError(szInvalidArgument, "unknown or unavailable wire '%s'", comm->cfg.wire.c_str());
   comm->cudaDevice = currentDevice();
-  comm->deviceOnly = named != nullptr && named->deviceMemory;
-  if ((comm->slotWire || comm->deviceOnly) && comm->cudaDevice < 0)
+  comm->deviceOnly = szWireMovesMessages(comm->wire) && comm->wire->deviceMemory;
+  if (comm->wire->needsGpu && comm->cudaDevice < 0)
     return szSetError(szInvalidUsage, "wire '%s' needs a GPU", comm->cfg.wire.c_str());
-  SZCHECK(connectSlots(comm, named, ncclComm));
+  SZCHECK(connectSlots(comm, ncclComm));
   SZCHECK(setAutoPriors(comm, placements));
   INFO(SZ_INIT, "SplitZip %d.%d.%d rank %d/%d: wire %s, codec %s, codebook %s, slice %zu bytes, depth %d, "
        "timeout %d ms, crc %d", SZ_MAJOR, SZ_MINOR, SZ_PATCH, rank, nranks, comm->cfg.wire.c_str(),

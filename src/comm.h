@@ -13,8 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "transport/slot_wire.h"
-#include "transport/transport.h"
+#include "transport/wire.h"
 #include "src/proto/auto_model.h"
 #include "src/proto/codebook_drift.h"
 #include "splitzip.h"
@@ -77,11 +76,11 @@ struct szComm {
   // slots that run host operations on it.
   std::unique_ptr<sz::SlotProxy> proxy;
   std::unique_ptr<sz::HostSlots> hostSlots;
-  // Device buffers travel through the slot path, on a direct slot wire (ipc, ib) or on the
-  // proxy's device channel (tcp, nccl).
-  bool deviceOnly = false;  // the named wire is NCCL's: a call without buffers is stream-ordered, as ncclSend's
-  const szSlotWire* slotWire = nullptr;
-  void* slotWireComm = nullptr;
+  // Device buffers travel through the slot path, on the wire's slot areas (ipc, ib) or on the
+  // proxy's device channel over its messages (tcp, nccl).
+  const szWire* wire = nullptr;  // the communicator's wire (SZ_WIRE, else chosen at init)
+  bool deviceOnly = false;  // a message wire of device memory (NCCL's): a call without buffers is stream-ordered, as ncclSend's
+  void* slotAreas = nullptr;  // a slot-area wire's connection (wire->connect)
   std::unique_ptr<sz::SlotPath> slotPath;
   int cudaDevice = -1;  // the GPU the communicator uses (current at init), -1 without one
   // SZ_CODEC_AUTO: frames or raw, per peer and message size, on each path: device buffers (the

@@ -130,7 +130,7 @@ szResult_t makeOp(const char* fn, bool send, void* const* bufs, const size_t* co
       return szSetError(szInvalidArgument, "%s: buffer list mixes host and device memory", fn);
   // SZ_ENCRYPT protects the host slots' bytes on the tcp wire; device buffers on a wire that
   // leaves the node would travel in the clear, so they are refused rather than sent so.
-  if (device && comm->cfg.encrypt && comm->cfg.wire != "ipc")
+  if (device && comm->cfg.encrypt && !comm->wire->nodeLocal)
     return szSetError(szInvalidUsage, "%s: SZ_ENCRYPT=1 encrypts host buffers only: device buffers on wire %s would "
                       "travel in the clear (stage them in host memory, or use the ipc wire within a node)", fn,
                       comm->cfg.wire.c_str());

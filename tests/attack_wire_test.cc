@@ -16,7 +16,7 @@
 #include "intruder.h"
 #include "splitzip.h"
 #include "base/bootstrap.h"
-#include "transport/transport.h"
+#include "transport/wire.h"
 
 using namespace intruder;
 

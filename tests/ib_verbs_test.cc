@@ -16,7 +16,7 @@
 #include "transport/ib_devices.h"
 #include "transport/ib_loader.h"
 #include "transport/ib_status.h"
-#include "transport/slot_wire.h"
+#include "transport/wire.h"
 
 namespace {
 
@@ -109,6 +109,15 @@ TEST(IbDevices, MalformedHcaSpecFailsBeforeLookingForDevices) {
 }
 
 #if SZ_HAVE_CUDA
+// 256 KiB slices, 8 slots per (peer, direction).
+szWireConfig ibConfig() {
+  szWireConfig c{};
+  c.timeoutMs = 20000;
+  c.sliceBytes = 256 << 10;
+  c.nslots = 8;
+  return c;
+}
+
 // Every rank's connect fails with the same clear error, at once (not after a timeout), and
 // leaves nothing behind.
 TEST(IbWire, ConnectWithoutDeviceFailsOnEveryRank) {
@@ -126,7 +135,7 @@ TEST(IbWire, ConnectWithoutDeviceFailsOnEveryRank) {
       szBootstrap* b = nullptr;
       ASSERT_EQ(szBootstrapInit(id, r, kRanks, kTimeoutMs, &b), szSuccess) << lastError();
       void* wc = nullptr;
-      results[size_t(r)] = szSlotWireIb.connect(b, szSlotWireConfig{256 << 10, 8, 0, nullptr}, &wc);
+      results[size_t(r)] = szWireIb.connect(b, ibConfig(), &wc);
       messages[size_t(r)] = lastError();
       EXPECT_EQ(wc, nullptr);
       szBootstrapClose(b);
@@ -137,7 +146,7 @@ TEST(IbWire, ConnectWithoutDeviceFailsOnEveryRank) {
     EXPECT_EQ(results[size_t(r)], szInvalidUsage) << messages[size_t(r)];
     EXPECT_TRUE(contains(messages[size_t(r)], "no RDMA device")) << messages[size_t(r)];
   }
-  EXPECT_EQ(szFindSlotWire("ib"), &szSlotWireIb);
+  EXPECT_EQ(szFindWire("ib"), &szWireIb);
 }
 #endif
 

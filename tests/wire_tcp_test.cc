@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "base/bootstrap.h"
-#include "transport/transport.h"
+#include "transport/wire.h"
 
 namespace {
 

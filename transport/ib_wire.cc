@@ -21,7 +21,7 @@
 #include "base/param.h"
 #include "kernels/cuda_check.h"
 #include "transport/ib_comm.h"
-#include "transport/slot_wire.h"
+#include "transport/wire.h"
 
 namespace sz {
 namespace {
@@ -64,7 +64,7 @@ szResult_t agree(szBootstrap* b, szResult_t mine, const char* step) {
   return szSuccess;
 }
 
-szResult_t checkConfig(const szSlotWireConfig& config) {
+szResult_t checkConfig(const szWireConfig& config) {
   if (config.sliceBytes == 0 || config.sliceBytes % kSliceAlign != 0 || config.nslots == 0 ||
       config.nslots > kIbMaxSlots)
     return szSetError(szInvalidArgument, "ib wire: slice bytes %llu (a multiple of %llu) and %u slots (1..%u)",
@@ -151,7 +151,7 @@ szResult_t ibClose(void* wireComm) {
   return szSuccess;
 }
 
-szResult_t setUpLocal(IbComm* c, const szSlotWireConfig& config, std::vector<PeerInfo>* out) {
+szResult_t setUpLocal(IbComm* c, const szWireConfig& config, std::vector<PeerInfo>* out) {
   SZCHECK(checkConfig(config));
   SZCHECK(szIbVerbsGet(&c->verbs));
   SZCHECK(szIbOpenPorts(c->verbs, &c->ports));
@@ -173,7 +173,7 @@ szResult_t exchange(szBootstrap* b, IbComm* c, std::vector<PeerInfo>& mine) {
   return szSuccess;
 }
 
-szResult_t ibConnect(szBootstrap* b, const szSlotWireConfig& config, void** wireComm) {
+szResult_t ibConnect(szBootstrap* b, const szWireConfig& config, void** wireComm) {
   IbComm* c = new IbComm();
   c->rank = szBootstrapRank(b);
   c->nranks = szBootstrapNranks(b);
@@ -219,5 +219,7 @@ szResult_t ibChannel(void* wireComm, int peer, int send, SlotChannel* ch) {
 }  // namespace sz
 
 // 512 KiB slices (one work request each) and at most 64 blocks: 128 slots of a ring hold 64 MiB
-// in flight per direction, and 64 blocks encode faster than any NIC moves the frames.
-const szSlotWire szSlotWireIb = {"ib", 512 << 10, 64, sz::ibConnect, sz::ibChannel, sz::ibClose};
+// in flight per direction, and 64 blocks encode faster than any NIC moves the frames. close
+// stops the proxy after it forwarded what is left (bounded): it serves as abort too.
+// name, needsGpu, deviceMemory, nodeLocal, defaultSliceBytes, defaultMaxBlocks, connect, channel, isend, irecv, test, close, abort
+const szWire szWireIb = {"ib", 1, 0, 0, 512 << 10, 64, sz::ibConnect, sz::ibChannel, nullptr, nullptr, nullptr, sz::ibClose, sz::ibClose};

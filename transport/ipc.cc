@@ -14,7 +14,7 @@
 #include "kernels/zero_fill.h"
 #include "base/bootstrap.h"
 #include "base/socket.h"
-#include "slot_wire.h"
+#include "transport/wire.h"
 
 using namespace sz;
 
@@ -55,7 +55,7 @@ struct Peer {
 
 struct IpcComm {
   int rank = 0, nranks = 0;
-  szSlotWireConfig config{};
+  szWireConfig config{};
   uint64_t stride = 0;
   std::vector<Peer> peers;
 };
@@ -117,7 +117,7 @@ szResult_t mapArea(IpcComm* c, int peer, const AreaInfo& info, Peer* p) {
   return szSuccess;
 }
 
-szResult_t ipcConnect(szBootstrap* b, const szSlotWireConfig& config, void** wireComm) {
+szResult_t ipcConnect(szBootstrap* b, const szWireConfig& config, void** wireComm) {
   const int nranks = szBootstrapNranks(b), rank = szBootstrapRank(b);
   if (nranks > kMaxIpcRanks)
     return szSetError(szInvalidUsage, "ipc wire: %d ranks; it connects the ranks of one node (at most %d)", nranks,
@@ -174,4 +174,6 @@ szResult_t ipcChannel(void* wireComm, int peer, int send, SlotChannel* ch) {
 
 }  // namespace
 
-const szSlotWire szSlotWireIpc = {"ipc", 256 << 10, 0, ipcConnect, ipcChannel, ipcClose};
+// 256 KiB slices on every multiprocessor. Nothing is posted on ipc: abort is close.
+// name, needsGpu, deviceMemory, nodeLocal, defaultSliceBytes, defaultMaxBlocks, connect, channel, isend, irecv, test, close, abort
+const szWire szWireIpc = {"ipc", 1, 0, 1, 256 << 10, 0, ipcConnect, ipcChannel, nullptr, nullptr, nullptr, ipcClose, ipcClose};

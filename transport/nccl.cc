@@ -25,7 +25,7 @@
 #include "kernels/sm_copy.h"
 #include "base/bootstrap.h"
 #include "transport/event_pool.h"
-#include "transport.h"
+#include "transport/wire.h"
 
 namespace {
 
@@ -348,4 +348,7 @@ szResult_t ncclAbortWire(void* wireComm) { return closeWire(wireComm, true); }
 
 }  // namespace
 
-const szWire szWireNccl = {"nccl", 1, ncclConnect, ncclIsend, ncclIrecv, ncclTest, ncclClose, ncclAbortWire};
+// The slot proxy's device channel: 1 MiB slices (each a message) on at most 32 blocks, leaving
+// multiprocessors to NCCL's own kernels.
+// name, needsGpu, deviceMemory, nodeLocal, defaultSliceBytes, defaultMaxBlocks, connect, channel, isend, irecv, test, close, abort
+const szWire szWireNccl = {"nccl", 1, 1, 0, 1 << 20, 32, ncclConnect, nullptr, ncclIsend, ncclIrecv, ncclTest, ncclClose, ncclAbortWire};

@@ -14,7 +14,7 @@
 // A mutex per communicator lets a progress thread and user threads call isend/irecv/test at
 // once. Any failure on a peer (reset, timeout, oversized message) breaks the whole peer: its
 // sockets are closed, its requests fail, and later posts to it fail at once.
-#include "transport.h"
+#include "transport/wire.h"
 
 #include <poll.h>
 #include <sys/socket.h>
@@ -404,6 +404,6 @@ szResult_t tcpAbort(void* wireComm) {
 
 }  // namespace
 
-extern const szWire szWireTcp = {
-    "tcp", 0, tcpConnect, tcpIsend, tcpIrecv, tcpTest, tcpClose, tcpAbort,
-};
+// Device buffers: 256 KiB slices (each a message) on every multiprocessor.
+// name, needsGpu, deviceMemory, nodeLocal, defaultSliceBytes, defaultMaxBlocks, connect, channel, isend, irecv, test, close, abort
+extern const szWire szWireTcp = {"tcp", 0, 0, 0, 256 << 10, 0, tcpConnect, nullptr, tcpIsend, tcpIrecv, tcpTest, tcpClose, tcpAbort};

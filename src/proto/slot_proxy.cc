@@ -366,19 +366,21 @@ SlotProxy::~SlotProxy() {
 #endif
 }
 
-szResult_t SlotProxy::create(szBootstrap* b, const std::vector<SlotProxyChannel>& channels,
+szResult_t SlotProxy::create(szBootstrap* b, const szWire* control, const std::vector<SlotProxyChannel>& channels,
                              std::unique_ptr<SlotProxy>* out) {
   std::unique_ptr<SlotProxy> proxy(new SlotProxy());
   proxy->s_.reset(new State());
   State* s = proxy->s_.get();
-  s->ctrlWire = szFindWire("tcp");
+  if (control == nullptr || !szWireMovesMessages(control) || control->deviceMemory)
+    return szSetError(szInternalError, "slot proxy: the control wire must move messages in host memory");
+  s->ctrlWire = control;
   s->rank = szBootstrapRank(b);
   s->nranks = szBootstrapNranks(b);
   bool needThread = false;
   for (const SlotProxyChannel& c : channels) {
-    if (c.wire == nullptr || c.sliceBytes == 0 || c.sliceBytes % kSliceAlign != 0 || c.sliceBytes > (uint64_t(1) << 32) ||
+    if (c.wire == nullptr || !szWireMovesMessages(c.wire) || c.sliceBytes == 0 || c.sliceBytes % kSliceAlign != 0 || c.sliceBytes > (uint64_t(1) << 32) ||
         c.nslots == 0 || c.nslots > (1u << 20))
-      return szSetError(szInternalError, "slot proxy: a channel without a wire, slice size or slots");
+      return szSetError(szInternalError, "slot proxy: a channel without a message wire, slice size or slots");
     s->chans.push_back(ChanShape{c, slotStride(c.sliceBytes), nullptr});
     needThread |= c.memory != SlotMemory::kHost;
   }
@@ -395,10 +397,10 @@ szResult_t SlotProxy::create(szBootstrap* b, const std::vector<SlotProxyChannel>
   // Every posted receive waits for the peer's next operation, however long that takes; a closed
   // or reset connection still fails it at once (senders and receivers time out on their own).
   for (ChanShape& c : s->chans) {
-    szWireConfig wc{szBootstrapTimeoutMs(b), 0, c.cfg.ncclComm, 1, c.cfg.linkGBps};
+    szWireConfig wc{szBootstrapTimeoutMs(b), 0, c.cfg.ncclComm, 1, c.cfg.linkGBps, 0, 0};
     SZCHECK(c.cfg.wire->connect(b, wc, &c.data));
   }
-  szWireConfig wc{szBootstrapTimeoutMs(b), 0, nullptr, 1, 0};  // the control messages are not the link under test
+  szWireConfig wc{szBootstrapTimeoutMs(b), 0, nullptr, 1, 0, 0, 0};  // the control messages are not the link under test
   SZCHECK(s->ctrlWire->connect(b, wc, &s->ctrl));
   int device = -1;
 #if SZ_HAVE_CUDA

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "kernels/slot_format.h"
-#include "transport/transport.h"
+#include "transport/wire.h"
 
 struct szBootstrap;
 
@@ -34,7 +34,7 @@ enum class SlotMemory {
 };
 
 struct SlotProxyChannel {
-  const szWire* wire;  // moves the slots
+  const szWire* wire;  // moves the slots: a message wire (szWireMovesMessages)
   SlotMemory memory;
   uint64_t sliceBytes;  // a multiple of kSliceAlign
   uint32_t nslots;
@@ -44,10 +44,10 @@ struct SlotProxyChannel {
 
 class SlotProxy {
  public:
-  // Collective over the bootstrap's ranks: connects every channel's data wire and the control
-  // wire (tcp), allocates every ring and word (once), and starts the thread if any channel is
-  // not kHost.
-  static szResult_t create(szBootstrap* b, const std::vector<SlotProxyChannel>& channels,
+  // Collective over the bootstrap's ranks: connects every channel's data wire and `control`
+  // (a message wire of host memory for the credits and error words: the communicator passes
+  // tcp), allocates every ring and word (once), and starts the thread if any channel is not kHost.
+  static szResult_t create(szBootstrap* b, const szWire* control, const std::vector<SlotProxyChannel>& channels,
                            std::unique_ptr<SlotProxy>* out);
   ~SlotProxy();  // after every sender and receiver using the channels has stopped
   SlotProxy(const SlotProxy&) = delete;

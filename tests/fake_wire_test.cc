@@ -1,0 +1,238 @@
+// One wire table (transport/wire.h) drives the slot protocol whatever fills it: a fake message
+// wire (in-process queues, no sockets) carries the slot proxy's data and control messages for
+// host operations (src/proto/host_slots.h) of two ranks as threads. Bit-exact as frames and raw
+// over a ring of 4 slots wrapped many times, every slot one message of the fake wire; a fake wire
+// whose messages to a peer fail breaks that peer for both sides with szRemoteError, not a
+// timeout; the proxy refuses a slot-area wire (no messages) as a channel.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "base/bootstrap.h"
+#include "base/checks.h"
+#include "src/proto/host_slots.h"
+#include "src/proto/slot_proxy.h"
+#include "transport/wire.h"
+
+struct szWireRequest {
+  bool send = false;
+  struct FakeComm* comm = nullptr;
+  int peer = 0;
+  void* data = nullptr;
+  size_t capacity = 0;
+};
+
+// One connect's network: a queue of messages per (sender, receiver), and whether it fails.
+struct FakeNet {
+  std::mutex mu;
+  std::map<std::pair<int, int>, std::deque<std::vector<uint8_t>>> queues;
+  bool failing = false;  // every request on it fails (a wire that broke)
+  uint64_t messages = 0;
+};
+
+struct FakeComm {
+  int rank = 0;
+  std::shared_ptr<FakeNet> net;
+};
+
+namespace {
+
+// The k-th connect of every rank meets the k-th of the others (each rank connects its wires in
+// the same order, as a collective).
+std::mutex gNetsMu;
+std::vector<std::shared_ptr<FakeNet>> gNets;
+thread_local size_t tConnects = 0;
+
+szResult_t fakeConnect(szBootstrap* b, const szWireConfig&, void** wireComm) {
+  std::lock_guard<std::mutex> lock(gNetsMu);
+  const size_t k = tConnects++;
+  if (gNets.size() <= k) gNets.push_back(std::make_shared<FakeNet>());
+  *wireComm = new FakeComm{szBootstrapRank(b), gNets[k]};
+  return szSuccess;
+}
+
+szResult_t fakeIsend(void* wireComm, int peer, const void* data, size_t bytes, szWireRequest** request) {
+  FakeComm* c = static_cast<FakeComm*>(wireComm);
+  std::lock_guard<std::mutex> lock(c->net->mu);
+  const uint8_t* p = static_cast<const uint8_t*>(data);
+  c->net->queues[{c->rank, peer}].emplace_back(p, p + bytes);  // eager: the bytes are copied now
+  ++c->net->messages;
+  *request = new szWireRequest{true, c, peer, nullptr, bytes};
+  return szSuccess;
+}
+
+szResult_t fakeIrecv(void* wireComm, int peer, void* data, size_t capacity, szWireRequest** request) {
+  *request = new szWireRequest{false, static_cast<FakeComm*>(wireComm), peer, data, capacity};
+  return szSuccess;
+}
+
+// Receives complete in the order they were posted: the proxy tests its oldest first.
+szResult_t fakeTest(szWireRequest* r, int* done, size_t* bytes) {
+  std::unique_ptr<szWireRequest> owned(r);
+  FakeNet& net = *r->comm->net;
+  std::lock_guard<std::mutex> lock(net.mu);
+  if (net.failing) return szSetError(szRemoteError, "fake wire: broken");
+  *done = 1;
+  if (r->send) {
+    *bytes = r->capacity;
+    return szSuccess;
+  }
+  std::deque<std::vector<uint8_t>>& q = net.queues[{r->peer, r->comm->rank}];
+  if (q.empty()) {
+    *done = 0;
+    owned.release();
+    return szSuccess;
+  }
+  if (q.front().size() > r->capacity) return szSetError(szInvalidUsage, "fake wire: message larger than the receive");
+  memcpy(r->data, q.front().data(), q.front().size());
+  *bytes = q.front().size();
+  q.pop_front();
+  return szSuccess;
+}
+
+szResult_t fakeClose(void* wireComm) {
+  delete static_cast<FakeComm*>(wireComm);
+  return szSuccess;
+}
+
+// name, needsGpu, deviceMemory, nodeLocal, defaultSliceBytes, defaultMaxBlocks, connect, channel, isend, irecv, test, close, abort
+const szWire kFakeWire = {"fake", 0, 0, 0, 64 << 10, 0, fakeConnect, nullptr, fakeIsend, fakeIrecv, fakeTest, fakeClose, fakeClose};
+
+szResult_t noChannel(void*, int, int, sz::SlotChannel*) { return szInternalError; }
+const szWire kAreaWire = {"areas", 0, 0, 1, 64 << 10, 0, fakeConnect, noChannel, nullptr, nullptr, nullptr, fakeClose, fakeClose};
+
+constexpr uint64_t kSlice = 64 << 10;
+constexpr uint32_t kSlots = 4;
+
+std::vector<uint16_t> kvLike(size_t n, uint32_t seed) {
+  std::vector<uint16_t> v(n);
+  uint32_t x = seed * 2654435761u + 7;
+  for (size_t i = 0; i < n; ++i) {
+    x = x * 1664525u + 1013904223u;
+    v[i] = uint16_t(((x >> 20) & 1) << 15 | (123 + (x >> 28) % 8) << 7 | ((x >> 8) & 0x7F));
+    if (i % 997 == 3) v[i] = uint16_t(0x7F80 | (x & 0x7F));  // Inf and NaN payloads: escapes
+  }
+  return v;
+}
+
+// Two ranks as threads, each with a slot proxy whose data and control wires are `data` and
+// `control`, and host slots over it; fn(rank, hostSlots) runs on each.
+void onTwoRanks(const szWire* data, const szWire* control,
+                const std::function<void(int, sz::SlotProxy*, sz::HostSlots*)>& fn) {
+  {
+    std::lock_guard<std::mutex> lock(gNetsMu);
+    gNets.clear();
+  }
+  szUniqueId id;
+  ASSERT_EQ(szBootstrapGetUniqueId(&id), szSuccess) << szGetLastError(nullptr);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 2; ++r)
+    threads.emplace_back([&, r] {
+      tConnects = 0;
+      szBootstrap* b = nullptr;
+      ASSERT_EQ(szBootstrapInit(id, r, 2, 20000, &b), szSuccess) << szGetLastError(nullptr);
+      std::unique_ptr<sz::SlotProxy> proxy;
+      const sz::SlotProxyChannel host{data, sz::SlotMemory::kHost, kSlice, kSlots, 0, nullptr};
+      ASSERT_EQ(sz::SlotProxy::create(b, control, {host}, &proxy), szSuccess) << szGetLastError(nullptr);
+      sz::CodebookDrift codebooks;
+      std::unique_ptr<sz::HostSlots> slots;
+      const sz::HostSlotConfig cfg{0, kSlice, 2, 5000, true, nullptr, false};
+      ASSERT_EQ(sz::HostSlots::create(proxy.get(), r, 2, cfg, &codebooks, &slots), szSuccess) << szGetLastError(nullptr);
+      fn(r, proxy.get(), slots.get());
+      EXPECT_EQ(szBootstrapBarrier(b), szSuccess);
+      slots.reset();
+      proxy.reset();
+      szBootstrapClose(b);
+    });
+  for (std::thread& t : threads) t.join();
+}
+
+sz::HostRequest request(bool send, int peer, std::vector<uint16_t>& buf, bool frames) {
+  sz::HostRequest q;
+  q.api = send ? "szSend" : "szRecv";
+  q.send = send;
+  q.peer = peer;
+  q.type = szBfloat16;
+  q.count = buf.size();
+  q.frames = frames;
+  q.mayDecode = !send;
+  q.segs.push_back(sz::SlotSegment{reinterpret_cast<uint8_t*>(buf.data()), buf.size() * 2, 0});
+  q.segGroups.push_back(0);
+  return q;
+}
+
+TEST(FakeWire, HostSlotsRoundTripBitExactOverAnyMessageWire) {
+  const size_t n = 9 * kSlice / 2 + 321;  // elements: 9 slices and a bit, the ring of 4 wrapped
+  for (bool frames : {true, false}) {
+    SCOPED_TRACE(frames ? "frames" : "raw");
+    std::vector<sz::SlotCompletion> sent;
+    onTwoRanks(&kFakeWire, &kFakeWire, [&](int rank, sz::SlotProxy*, sz::HostSlots* slots) {
+      std::vector<sz::SlotCompletion> done;
+      if (rank == 0) {
+        std::vector<uint16_t> want = kvLike(n, 5);
+        ASSERT_EQ(slots->run({request(true, 1, want, frames)}, &done), szSuccess) << szGetLastError(nullptr);
+        sent = done;
+      } else {
+        std::vector<uint16_t> got(n, 0xA5A5);
+        ASSERT_EQ(slots->run({request(false, 0, got, false)}, &done), szSuccess) << szGetLastError(nullptr);
+        EXPECT_TRUE(got == kvLike(n, 5)) << "received bits differ";
+      }
+    });
+    ASSERT_EQ(sent.size(), 1u);
+    const uint64_t slices = (n * 2 + kSlice - 1) / kSlice;
+    EXPECT_EQ(sent[0].slices, slices);
+    EXPECT_EQ(sent[0].compressedSlices, frames ? slices : 0);
+    if (frames) {
+      EXPECT_LT(sent[0].wireBytes, n * 2 * 4 / 5) << "frames of KV-like data: ratio above 1.25";
+    }
+    // The data wire (each rank's first connect) carried every slot as one message and nothing
+    // else; the control wire (the second) carried at least one credit per slot.
+    ASSERT_EQ(gNets.size(), 2u);
+    EXPECT_EQ(gNets[0]->messages, slices);
+    EXPECT_GE(gNets[1]->messages, slices);
+  }
+}
+
+TEST(FakeWire, ABrokenWireFailsBothSidesWithRemoteError) {
+  const size_t n = 3 * kSlice;  // more than the ring holds: the sender waits for credits
+  std::vector<szResult_t> results(2, szSuccess);
+  const auto start = std::chrono::steady_clock::now();
+  onTwoRanks(&kFakeWire, &kFakeWire, [&](int rank, sz::SlotProxy*, sz::HostSlots* slots) {
+    std::vector<uint16_t> buf = kvLike(n, 1);
+    std::vector<sz::SlotCompletion> done;
+    if (rank == 0) {
+      std::lock_guard<std::mutex> netsLock(gNetsMu);
+      std::lock_guard<std::mutex> lock(gNets[0]->mu);
+      gNets[0]->failing = true;  // the data wire breaks before anything moves
+    }
+    results[size_t(rank)] = slots->run({request(rank == 0, 1 - rank, buf, false)}, &done);
+  });
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(4000)) << "not the 5 s timeout";
+  EXPECT_EQ(results[0], szRemoteError);
+  EXPECT_EQ(results[1], szRemoteError);
+}
+
+TEST(FakeWire, TheProxyRefusesAWireWithoutMessages) {
+  szUniqueId id;
+  ASSERT_EQ(szBootstrapGetUniqueId(&id), szSuccess);
+  szBootstrap* b = nullptr;
+  ASSERT_EQ(szBootstrapInit(id, 0, 1, 20000, &b), szSuccess) << szGetLastError(nullptr);
+  std::unique_ptr<sz::SlotProxy> proxy;
+  const sz::SlotProxyChannel areas{&kAreaWire, sz::SlotMemory::kHost, kSlice, kSlots, 0, nullptr};
+  EXPECT_EQ(sz::SlotProxy::create(b, &kFakeWire, {areas}, &proxy), szInternalError);
+  EXPECT_NE(std::strstr(szGetLastError(nullptr), "message wire"), nullptr) << szGetLastError(nullptr);
+  const sz::SlotProxyChannel ok{&kFakeWire, sz::SlotMemory::kHost, kSlice, kSlots, 0, nullptr};
+  EXPECT_EQ(sz::SlotProxy::create(b, &kAreaWire, {ok}, &proxy), szInternalError) << "a control wire without messages";
+  EXPECT_EQ(proxy, nullptr);
+  szBootstrapClose(b);
+}
+
+}  // namespace

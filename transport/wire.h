@@ -1,0 +1,103 @@
+// The wire interface (NCCL's ncclTransport, UCX's uct_iface_ops): every wire fills one table, and
+// the layers above (the slot protocol in src/proto, the communicator) use the table only, never a
+// wire's name. A wire carries the slot protocol (kernels/slot_format.h) in one of two ways, and
+// the table says which by the functions it fills:
+//
+//   slot areas  `channel`: connect allocates and registers every (peer, direction)'s slot ring,
+//               credit words and error words, and hands them out as SlotChannels; after that the
+//               slot kernels write into the peer's memory themselves (ipc: CUDA IPC over NVLink
+//               or PCIe), or the wire's own proxy moves the slots (ib: RDMA writes).
+//   messages    `isend` / `irecv` / `test`: the wire moves whole messages between two ranks, in
+//               order per (peer, direction); the slot proxy (src/proto/slot_proxy.h) keeps both
+//               ends of each channel locally and ships every published slot as one message
+//               (tcp, nccl). A receive is posted with a capacity (the worst-case size) and
+//               reports the actual size.
+//
+// Every wire fills name, the flags, connect, close and abort.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/slot_format.h"
+#include "splitzip.h"
+
+struct szBootstrap;
+struct szWireRequest;  // a message wire's own request type
+
+struct szWireConfig {
+  int timeoutMs;       // connecting, and (idleRequests 0, tcp) a posted request that makes no progress this long: szTimeout
+  int socketsPerPeer;  // tcp: connections per peer (SZ_NSOCKS)
+  void* ncclComm;      // nccl: a communicator to wrap (ncclComm_t), or null to create one
+  // Message wires, 1: a posted request may wait any time for its message (the slot proxy posts
+  // the receives of the peer's next slots ahead; the senders and receivers waiting on the slots
+  // time out instead). A closed or reset connection still fails it at once.
+  int idleRequests;
+  // > 0: the wire moves at most this many GB/s per direction and peer, an emulated slower link
+  // for measuring where compression pays (tcp paces its connections: SZ_TCP_LINK_GBPS; ipc's
+  // kernels pace their slot writes: SZ_IPC_LINK_GBPS). nccl and ib ignore it.
+  double linkGBps;
+  // Slot-area wires: the slots' payload bytes (a multiple of sz::kSliceAlign) and the slots per
+  // (peer, direction) that connect allocates, once. Message wires ignore them.
+  uint64_t sliceBytes;
+  uint32_t nslots;
+};
+
+struct szWire {
+  const char* name;
+  // 1: the wire needs a CUDA device at init (ipc, ib, nccl); tcp serves ranks without one.
+  int needsGpu;
+  // 1: a message wire whose isend/irecv take device memory (nccl); 0: host memory (tcp).
+  int deviceMemory;
+  // 1: the bytes never leave the node (ipc): nothing on it is readable off the machine, so
+  // SZ_ENCRYPT accepts device buffers on it.
+  int nodeLocal;
+  // The slot protocol's defaults where SZ_SLOT_SLICE_BYTES / SZ_SLOT_BLOCKS are 0: a slice's
+  // bytes, and the most blocks per launch (0: the GPU's multiprocessor count). Proxied wires
+  // want fewer, larger slices (each costs a message) and leave multiprocessors to their own work.
+  uint64_t defaultSliceBytes;
+  uint32_t defaultMaxBlocks;
+
+  // Collective over all ranks of the bootstrap: connects this rank to every other one (slot-area
+  // wires: allocates and registers every ring and word, once; nothing per operation).
+  szResult_t (*connect)(szBootstrap* bootstrap, const szWireConfig& config, void** wireComm);
+
+  // Slot-area wires (null for message wires): this rank's view of its channel with `peer`,
+  // send = 1 for this rank's sends to the peer, in the addresses the slot kernels take.
+  szResult_t (*channel)(void* wireComm, int peer, int send, sz::SlotChannel* channel);
+
+  // Message wires (null for slot-area wires). isend posts a send of `bytes` at `data` to `peer`;
+  // `data` stays valid until test() says done. irecv posts a receive of at most `capacity` bytes
+  // from `peer` into `data`; a larger message fails the request with szInvalidUsage. test
+  // advances a request: *done = 1 once complete, *bytes = the message size; a completed or
+  // failed request is released by the call. Errors: szRemoteError (peer closed or reset),
+  // szTimeout, szInvalidUsage (message larger than the receive's capacity), szSystemError.
+  szResult_t (*isend)(void* wireComm, int peer, const void* data, size_t bytes, szWireRequest** request);
+  szResult_t (*irecv)(void* wireComm, int peer, void* data, size_t capacity, szWireRequest** request);
+  szResult_t (*test)(szWireRequest* request, int* done, size_t* bytes);
+
+  // close: orderly, after every request completed and every kernel using the channels finished;
+  // abort: drops everything (after an error; requests may still be posted).
+  szResult_t (*close)(void* wireComm);
+  szResult_t (*abort)(void* wireComm);
+};
+
+// Whether the slot protocol rides `w` as messages through the slot proxy (else through slot areas).
+inline bool szWireMovesMessages(const szWire* w) { return w->isend != nullptr; }
+
+// The wire named `name` that this build has; null if it is unknown or not built (ipc and nccl
+// need CUDA, ib CUDA and rdma-core's headers).
+const szWire* szFindWire(const char* name);
+
+extern const szWire szWireTcp;
+#if SZ_HAVE_CUDA
+extern const szWire szWireNccl;
+// CUDA IPC between ranks of one node (NVLink or PCIe peer access; ranks of one process share
+// pointers directly, also on one GPU).
+extern const szWire szWireIpc;
+#endif
+#if SZ_HAVE_CUDA && SZ_HAVE_IBVERBS
+// RDMA NICs through raw ibverbs (InfiniBand or RoCE; libibverbs opened at connect): one-sided
+// RDMA writes into the receiver's slot ring, moved by the wire's proxy thread (docs/PIPELINE.md).
+extern const szWire szWireIb;
+#endif
