@@ -16,31 +16,12 @@
 #include "transport/wire.h"
 #include "src/proto/auto_model.h"
 #include "src/proto/codebook_drift.h"
+#include "src/proto/op.h"
 #include "splitzip.h"
 
 struct szBootstrap;
 
 namespace sz {
-
-// A user buffer's part of an operation: `bytes` at `ptr` (several for szSendv/szRecvv), and its
-// segment group (src/proto/segment_groups.h): sends keep a codebook per group.
-struct Segment {
-  uint8_t* ptr;
-  size_t bytes;
-  int group;
-};
-
-// One szSend/szRecv (or the v-variants) as the pipeline sees it.
-struct Op {
-  const char* api = "szSend";  // the call that made it (szSend, szRecv, szSendv, szRecvv), for messages
-  bool send = false;
-  int peer = -1;
-  szDataType_t type = szUint8;
-  size_t count = 0;                 // elements in all segments
-  std::vector<Segment> segments;
-  bool device = false;              // segments are device memory
-  cudaStream_t stream = nullptr;    // device ops: the user's stream
-};
 
 // The communicator's configuration with every default resolved (szConfig_t + SZ_* params).
 struct CommConfig {

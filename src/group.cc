@@ -81,7 +81,7 @@ class DeviceGuard {
   int saved_ = -1;
 };
 
-bool overlaps(const Segment& a, const Segment& b) {
+bool overlaps(const SlotSegment& a, const SlotSegment& b) {
   return a.bytes && b.bytes && a.ptr < b.ptr + b.bytes && b.ptr < a.ptr + a.bytes;
 }
 
@@ -113,19 +113,20 @@ szResult_t makeOp(const char* fn, bool send, void* const* bufs, const size_t* co
       return szSetError(szInvalidArgument, "%s: element count overflows", fn);
     if (counts[i] == 0) continue;
     if (bufs[i] == nullptr) return szSetError(szInvalidArgument, "%s: buffer %d is NULL with %zu elements", fn, i, counts[i]);
-    Segment seg{static_cast<uint8_t*>(bufs[i]), bytes, segmentGroup(size_t(i), size_t(nbufs))};
-    for (const Segment& s : op->segments)
+    const SlotSegment seg{static_cast<uint8_t*>(bufs[i]), bytes, (op->count - counts[i]) * es};
+    for (const SlotSegment& s : op->segs)
       if (!send && overlaps(s, seg)) return szSetError(szInvalidArgument, "%s: receive buffers overlap", fn);
-    op->segments.push_back(seg);
+    op->segs.push_back(seg);
+    op->segGroups.push_back(segmentGroup(size_t(i), size_t(nbufs)));
   }
   // No element: the kind of the buffers given, or with none, the wire's (a zero-count call on
   // the nccl wire is stream-ordered, as ncclSend's is).
   const void* any = nullptr;
   for (int i = 0; i < nbufs && any == nullptr; ++i) any = bufs[i];
-  bool device = !op->segments.empty() ? isDevicePointer(op->segments[0].ptr)
+  bool device = !op->segs.empty() ? isDevicePointer(op->segs[0].ptr)
                 : any != nullptr      ? isDevicePointer(any)
                                       : comm->deviceOnly;
-  for (const Segment& s : op->segments)
+  for (const SlotSegment& s : op->segs)
     if (isDevicePointer(s.ptr) != device)
       return szSetError(szInvalidArgument, "%s: buffer list mixes host and device memory", fn);
   // SZ_ENCRYPT protects the host slots' bytes on the tcp wire; device buffers on a wire that
@@ -152,55 +153,30 @@ bool sendsFrames(szComm* comm, const Op& op) {
                                    model.useFrames(op.peer, op.type, bytes)));
 }
 
-// The operation's buffers as the slot protocol's segments (each with its place in the message),
-// and each one's segment group.
-void segmentsOf(const Op& op, std::vector<SlotSegment>* segs, std::vector<int>* groups) {
-  uint64_t offset = 0;
-  for (const Segment& seg : op.segments) {
-    segs->push_back(SlotSegment{seg.ptr, seg.bytes, offset});
-    groups->push_back(seg.group);
-    offset += seg.bytes;
-  }
+// A host operation, planned: frames or raw, and whether the pool may have frames to decode.
+void planHost(szComm* comm, Op& op) {
+  op.frames = sendsFrames(comm, op);
+  op.mayDecode = !op.send && szTypeIsCompressible(op.type) && comm->cfg.codec != SZ_CODEC_OFF;
 }
 
-// A host operation for the host slots.
-HostRequest hostRequest(szComm* comm, const Op& op) {
-  HostRequest r;
-  r.api = op.api;
-  r.send = op.send;
-  r.peer = op.peer;
-  r.type = op.type;
-  r.count = op.count;
-  r.frames = sendsFrames(comm, op);
-  r.mayDecode = !op.send && szTypeIsCompressible(op.type) && comm->cfg.codec != SZ_CODEC_OFF;
-  segmentsOf(op, &r.segs, &r.segGroups);
-  return r;
-}
-
-// A device operation for the slot path, with a codebook for each segment group a send's slices
-// take.
-SlotRequest slotRequest(szComm* comm, const Op& op) {
-  SlotRequest r;
-  r.send = op.send;
-  r.peer = op.peer;
-  r.type = op.type;
-  r.count = op.count;
-  const uint64_t bytes = op.count * szTypeSize(op.type);
-  r.frames = sendsFrames(comm, op);
-  segmentsOf(op, &r.segs, &r.segGroups);
-  if (!r.frames) return r;
+// A device operation, planned: frames or raw, and a codebook for each segment group a send's
+// slices start in.
+void planDevice(szComm* comm, Op& op) {
+  op.frames = sendsFrames(comm, op);
+  op.codebooks.clear();
+  if (!op.frames) return;
   // The codebooks that follow the data, per group; a histogram only on a group's drift.
-  const uint32_t groups = sliceGroupMask(r.segs, r.segGroups, comm->slotPath->opSliceBytes(bytes));
+  const uint64_t bytes = op.count * szTypeSize(op.type);
+  const uint32_t groups = sliceGroupMask(op.segs, op.segGroups, comm->slotPath->opSliceBytes(bytes));
   for (int g = 0; g < kSegmentGroups; ++g)
     if (groups >> g & 1) {
       const CodebookDrift::Plan plan = comm->codebooks->plan(op.peer, op.type, g);
-      r.codebooks.push_back(SlotGroupCodebook{g, plan.codebook, plan.calibrate});
+      op.codebooks.push_back(SlotGroupCodebook{g, plan.codebook, plan.calibrate});
     }
-  if (r.codebooks.empty()) {  // no element: an empty frame, any valid codebook
-    r.codebooks.emplace_back();
-    szCodebookDefault(op.type, &r.codebooks.back().codebook);
+  if (op.codebooks.empty()) {  // no element: an empty frame, any valid codebook
+    op.codebooks.emplace_back();
+    szCodebookDefault(op.type, &op.codebooks.back().codebook);
   }
-  return r;
 }
 
 // Runs the pending operations of every communicator together.
@@ -217,8 +193,8 @@ szResult_t runPending(std::vector<PendingOp> pending) {
         const Op &x = *ops[i], &y = *ops[j];
         const bool bothRecv = !x.send && !y.send, inPlace = x.send != y.send && x.peer != comm->rank &&
                                                                y.peer != comm->rank;
-        for (const Segment& a : x.segments)
-          for (const Segment& b : y.segments) {
+        for (const SlotSegment& a : x.segs)
+          for (const SlotSegment& b : y.segs) {
             if (bothRecv && overlaps(a, b))
               return szSetError(szInvalidArgument, "szGroupEnd: receive buffers of two operations overlap");
             if (inPlace && overlaps(a, b))
@@ -245,15 +221,19 @@ szResult_t runPending(std::vector<PendingOp> pending) {
   // Finished launches are reaped first, so that the codebooks planned for these sends have seen
   // every completed send's escapes.
   std::map<szComm*, std::vector<std::shared_ptr<Op>>> host;  // host operations
-  std::map<std::pair<szComm*, cudaStream_t>, std::vector<SlotRequest>> launches;
+  std::map<std::pair<szComm*, cudaStream_t>, std::vector<Op>> launches;
   for (auto& [comm, ops] : byComm) {
     if (comm->slotPath && std::any_of(ops.begin(), ops.end(), [](const auto& op) { return op->device; })) {
       DeviceGuard onCommDevice(comm->cudaDevice);
       SZCHECK(commReapSlots(comm));
     }
     for (const auto& op : ops) {
-      if (op->device) launches[{comm, op->stream}].push_back(slotRequest(comm, *op));
-      else host[comm].push_back(op);
+      if (!op->device) {
+        host[comm].push_back(op);
+        continue;
+      }
+      planDevice(comm, *op);
+      launches[{comm, op->stream}].push_back(*op);
     }
   }
   for (auto& [key, reqs] : launches) {
@@ -268,8 +248,11 @@ szResult_t runPending(std::vector<PendingOp> pending) {
 // Host operations of one communicator, to completion; each finished one is accounted, a failed one
 // fails the communicator. *why: the failure's message.
 szResult_t runHostOps(szComm* comm, const std::vector<std::shared_ptr<Op>>& ops, std::string* why) {
-  std::vector<HostRequest> reqs;
-  for (const auto& op : ops) reqs.push_back(hostRequest(comm, *op));
+  std::vector<Op> reqs;
+  for (const auto& op : ops) {
+    planHost(comm, *op);
+    reqs.push_back(*op);
+  }
   std::vector<SlotCompletion> done;
   szResult_t r = comm->hostSlots->run(reqs, &done);
   if (r != szSuccess) *why = szGetLastError(nullptr);

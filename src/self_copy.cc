@@ -27,9 +27,9 @@ struct Piece {
 std::vector<Piece> pieces(const Op& send, const Op& recv) {
   std::vector<Piece> out;
   size_t si = 0, ri = 0, so = 0, ro = 0;
-  while (si < send.segments.size() && ri < recv.segments.size()) {
-    const Segment& s = send.segments[si];
-    const Segment& r = recv.segments[ri];
+  while (si < send.segs.size() && ri < recv.segs.size()) {
+    const SlotSegment& s = send.segs[si];
+    const SlotSegment& r = recv.segs[ri];
     size_t n = std::min(s.bytes - so, r.bytes - ro);
     out.push_back({r.ptr + ro, s.ptr + so, n});
     so += n;

@@ -155,8 +155,8 @@ void onTwoRanks(const szWire* data, const szWire* control,
   for (std::thread& t : threads) t.join();
 }
 
-sz::HostRequest request(bool send, int peer, std::vector<uint16_t>& buf, bool frames) {
-  sz::HostRequest q;
+sz::Op request(bool send, int peer, std::vector<uint16_t>& buf, bool frames) {
+  sz::Op q;
   q.api = send ? "szSend" : "szRecv";
   q.send = send;
   q.peer = peer;

@@ -22,7 +22,7 @@ double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::
 
 // One operation of a run, shared by the threads working on it.
 struct OpState {
-  const HostRequest* req = nullptr;
+  const Op* req = nullptr;
   int self = 0;  // this rank
   SlotChannel ch{};
   uint64_t stepBase = 0, slices = 0, sliceBytes = 0, bytes = 0, elem = 1;
@@ -115,7 +115,7 @@ void failOp(OpState& o, int code, const std::string& message) {
 }
 
 std::string opName(const OpState& o) {
-  const HostRequest& r = *o.req;
+  const Op& r = *o.req;
   char buf[160];
   snprintf(buf, sizeof(buf), "%s of %llu elements of %s %s rank %d", r.api, (unsigned long long)r.count,
            szTypeName(r.type), r.send ? "to" : "from", r.peer);
@@ -155,7 +155,7 @@ namespace {
 // header and publishes it.
 void sendSlice(OpState& o, uint64_t i, CodebookDrift* codebooks, const HostSlotConfig& cfg) {
   const bool crc = cfg.crc;
-  const HostRequest& r = *o.req;
+  const Op& r = *o.req;
   const SlotChannel& ch = o.ch;
   const uint64_t step = o.stepBase + i;
   const uint32_t j = slotOf(step, ch.nslots);
@@ -227,7 +227,7 @@ void sendSlice(OpState& o, uint64_t i, CodebookDrift* codebooks, const HostSlotC
 // into the user's buffers and returns the slot.
 void recvSlice(OpState& o, uint64_t i, const HostSlotConfig& cfg) {
   const bool crc = cfg.crc;
-  const HostRequest& r = *o.req;
+  const Op& r = *o.req;
   const SlotChannel& ch = o.ch;
   const uint64_t step = o.stepBase + i;
   const uint32_t j = slotOf(step, ch.nslots);
@@ -382,7 +382,7 @@ void work(HostSlots::Run& run, SlotProxy* proxy, const HostSlotConfig& cfg, Code
 
 }  // namespace
 
-szResult_t HostSlots::run(const std::vector<HostRequest>& reqs, std::vector<SlotCompletion>* done) {
+szResult_t HostSlots::run(const std::vector<Op>& reqs, std::vector<SlotCompletion>* done) {
   done->clear();
   if (reqs.empty()) return szSuccess;
   std::lock_guard<std::mutex> one(runMu_);
@@ -390,7 +390,7 @@ szResult_t HostSlots::run(const std::vector<HostRequest>& reqs, std::vector<Slot
   run->start = Clock::now();
   run->lastMove = nowNs();
   uint64_t codecSlices = 0;
-  for (const HostRequest& r : reqs) {
+  for (const Op& r : reqs) {
     if (r.peer < 0 || r.peer >= nranks_ || r.peer == rank_)
       return szSetError(szInternalError, "host slots: an operation with rank %d", r.peer);
     auto o = std::make_unique<OpState>();

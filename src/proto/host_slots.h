@@ -17,6 +17,7 @@
 
 #include "kernels/slot_format.h"
 #include "src/proto/codebook_drift.h"
+#include "src/proto/op.h"
 #include "src/proto/peer_channels.h"
 #include "src/proto/slot_completion.h"
 #include "src/proto/slot_proxy.h"
@@ -35,21 +36,6 @@ struct HostSlotConfig {
   bool encrypt;  // SZ_ENCRYPT=1 (with macKey): the payload travels as AES-256-GCM ciphertext
 };
 
-// One host operation.
-struct HostRequest {
-  const char* api = "szSend";  // the call that made it, for messages
-  bool send = false;
-  int peer = -1;
-  szDataType_t type = szUint8;
-  uint64_t count = 0;
-  bool frames = false;             // send: compressible slices travel as frames
-  // Frames may be decoded (a receive of a compressible type with the codec not off): the pool
-  // joins only operations with codec work; copies alone go no faster on more threads.
-  bool mayDecode = false;
-  std::vector<SlotSegment> segs;   // the user's buffers, in message order
-  std::vector<int> segGroups;      // the segment group of each (src/proto/segment_groups.h)
-};
-
 class HostSlots {
  public:
   // `codebooks`: the senders' codebooks (may be null when no send has frames).
@@ -63,7 +49,7 @@ class HostSlots {
   // first failure is returned (with its message); a failed operation stops its channel with the
   // peer for good, as on the device path. Calls from several threads run one at a time (as
   // NCCL's, a communicator's operations that must progress together belong in one group).
-  szResult_t run(const std::vector<HostRequest>& reqs, std::vector<SlotCompletion>* done);
+  szResult_t run(const std::vector<Op>& reqs, std::vector<SlotCompletion>* done);
 
   struct Run;
 

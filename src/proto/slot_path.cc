@@ -28,7 +28,7 @@ uint64_t align16(uint64_t v) { return (v + 15) & ~uint64_t(15); }
 
 // Whether a send of frames has a codebook for exactly the groups its slices take (one of any
 // group for a send of no element), as the communicator plans them.
-bool codebooksFit(const SlotRequest& r, uint64_t sliceBytes) {
+bool codebooksFit(const Op& r, uint64_t sliceBytes) {
   if (r.codebooks.empty() || r.codebooks.size() > kSlotCodebooks || r.segGroups.size() != r.segs.size()) return false;
   uint32_t planned = 0;
   for (const SlotGroupCodebook& g : r.codebooks) {
@@ -120,7 +120,7 @@ szResult_t SlotPath::waitOldest() {
 // kCalibrateElems), on its stream ahead of its launch, copied to pinned memory for the host to
 // read when the launch is reaped. No copy engine: zeroing and the copy are kernels
 // (kernels/sm_copy.h).
-szResult_t SlotPath::calibrate(const SlotRequest& r, int group, int buf, cudaStream_t stream) {
+szResult_t SlotPath::calibrate(const Op& r, int group, int buf, cudaStream_t stream) {
   unsigned long long* d = calibDev_ + size_t(buf) * kCountBins;
   const size_t bytes = sizeof(unsigned long long) * kCountBins;
   SZCHECK(smCopyAsync(d, nullptr, bytes, stream));
@@ -151,7 +151,7 @@ szResult_t SlotPath::takeTable(uint64_t bytes, uint64_t* offset) {
   return szSuccess;
 }
 
-szResult_t SlotPath::enqueue(const std::vector<SlotRequest>& reqs, cudaStream_t stream) {
+szResult_t SlotPath::enqueue(const std::vector<Op>& reqs, cudaStream_t stream) {
   if (reqs.empty()) return szSuccess;
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   CUDACHECK(cudaStreamIsCapturing(stream, &capture));
@@ -165,7 +165,7 @@ szResult_t SlotPath::enqueue(const std::vector<SlotRequest>& reqs, cudaStream_t 
   uint64_t tableBytes = 0;
   std::vector<uint64_t> slices(reqs.size()), sliceBytes(reqs.size());
   for (size_t k = 0; k < reqs.size(); ++k) {
-    const SlotRequest& r = reqs[k];
+    const Op& r = reqs[k];
     const uint64_t bytes = r.count * szTypeSize(r.type);
     sliceBytes[k] = opSliceBytes(bytes);
     slices[k] = opSlices(bytes, sliceBytes[k]);
@@ -179,7 +179,7 @@ szResult_t SlotPath::enqueue(const std::vector<SlotRequest>& reqs, cudaStream_t 
     }
   }
   size_t calibrations = 0;
-  for (const SlotRequest& r : reqs)
+  for (const Op& r : reqs)
     if (r.send && r.frames)
       calibrations += size_t(std::count_if(r.codebooks.begin(), r.codebooks.end(),
                                            [](const SlotGroupCodebook& g) { return g.calibrate; }));
@@ -209,7 +209,7 @@ szResult_t SlotPath::enqueue(const std::vector<SlotRequest>& reqs, cudaStream_t 
   uint32_t nextBlock = 0;
   uint64_t tableAt = table;
   for (size_t k = 0; k < reqs.size(); ++k) {
-    const SlotRequest& r = reqs[k];
+    const Op& r = reqs[k];
     SlotOp& op = launch.ops[k];
     const uint64_t bytes = r.count * szTypeSize(r.type);
     op.ch = channels_.channel(r.send, r.peer);

@@ -13,34 +13,13 @@
 #include <vector>
 
 #include "kernels/slot_kernels.h"
+#include "src/proto/op.h"
 #include "src/proto/peer_channels.h"
 #include "src/proto/slot_completion.h"
 
 struct CUevent_st;
 
 namespace sz {
-
-// A send's codebook for one segment group (src/proto/segment_groups.h): the slices that start in
-// the group's buffers encode with it (src/proto/slot_slices.h).
-struct SlotGroupCodebook {
-  int group = 0;
-  szCodebook_t codebook{};
-  bool calibrate = false;  // also take the exponent histogram of the group's data (its start)
-};
-
-// One device operation as the slot path sees it.
-struct SlotRequest {
-  bool send = false;
-  int peer = -1;
-  szDataType_t type = szUint8;
-  uint64_t count = 0;
-  bool frames = false;  // send: compressible slices travel as frames
-  // frames: one per segment group that slices start in (sliceGroupMask), or one of any group for
-  // a send of no element; at most kSlotCodebooks.
-  std::vector<SlotGroupCodebook> codebooks;
-  std::vector<SlotSegment> segs;
-  std::vector<int> segGroups;  // the segment group of each of segs
-};
 
 // Elements at the start of a group's data that a calibration's histogram covers.
 constexpr uint64_t kCalibrateElems = uint64_t(1) << 22;
@@ -64,7 +43,7 @@ class SlotPath {
   // The slice size of an operation of `bytes` bytes (both sides cut alike: slot_format.h).
   uint64_t opSliceBytes(uint64_t bytes) const { return sz::opSliceBytes(bytes, cfg_.sliceBytes); }
   // One launch on `stream` running `reqs` together (at most kMaxSlotOps).
-  szResult_t enqueue(const std::vector<SlotRequest>& reqs, cudaStream_t stream);
+  szResult_t enqueue(const std::vector<Op>& reqs, cudaStream_t stream);
   // Collects finished launches, calling `done` for each of their operations (also those that
   // finished while enqueue waited for pools); returns the first failure among them.
   szResult_t reap(const std::function<void(const SlotCompletion&)>& done);
@@ -88,7 +67,7 @@ class SlotPath {
   szResult_t finish(Launch& l);
   szResult_t collect();
   szResult_t waitOldest();
-  szResult_t calibrate(const SlotRequest& r, int group, int buf, cudaStream_t stream);
+  szResult_t calibrate(const Op& r, int group, int buf, cudaStream_t stream);
 
   int rank_ = 0, nranks_ = 0;
   SlotPathConfig cfg_{};

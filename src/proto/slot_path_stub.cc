@@ -7,7 +7,7 @@ szResult_t sz::SlotPath::create(const ChannelSource&, int, int, const SlotPathCo
   return szSetError(szUnhandledCudaError, "SlotPath::create: SplitZip was built without CUDA");
 }
 sz::SlotPath::~SlotPath() = default;
-szResult_t sz::SlotPath::enqueue(const std::vector<SlotRequest>&, cudaStream_t) {
+szResult_t sz::SlotPath::enqueue(const std::vector<Op>&, cudaStream_t) {
   return szSetError(szUnhandledCudaError, "SlotPath::enqueue: SplitZip was built without CUDA");
 }
 szResult_t sz::SlotPath::reap(const std::function<void(const SlotCompletion&)>&) {
