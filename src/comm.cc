@@ -2,6 +2,7 @@
 // progress thread), finalize / destroy / abort, and the query calls.
 #include "src/comm.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdlib>
@@ -238,7 +239,8 @@ void destroyComm(szComm* comm) {
   if (comm->initThread.joinable()) comm->initThread.join();
   groupDropComm(comm);
   comm->slotPath.reset();  // after its launches in flight have ended
-  if (comm->wire && comm->slotAreas) comm->wire->close(comm->slotAreas);
+  for (size_t i = 0; i < comm->slotAreas.size(); ++i)
+    if (comm->slotAreas[i]) comm->wires[i]->close(comm->slotAreas[i]);
   comm->hostSlots.reset();
   comm->proxy.reset();
   if (comm->bootstrap) szBootstrapClose(comm->bootstrap);
@@ -265,46 +267,78 @@ szResult_t slotPathConfig(const szComm* comm, uint64_t defaultSlice, uint32_t de
   return szSuccess;
 }
 
-// The emulated link of the communicator's wire (szWireConfig.linkGBps): SZ_TCP_LINK_GBPS paces
-// tcp's connections, SZ_IPC_LINK_GBPS ipc's slot kernels; 0 elsewhere.
-double emulatedLinkGBps(const szComm* comm) {
-  const std::string& w = comm->cfg.wire;
-  return w == "tcp" ? comm->cfg.tcpLinkGBps : w == "ipc" ? comm->cfg.ipcLinkGBps : 0;
+// The emulated link of wire `w` (szWireConfig.linkGBps): SZ_TCP_LINK_GBPS paces tcp's
+// connections, SZ_IPC_LINK_GBPS ipc's slot kernels; 0 elsewhere.
+double emulatedLinkGBps(const szComm* comm, const szWire* w) {
+  return strcmp(w->name, "tcp") == 0 ? comm->cfg.tcpLinkGBps : strcmp(w->name, "ipc") == 0 ? comm->cfg.ipcLinkGBps : 0;
 }
 
-// The slot proxy (the host channel; the device channel of a message wire), the slot areas of a
-// slot-area wire, and the paths over them.
-szResult_t connectSlots(szComm* comm, void* ncclComm) {
-  constexpr int kHostChannel = 0, kDeviceChannel = 1;
-  const szWire* wire = comm->wire;
+// The slot proxy (the host channel; a device channel per message wire), the slot areas of each
+// slot-area wire, and the paths over them. Every rank connects every wire of the plan, in the
+// plan's order (connecting is collective); each serves the pairs the plan gives it. Device
+// channels serve pairs of two GPU ranks.
+szResult_t connectSlots(szComm* comm, const Placements& placed, const WirePlan& plan, void* ncclComm) {
+  constexpr int kHostChannel = 0;
+  const int n = comm->nranks, me = comm->rank;
   const szWire* tcp = szFindWire("tcp");  // host buffers, and the proxy's control messages
   const uint64_t hostSlice = (comm->cfg.sliceBytes + kSliceAlign - 1) / kSliceAlign * kSliceAlign;
   const uint32_t hostSlots = 2 * uint32_t(comm->cfg.depth);
   std::vector<SlotProxyChannel> channels{
-      SlotProxyChannel{tcp, SlotMemory::kHost, hostSlice, hostSlots, comm->cfg.tcpLinkGBps, nullptr}};
-  SlotPathConfig pc{};
-  const double linkGBps = emulatedLinkGBps(comm);
-  if (comm->cudaDevice >= 0) SZCHECK(slotPathConfig(comm, wire->defaultSliceBytes, wire->defaultMaxBlocks, &pc));
-  const bool proxiedDevice = szWireMovesMessages(wire) && comm->cudaDevice >= 0;
-  if (proxiedDevice)
-    channels.push_back(SlotProxyChannel{wire, wire->deviceMemory ? SlotMemory::kDevice : SlotMemory::kPinned,
-                                        pc.sliceBytes, pc.nslots, linkGBps, ncclComm});
-  SZCHECK(SlotProxy::create(comm->bootstrap, tcp, channels, &comm->proxy));
-  if (!szWireMovesMessages(wire)) {
-    szWireConfig wc{comm->cfg.timeoutMs, 0, ncclComm, 0, linkGBps, pc.sliceBytes, pc.nslots};
-    SZCHECK(wire->connect(comm->bootstrap, wc, &comm->slotAreas));
-    void* areas = comm->slotAreas;
-    SZCHECK(SlotPath::create([wire, areas](int peer, int send, SlotChannel* ch) { return wire->channel(areas, peer, send, ch); },
-                             comm->rank, comm->nranks, pc, &comm->slotPath));
-  } else if (proxiedDevice) {
-    SlotProxy* proxy = comm->proxy.get();
-    SZCHECK(SlotPath::create([proxy](int peer, int send, SlotChannel* ch) { return proxy->channel(kDeviceChannel, peer, send, ch); },
-                             comm->rank, comm->nranks, pc, &comm->slotPath));
+      SlotProxyChannel{tcp, SlotMemory::kHost, hostSlice, hostSlots, comm->cfg.tcpLinkGBps, nullptr, {}}};
+  const size_t nw = comm->wires.size();
+  std::vector<std::vector<uint8_t>> serves(nw, std::vector<uint8_t>(size_t(n), 0));
+  for (int p = 0; p < n; ++p)
+    if (p != me && placed.ranks[size_t(p)].hasGpu && comm->cudaDevice >= 0)
+      serves[size_t(comm->peerWire[size_t(p)])][size_t(p)] = 1;
+  std::vector<SlotPathConfig> pcs(nw);
+  std::vector<int> deviceChannel(nw, -1);  // message wires: the proxy's channel
+  SlotPathConfig pc{0, 0, 0, comm->cfg.timeoutMs};
+  for (size_t i = 0; i < nw; ++i) {
+    const szWire* w = comm->wires[i];
+    if (comm->cudaDevice >= 0) {
+      SZCHECK(slotPathConfig(comm, w->defaultSliceBytes, w->defaultMaxBlocks, &pcs[i]));
+      pc.sliceBytes = std::max(pc.sliceBytes, pcs[i].sliceBytes);
+      pc.blocks = std::max(pc.blocks, pcs[i].blocks);
+      pc.nslots = std::max(pc.nslots, pcs[i].nslots);
+    } else {
+      pcs[i] = SlotPathConfig{w->defaultSliceBytes, 1, 1, comm->cfg.timeoutMs};  // serves no pair
+    }
+    // A message wire's device channel on every rank where some pair of GPU ranks takes it.
+    bool gpuPairs = false;
+    for (int a = 0; a < n; ++a)
+      for (int b = 0; b < n; ++b)
+        gpuPairs = gpuPairs || (a != b && plan.of(a, b, n) == int(i) && placed.ranks[size_t(a)].hasGpu &&
+                                placed.ranks[size_t(b)].hasGpu);
+    if (szWireMovesMessages(w) && gpuPairs) {
+      deviceChannel[i] = int(channels.size());
+      channels.push_back(SlotProxyChannel{w, w->deviceMemory ? SlotMemory::kDevice : SlotMemory::kPinned,
+                                          pcs[i].sliceBytes, pcs[i].nslots, emulatedLinkGBps(comm, w), ncclComm, serves[i]});
+    }
   }
-  if (comm->slotPath)
-    INFO(SZ_INIT, "rank %d: device buffers on the slot protocol over wire %s: %llu-byte slices, %u slots per peer and "
-         "direction, %u blocks, emulated link %g GB/s", comm->rank, comm->cfg.wire.c_str(),
-         (unsigned long long)pc.sliceBytes, pc.nslots, pc.blocks, linkGBps);
+  SZCHECK(SlotProxy::create(comm->bootstrap, tcp, channels, &comm->proxy));
+  comm->slotAreas.assign(nw, nullptr);
+  for (size_t i = 0; i < nw; ++i) {
+    const szWire* w = comm->wires[i];
+    if (szWireMovesMessages(w)) continue;
+    szWireConfig wc{comm->cfg.timeoutMs, 0, ncclComm, 0, emulatedLinkGBps(comm, w), pcs[i].sliceBytes, pcs[i].nslots,
+                    serves[i].data()};
+    SZCHECK(w->connect(comm->bootstrap, wc, &comm->slotAreas[i]));
+  }
+  if (comm->cudaDevice >= 0) {
+    // Each peer's channels from its pair's wire; none where the pair has no device path.
+    ChannelSource source = [comm, serves, deviceChannel](int peer, int send, SlotChannel* ch) -> szResult_t {
+      const size_t i = size_t(comm->peerWire[size_t(peer)]);
+      *ch = SlotChannel{};
+      if (!serves[i][size_t(peer)]) return szSuccess;
+      if (deviceChannel[i] >= 0) return comm->proxy->channel(deviceChannel[i], peer, send, ch);
+      return comm->wires[i]->channel(comm->slotAreas[i], peer, send, ch);
+    };
+    SZCHECK(SlotPath::create(source, me, n, pc, &comm->slotPath));
+    for (size_t i = 0; i < nw; ++i)
+      INFO(SZ_INIT, "rank %d: device buffers on the slot protocol over wire %s: %llu-byte slices, %u slots per peer "
+           "and direction, %u blocks, emulated link %g GB/s", me, comm->wires[i]->name,
+           (unsigned long long)pcs[i].sliceBytes, pcs[i].nslots, pcs[i].blocks, emulatedLinkGBps(comm, comm->wires[i]));
+  }
   comm->codebooks.reset(new CodebookDrift(comm->cfg.followCodebook, &comm->cfg.codebook));
   HostSlotConfig hc{kHostChannel, hostSlice, comm->cfg.depth, comm->cfg.timeoutMs, comm->cfg.crc,
                     comm->cfg.authData || comm->cfg.encrypt ? szBootstrapSessionKey(comm->bootstrap) : nullptr,
@@ -321,27 +355,33 @@ szResult_t connectSlots(szComm* comm, void* ncclComm) {
 // mode"): a device copy moves ~0.5 of it in tensor bytes, the slot kernels' codec path ~0.3.
 constexpr double kCopyShareOfDram = 0.5, kSlotCodecShareOfDram = 0.3;
 
-szResult_t setAutoPriors(szComm* comm, const std::vector<RankPlacement>& placements) {
-  AutoPrior host, device;
+szResult_t setAutoPriors(szComm* comm, const Placements& placed) {
+  AutoPrior host;
   host.wireBps = comm->cfg.tcpLinkGBps * 1e9;  // host buffers travel on the host channel (tcp)
-  comm->autoHost.setPrior(host);
+  comm->autoHost.setPriors({}, host);
   if (!comm->slotPath) return szSuccess;
   double dram = 0;
   SZCHECK(currentDeviceDramBps(&dram));
-  device.codecBps = kSlotCodecShareOfDram * dram;
-  const std::string& w = comm->cfg.wire;
-  if (w == "tcp") device.wireBps = comm->cfg.tcpLinkGBps * 1e9;
-  if (w == "ipc") {
-    const double gbps = comm->cfg.ipcLinkGBps;
-    bool oneGpu = true;  // every rank on this GPU: the link is its own memory
-    for (const RankPlacement& p : placements)
-      oneGpu = oneGpu && p.host == placements[0].host && strncmp(p.gpu, placements[0].gpu, sizeof(p.gpu)) == 0;
-    device.wireBps = gbps > 0 ? gbps * 1e9 : oneGpu ? kCopyShareOfDram * dram : 0;
+  std::vector<AutoPrior> device(size_t(comm->nranks));
+  const RankPlacement& me = placed.ranks[size_t(comm->rank)];
+  for (int p = 0; p < comm->nranks; ++p) {
+    if (p == comm->rank) continue;
+    const szWire* w = commWire(comm, p);
+    const RankPlacement& them = placed.ranks[size_t(p)];
+    AutoPrior& d = device[size_t(p)];
+    d.codecBps = kSlotCodecShareOfDram * dram;
+    const double link = emulatedLinkGBps(comm, w);
+    const bool sameGpu = me.host == them.host && strncmp(me.gpu, them.gpu, sizeof(me.gpu)) == 0;
+    // An emulated link; on one GPU, its own memory; else unknown (measured by the first sends).
+    if (link > 0) d.wireBps = link * 1e9;
+    else if (strcmp(w->name, "ipc") == 0 && sameGpu) d.wireBps = kCopyShareOfDram * dram;
+    TRACE(SZ_INIT, "rank %d: auto prior for rank %d (wire %s): wire %.1f GB/s, codec %.1f GB/s", comm->rank, p,
+          w->name, d.wireBps / 1e9, d.codecBps / 1e9);
   }
-  comm->autoDevice.setPrior(device);
-  INFO(SZ_INIT, "rank %d: auto priors: device path wire %.1f GB/s, codec %.1f GB/s; host path wire %.1f GB/s "
-       "(0: unknown, measured by the first sends)", comm->rank, device.wireBps / 1e9, device.codecBps / 1e9,
-       host.wireBps / 1e9);
+  comm->autoDevice.setPriors(device);
+  INFO(SZ_INIT, "rank %d: auto priors: codec %.1f GB/s, device path wires per peer (SZ_DEBUG_SUBSYS=INIT at TRACE); "
+       "host path wire %.1f GB/s (0: unknown, measured by the first sends)", comm->rank,
+       kSlotCodecShareOfDram * dram / 1e9, host.wireBps / 1e9);
   return szSuccess;
 }
 
@@ -364,14 +404,13 @@ szResult_t initComm(szComm* comm, int nranks, const szUniqueId& id, int rank, vo
   SZCHECK(checkProtocolVersions(comm->bootstrap, rank, nranks));
   // Every rank takes part in the placement exchange, so that one with SZ_WIRE set and one
   // without meet in the configuration check below, not in a mismatched collective.
-  std::vector<RankPlacement> placements;
-  SZCHECK(gatherPlacements(comm->bootstrap, &placements));
-  const char* chosen = defaultWire(placements);
-  if (comm->cfg.wire.empty()) {
-    comm->cfg.wire = chosen;
-    INFO(SZ_INIT, "rank %d: wire %s, chosen from the ranks' placement (src/wire_choice.h; SZ_WIRE overrides)", rank,
-         chosen);
-  }
+  Placements placed;
+  SZCHECK(gatherPlacements(comm->bootstrap, &placed));
+  const WirePlan plan = planWires(placed, comm->cfg.wire);
+  if (comm->cfg.wire.empty())
+    INFO(SZ_INIT, "rank %d: wires %s, chosen per pair of ranks from their placement (src/wire_choice.h; SZ_WIRE "
+         "overrides)", rank, plan.name().c_str());
+  comm->cfg.wire = plan.name();
   std::vector<ConfigDigest> all(static_cast<size_t>(nranks));
   ConfigDigest& mine = all[size_t(rank)];
   memset(&mine, 0, sizeof(mine));
@@ -394,15 +433,20 @@ szResult_t initComm(szComm* comm, int nranks, const szUniqueId& id, int rank, vo
   // Device buffers travel through the slot protocol: straight into the peer's memory (slot-area
   // wires: ipc, ib), or through the proxy over the wire's messages (tcp, nccl). Host buffers take
   // the host channel over tcp on every wire (NCCL itself takes no host buffers).
-  comm->wire = szFindWire(comm->cfg.wire.c_str());
-  if (comm->wire == nullptr)
-    return szSetError(szInvalidArgument, "unknown or unavailable wire '%s'", comm->cfg.wire.c_str());
   comm->cudaDevice = currentDevice();
-  comm->deviceOnly = szWireMovesMessages(comm->wire) && comm->wire->deviceMemory;
-  if (comm->wire->needsGpu && comm->cudaDevice < 0)
-    return szSetError(szInvalidUsage, "wire '%s' needs a GPU", comm->cfg.wire.c_str());
-  SZCHECK(connectSlots(comm, ncclComm));
-  SZCHECK(setAutoPriors(comm, placements));
+  for (const std::string& name : plan.wires) {
+    const szWire* w = szFindWire(name.c_str());
+    if (w == nullptr) return szSetError(szInvalidArgument, "unknown or unavailable wire '%s'", name.c_str());
+    if (w->needsGpu && comm->cudaDevice < 0)
+      return szSetError(szInvalidUsage, "wire '%s' needs a GPU", name.c_str());
+    comm->wires.push_back(w);
+  }
+  comm->peerWire.resize(size_t(nranks));
+  for (int p = 0; p < nranks; ++p) comm->peerWire[size_t(p)] = plan.of(rank, p, nranks);
+  SZCHECK(connectSlots(comm, placed, plan, ncclComm));
+  for (int p = 0; p < nranks; ++p)
+    if (p != rank) TRACE(SZ_INIT, "rank %d: wire %s with rank %d", rank, commWire(comm, p)->name, p);
+  SZCHECK(setAutoPriors(comm, placed));
   INFO(SZ_INIT, "SplitZip %d.%d.%d rank %d/%d: wire %s, codec %s, codebook %s, slice %zu bytes, depth %d, "
        "timeout %d ms, crc %d", SZ_MAJOR, SZ_MINOR, SZ_PATCH, rank, nranks, comm->cfg.wire.c_str(),
        comm->cfg.codec == SZ_CODEC_ON ? "on" : comm->cfg.codec == SZ_CODEC_OFF ? "off" : "auto",

@@ -57,11 +57,11 @@ struct szComm {
   // slots that run host operations on it.
   std::unique_ptr<sz::SlotProxy> proxy;
   std::unique_ptr<sz::HostSlots> hostSlots;
-  // Device buffers travel through the slot path, on the wire's slot areas (ipc, ib) or on the
-  // proxy's device channel over its messages (tcp, nccl).
-  const szWire* wire = nullptr;  // the communicator's wire (SZ_WIRE, else chosen at init)
-  bool deviceOnly = false;  // a message wire of device memory (NCCL's): a call without buffers is stream-ordered, as ncclSend's
-  void* slotAreas = nullptr;  // a slot-area wire's connection (wire->connect)
+  // Device buffers travel through the slot path, on each pair's wire (src/wire_choice.h): its
+  // slot areas (ipc, ib) or the proxy's device channel over its messages (tcp, nccl).
+  std::vector<const szWire*> wires;  // the communicator's wires (every rank connects each)
+  std::vector<void*> slotAreas;      // per wire: a slot-area wire's connection, else null
+  std::vector<int> peerWire;         // per rank: the index of this rank's pair's wire (-1: itself)
   std::unique_ptr<sz::SlotPath> slotPath;
   int cudaDevice = -1;  // the GPU the communicator uses (current at init), -1 without one
   // SZ_CODEC_AUTO: frames or raw, per peer and message size, on each path: device buffers (the
@@ -80,6 +80,19 @@ struct szComm {
 };
 
 namespace sz {
+
+// The wire this rank uses with `peer` (with itself: the communicator's first).
+inline const szWire* commWire(const szComm* comm, int peer) {
+  const int i = comm->peerWire[size_t(peer)];
+  return comm->wires[size_t(i < 0 ? 0 : i)];
+}
+
+// Whether a call with no buffers to `peer` is stream-ordered, as ncclSend's: its wire moves
+// device memory in its messages (NCCL's).
+inline bool commDeviceOnly(const szComm* comm, int peer) {
+  const szWire* w = commWire(comm, peer);
+  return szWireMovesMessages(w) && w->deviceMemory;
+}
 
 // Resolves `config` (may be null) against the SZ_* environment.
 szResult_t resolveConfig(const szConfig_t* config, CommConfig* out);

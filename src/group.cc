@@ -125,16 +125,16 @@ szResult_t makeOp(const char* fn, bool send, void* const* bufs, const size_t* co
   for (int i = 0; i < nbufs && any == nullptr; ++i) any = bufs[i];
   bool device = !op->segs.empty() ? isDevicePointer(op->segs[0].ptr)
                 : any != nullptr      ? isDevicePointer(any)
-                                      : comm->deviceOnly;
+                                      : commDeviceOnly(comm, peer);
   for (const SlotSegment& s : op->segs)
     if (isDevicePointer(s.ptr) != device)
       return szSetError(szInvalidArgument, "%s: buffer list mixes host and device memory", fn);
   // SZ_ENCRYPT protects the host slots' bytes on the tcp wire; device buffers on a wire that
   // leaves the node would travel in the clear, so they are refused rather than sent so.
-  if (device && comm->cfg.encrypt && !comm->wire->nodeLocal)
-    return szSetError(szInvalidUsage, "%s: SZ_ENCRYPT=1 encrypts host buffers only: device buffers on wire %s would "
-                      "travel in the clear (stage them in host memory, or use the ipc wire within a node)", fn,
-                      comm->cfg.wire.c_str());
+  if (device && comm->cfg.encrypt && !commWire(comm, peer)->nodeLocal)
+    return szSetError(szInvalidUsage, "%s: SZ_ENCRYPT=1 encrypts host buffers only: device buffers to rank %d on "
+                      "wire %s would travel in the clear (stage them in host memory, or use the ipc wire within a "
+                      "node)", fn, peer, commWire(comm, peer)->name);
   op->device = device;
   *out = op;
   return szSuccess;
@@ -167,7 +167,7 @@ void planDevice(szComm* comm, Op& op) {
   if (!op.frames) return;
   // The codebooks that follow the data, per group; a histogram only on a group's drift.
   const uint64_t bytes = op.count * szTypeSize(op.type);
-  const uint32_t groups = sliceGroupMask(op.segs, op.segGroups, comm->slotPath->opSliceBytes(bytes));
+  const uint32_t groups = sliceGroupMask(op.segs, op.segGroups, comm->slotPath->opSliceBytes(op.send, op.peer, bytes));
   for (int g = 0; g < kSegmentGroups; ++g)
     if (groups >> g & 1) {
       const CodebookDrift::Plan plan = comm->codebooks->plan(op.peer, op.type, g);

@@ -1,4 +1,4 @@
-// The default wire from the ranks' placements (wire_choice.h).
+// The wire of every pair of ranks from their placements (wire_choice.h).
 #include "src/wire_choice.h"
 
 #include <unistd.h>
@@ -15,16 +15,48 @@
 
 namespace sz {
 
-const char* defaultWire(const std::vector<RankPlacement>& ranks) {
-  bool oneNode = true, reach = true;
-  for (const RankPlacement& r : ranks) {
-    if (!r.hasGpu) return "tcp";
-    oneNode = oneNode && r.host == ranks[0].host;
-    reach = reach && r.reachesNode;
-    for (const RankPlacement& o : ranks)
-      if (o.host == r.host && o.pid != r.pid && strncmp(o.gpu, r.gpu, sizeof(r.gpu)) == 0) return "tcp";
+namespace {
+
+// The wire of ranks a and b (a != b); `ncclServes`: every rank has a GPU of its own.
+const char* pairWire(const Placements& p, int a, int b, bool ncclServes) {
+  const RankPlacement &x = p.ranks[size_t(a)], &y = p.ranks[size_t(b)];
+  if (!x.hasGpu || !y.hasGpu) return "tcp";
+  const bool sameGpu = x.host == y.host && strncmp(x.gpu, y.gpu, sizeof(x.gpu)) == 0;
+  if (sameGpu) return x.pid == y.pid ? "ipc" : "tcp";
+  if (x.host == y.host && p.reaches(a, b) && p.reaches(b, a)) return "ipc";
+  return ncclServes ? "nccl" : "tcp";
+}
+
+}  // namespace
+
+std::string WirePlan::name() const {
+  std::string out;
+  for (const std::string& w : wires) out += (out.empty() ? "" : "+") + w;
+  return out;
+}
+
+WirePlan planWires(const Placements& p, const std::string& forced) {
+  const int n = int(p.ranks.size());
+  bool ncclServes = true;  // NCCL refuses a communicator with two ranks on one GPU
+  for (int a = 0; a < n; ++a) {
+    ncclServes = ncclServes && p.ranks[size_t(a)].hasGpu;
+    for (int b = 0; b < a; ++b)
+      ncclServes = ncclServes && !(p.ranks[size_t(a)].host == p.ranks[size_t(b)].host &&
+                                   strncmp(p.ranks[size_t(a)].gpu, p.ranks[size_t(b)].gpu, sizeof(RankPlacement::gpu)) == 0);
   }
-  return oneNode && reach ? "ipc" : "nccl";
+  WirePlan plan;
+  plan.pair.assign(size_t(n) * size_t(n), -1);
+  for (int a = 0; a < n; ++a)
+    for (int b = 0; b < n; ++b) {
+      if (a == b) continue;
+      const std::string w = forced.empty() ? pairWire(p, a, b, ncclServes) : forced;
+      size_t i = 0;
+      while (i < plan.wires.size() && plan.wires[i] != w) ++i;
+      if (i == plan.wires.size()) plan.wires.push_back(w);
+      plan.pair[size_t(a) * size_t(n) + size_t(b)] = int(i);
+    }
+  if (plan.wires.empty()) plan.wires.push_back(forced.empty() ? (p.ranks[0].hasGpu ? "ipc" : "tcp") : forced);  // a rank alone
+  return plan;
 }
 
 namespace {
@@ -52,9 +84,9 @@ bool reaches(const char* gpu) {
 
 }  // namespace
 
-szResult_t gatherPlacements(szBootstrap* bootstrap, std::vector<RankPlacement>* ranks) {
+szResult_t gatherPlacements(szBootstrap* bootstrap, Placements* out) {
   const int nranks = szBootstrapNranks(bootstrap), rank = szBootstrapRank(bootstrap);
-  std::vector<RankPlacement>& all = *ranks;
+  std::vector<RankPlacement>& all = out->ranks;
   all.assign(static_cast<size_t>(nranks), RankPlacement{});
   RankPlacement& me = all[size_t(rank)];
   me.host = szHostHash();
@@ -63,17 +95,18 @@ szResult_t gatherPlacements(szBootstrap* bootstrap, std::vector<RankPlacement>* 
   me.hasGpu = currentGpu(&me);
 #endif
   SZCHECK(szBootstrapAllGather(bootstrap, all.data(), sizeof(RankPlacement)));
-  // Second round: whether this rank's GPU reaches the others of its node.
-  std::vector<int32_t> verdicts(static_cast<size_t>(nranks));
-  int32_t& mine = verdicts[size_t(rank)];
-  mine = me.hasGpu;
+  // Second round: which GPUs of its node this rank's GPU reaches.
+  out->reach.assign(size_t(nranks) * size_t(nranks), 0);
+  uint8_t* mine = &out->reach[size_t(rank) * size_t(nranks)];
 #if SZ_HAVE_CUDA
-  for (const RankPlacement& o : all)
-    if (mine && o.hasGpu && o.host == me.host) mine = reaches(o.gpu);
+  for (int r = 0; r < nranks; ++r) {
+    const RankPlacement& o = all[size_t(r)];
+    mine[r] = me.hasGpu && o.hasGpu && o.host == me.host && reaches(o.gpu);
+  }
+#else
+  (void)mine;
 #endif
-  SZCHECK(szBootstrapAllGather(bootstrap, verdicts.data(), sizeof(int32_t)));
-  for (int r = 0; r < nranks; ++r) all[size_t(r)].reachesNode = verdicts[size_t(r)];
-  return szSuccess;
+  return szBootstrapAllGather(bootstrap, out->reach.data(), size_t(nranks));
 }
 
 }  // namespace sz

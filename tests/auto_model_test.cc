@@ -75,7 +75,7 @@ TEST(AutoModel, DecisionTableOfThePriors) {
   };
   for (const Case& c : cases) {
     sz::AutoModel m;
-    m.setPrior(sz::AutoPrior{c.wireGBps * kGB, c.codecGBps * kGB});
+    m.setPriors({}, sz::AutoPrior{c.wireGBps * kGB, c.codecGBps * kGB});
     for (uint64_t bytes : {uint64_t(256) << 10, k64M, k1G})
       EXPECT_EQ(m.useFrames(1, c.type, bytes), c.frames)
           << c.wireGBps << " GB/s wire, " << c.codecGBps << " GB/s codec, type " << c.type << ", " << bytes;
@@ -87,7 +87,7 @@ TEST(AutoModel, AWrongPriorIsUndoneAfterOneWarmSend) {
   // 360 GB/s (one GPU shared by both ranks' kernels): after the cold and one warm frames send,
   // raw, and frames only as re-measurements.
   sz::AutoModel m;
-    m.setPrior(sz::AutoPrior{400 * kGB, 1200 * kGB});
+  m.setPriors({}, sz::AutoPrior{400 * kGB, 1200 * kGB});
   const Truth t{400 * kGB, 360 * kGB, 3.0};
   int frames = 0;
   run(m, t, 1, k64M, 2, 2, &frames);
@@ -106,7 +106,7 @@ TEST(AutoModel, ShortAndLongRunsKeepUpWithTheBetterMode) {
       for (uint64_t bytes : {k64M, k1G})
         for (auto [warmup, timed] : {std::pair{2, 5}, std::pair{2, 100}}) {
           sz::AutoModel m;
-    m.setPrior(sz::AutoPrior{link * kGB, 1200 * kGB});
+          m.setPriors({}, sz::AutoPrior{link * kGB, 1200 * kGB});
           const Truth t{link * kGB, codecGBps * kGB, 3.0};
           const double autoSec = run(m, t, 1, bytes, warmup + timed, timed);
           const double best = std::min(fixed(t, bytes, warmup + timed, timed, true),
@@ -122,7 +122,7 @@ TEST(AutoModel, ARawPathBoundOffTheWireIsNotTakenForTheWire) {
   // on one GPU), and the first raw send took 11x the others. Raw from the first send to the last.
   for (auto [warmup, timed] : {std::pair{2, 5}, std::pair{2, 100}}) {
     sz::AutoModel m;
-    m.setPrior(sz::AutoPrior{2407 * kGB, 1444 * kGB});
+    m.setPriors({}, sz::AutoPrior{2407 * kGB, 1444 * kGB});
     const Truth t{2407 * kGB, 1444 * kGB, 11.0, 400 * kGB, 250 * kGB};
     int frames = 0;
     const double autoSec = run(m, t, 1, k64M, warmup + timed, timed, &frames);
@@ -141,7 +141,7 @@ TEST(AutoModel, ARawPathBoundOffTheWireIsNotTakenForTheWire) {
 TEST(AutoModel, AMixedSizeSweepLearnsEachSize) {
   // -b 256K -e 1G -f 2 over a 25 GB/s link: every size's first send already compresses.
   sz::AutoModel m;
-    m.setPrior(sz::AutoPrior{25 * kGB, 1200 * kGB});
+  m.setPriors({}, sz::AutoPrior{25 * kGB, 1200 * kGB});
   const Truth t{25 * kGB, 1200 * kGB};
   for (uint64_t bytes = 256 << 10; bytes <= k1G; bytes *= 2) {
     int frames = 0;
@@ -208,6 +208,18 @@ TEST(AutoModel, PeersTypesAndSizeClassesAreSeparate) {
   f = 0;
   run(m, framesFaster, 0, 1 << 20, 100, 100, &f, szFloat32);
   EXPECT_GE(f, 98);
+}
+
+TEST(AutoModel, EachPeerStartsFromItsOwnWire) {
+  // A decode rank with a prefill rank on its node over NVLink (peer 1: a 400 GB/s link, no gain
+  // from a 360 GB/s codec path) and one on another node (peer 2: a 25 GB/s NIC): from the first
+  // send, raw to the one and frames to the other.
+  sz::AutoModel m;
+  m.setPriors({sz::AutoPrior{}, sz::AutoPrior{400 * kGB, 360 * kGB}, sz::AutoPrior{25 * kGB, 360 * kGB}});
+  EXPECT_FALSE(m.useFrames(1, szBfloat16, k64M));
+  EXPECT_TRUE(m.useFrames(2, szBfloat16, k64M));
+  // A peer past the list takes the default prior (unknown: frames first).
+  EXPECT_TRUE(m.useFrames(7, szBfloat16, k64M));
 }
 
 }  // namespace

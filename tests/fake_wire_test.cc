@@ -140,7 +140,7 @@ void onTwoRanks(const szWire* data, const szWire* control,
       szBootstrap* b = nullptr;
       ASSERT_EQ(szBootstrapInit(id, r, 2, 20000, &b), szSuccess) << szGetLastError(nullptr);
       std::unique_ptr<sz::SlotProxy> proxy;
-      const sz::SlotProxyChannel host{data, sz::SlotMemory::kHost, kSlice, kSlots, 0, nullptr};
+      const sz::SlotProxyChannel host{data, sz::SlotMemory::kHost, kSlice, kSlots, 0, nullptr, {}};
       ASSERT_EQ(sz::SlotProxy::create(b, control, {host}, &proxy), szSuccess) << szGetLastError(nullptr);
       sz::CodebookDrift codebooks;
       std::unique_ptr<sz::HostSlots> slots;
@@ -226,13 +226,52 @@ TEST(FakeWire, TheProxyRefusesAWireWithoutMessages) {
   szBootstrap* b = nullptr;
   ASSERT_EQ(szBootstrapInit(id, 0, 1, 20000, &b), szSuccess) << szGetLastError(nullptr);
   std::unique_ptr<sz::SlotProxy> proxy;
-  const sz::SlotProxyChannel areas{&kAreaWire, sz::SlotMemory::kHost, kSlice, kSlots, 0, nullptr};
+  const sz::SlotProxyChannel areas{&kAreaWire, sz::SlotMemory::kHost, kSlice, kSlots, 0, nullptr, {}};
   EXPECT_EQ(sz::SlotProxy::create(b, &kFakeWire, {areas}, &proxy), szInternalError);
   EXPECT_NE(std::strstr(szGetLastError(nullptr), "message wire"), nullptr) << szGetLastError(nullptr);
-  const sz::SlotProxyChannel ok{&kFakeWire, sz::SlotMemory::kHost, kSlice, kSlots, 0, nullptr};
+  const sz::SlotProxyChannel ok{&kFakeWire, sz::SlotMemory::kHost, kSlice, kSlots, 0, nullptr, {}};
   EXPECT_EQ(sz::SlotProxy::create(b, &kAreaWire, {ok}, &proxy), szInternalError) << "a control wire without messages";
   EXPECT_EQ(proxy, nullptr);
   szBootstrapClose(b);
+}
+
+TEST(FakeWire, AChannelServesItsPairsOnly) {
+  // Three ranks; the second channel serves the pair of ranks 0 and 1 only (wire_choice.h gives
+  // each pair one wire): they get its slots, rank 2 none, and asking for them is an error.
+  {
+    std::lock_guard<std::mutex> lock(gNetsMu);
+    gNets.clear();
+  }
+  szUniqueId id;
+  ASSERT_EQ(szBootstrapGetUniqueId(&id), szSuccess);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 3; ++r)
+    threads.emplace_back([&, r] {
+      tConnects = 0;
+      szBootstrap* b = nullptr;
+      ASSERT_EQ(szBootstrapInit(id, r, 3, 20000, &b), szSuccess) << szGetLastError(nullptr);
+      const sz::SlotProxyChannel all{&kFakeWire, sz::SlotMemory::kHost, kSlice, kSlots, 0, nullptr, {}};
+      std::vector<uint8_t> serves(3, 0);  // this rank's side of the pair (0, 1)
+      if (r < 2) serves[size_t(1 - r)] = 1;
+      const sz::SlotProxyChannel pair{&kFakeWire, sz::SlotMemory::kHost, kSlice, kSlots, 0, nullptr, serves};
+      std::unique_ptr<sz::SlotProxy> proxy;
+      ASSERT_EQ(sz::SlotProxy::create(b, &kFakeWire, {all, pair}, &proxy), szSuccess) << szGetLastError(nullptr);
+      for (int peer = 0; peer < 3; ++peer) {
+        if (peer == r) continue;
+        sz::SlotChannel ch{};
+        EXPECT_EQ(proxy->channel(0, peer, 1, &ch), szSuccess);
+        const bool served = r != 2 && peer != 2;
+        EXPECT_EQ(proxy->channel(1, peer, 1, &ch), served ? szSuccess : szInvalidArgument) << r << " with " << peer;
+        if (served) {
+          EXPECT_NE(ch.ring, nullptr);
+        }
+        EXPECT_TRUE(proxy->flushed(1, peer, 0));
+      }
+      EXPECT_EQ(szBootstrapBarrier(b), szSuccess);
+      proxy.reset();
+      szBootstrapClose(b);
+    });
+  for (std::thread& t : threads) t.join();
 }
 
 }  // namespace

@@ -55,6 +55,7 @@ struct IbPeer {
   uint32_t stripes = 0;
   IbLanding landing;
   uint64_t shipNext = 0;
+  bool served = false;  // the wire serves this pair (szWireConfig::peers): set up at connect
   int forwarded = 0;  // bit 0: the send side's error went to the peer; bit 1: the receive side's
   bool broken = false;
   std::chrono::steady_clock::time_point lastBeat{};

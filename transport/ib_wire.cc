@@ -79,6 +79,7 @@ szResult_t checkConfig(const szWireConfig& config) {
 // Step 1 for one peer: memory, queue pairs, receives; fills what the peer is told.
 szResult_t setUpPeer(IbComm* c, int peer, PeerInfo* info) {
   IbPeer& p = c->peers[size_t(peer)];
+  p.served = true;
   const IbControlLayout layout(c->nslots);
   const uint64_t ringBytes = c->stride * c->nslots;
   SZCHECK(szIbAlloc(c->verbs, c->ports, ringBytes, 0, c->gpuDirect, 0, &p.sendRing));
@@ -158,18 +159,18 @@ szResult_t setUpLocal(IbComm* c, const szWireConfig& config, std::vector<PeerInf
   CUDACHECK(cudaGetDevice(&c->device));
   c->gpuDirect = szParamIbGdr() != 0 && szIbGpuDirectUsable(&c->needFlush);
   for (int peer = 0; peer < c->nranks; ++peer)
-    if (peer != c->rank) SZCHECK(setUpPeer(c, peer, &(*out)[size_t(peer)]));
+    if (peer != c->rank && szWireServes(config, peer)) SZCHECK(setUpPeer(c, peer, &(*out)[size_t(peer)]));
   return szSuccess;
 }
 
 szResult_t exchange(szBootstrap* b, IbComm* c, std::vector<PeerInfo>& mine) {
   std::vector<PeerInfo> theirs(mine.size());
   for (int peer = 0; peer < c->nranks; ++peer)
-    if (peer != c->rank) SZCHECK(szBootstrapSend(b, peer, kTagIbInfo, &mine[size_t(peer)], sizeof(PeerInfo)));
+    if (c->peers[size_t(peer)].served) SZCHECK(szBootstrapSend(b, peer, kTagIbInfo, &mine[size_t(peer)], sizeof(PeerInfo)));
   for (int peer = 0; peer < c->nranks; ++peer)
-    if (peer != c->rank) SZCHECK(szBootstrapRecv(b, peer, kTagIbInfo, &theirs[size_t(peer)], sizeof(PeerInfo)));
+    if (c->peers[size_t(peer)].served) SZCHECK(szBootstrapRecv(b, peer, kTagIbInfo, &theirs[size_t(peer)], sizeof(PeerInfo)));
   for (int peer = 0; peer < c->nranks; ++peer)
-    if (peer != c->rank) SZCHECK(connectPeer(c, peer, theirs[size_t(peer)]));
+    if (c->peers[size_t(peer)].served) SZCHECK(connectPeer(c, peer, theirs[size_t(peer)]));
   return szSuccess;
 }
 
@@ -198,7 +199,7 @@ szResult_t ibConnect(szBootstrap* b, const szWireConfig& config, void** wireComm
 
 szResult_t ibChannel(void* wireComm, int peer, int send, SlotChannel* ch) {
   IbComm* c = static_cast<IbComm*>(wireComm);
-  if (peer < 0 || peer >= c->nranks || peer == c->rank)
+  if (peer < 0 || peer >= c->nranks || peer == c->rank || !c->peers[size_t(peer)].served)
     return szSetError(szInvalidArgument, "ib wire: no channel with rank %d", peer);
   const IbPeer& p = c->peers[size_t(peer)];
   const IbControlLayout l(c->nslots);

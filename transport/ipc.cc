@@ -20,8 +20,7 @@ using namespace sz;
 
 namespace {
 
-// A node is at most this many ranks: peer areas are exchanged all-to-all at connect.
-constexpr int kMaxIpcRanks = 256;
+constexpr int kTagIpcArea = 0x1c;  // a rank's AreaInfo for one peer, over the bootstrap
 
 // Where each part of a peer area starts.
 struct AreaLayout {
@@ -92,7 +91,9 @@ szResult_t makeArea(IpcComm* c, Peer* p, AreaInfo* info) {
 
 szResult_t mapArea(IpcComm* c, int peer, const AreaInfo& info, Peer* p) {
   const AreaInfo self{int32_t(getpid()), 0, szHostHash(), 0, {}, 0, 0, 0};
-  if (!info.valid || info.host != self.host)
+  if (!info.valid)
+    return szSetError(szSystemError, "ipc wire: rank %d could not set up its slot memory for rank %d", peer, c->rank);
+  if (info.host != self.host)
     return szSetError(szInvalidUsage, "ipc wire: rank %d is on another node; the ipc wire connects the ranks of one node "
                       "(use the nccl or tcp wire)", peer);
   if (info.sliceBytes != c->config.sliceBytes || info.nslots != c->config.nslots)
@@ -117,11 +118,10 @@ szResult_t mapArea(IpcComm* c, int peer, const AreaInfo& info, Peer* p) {
   return szSuccess;
 }
 
+// Each pair the wire serves exchanges the areas it made for each other over the bootstrap
+// (every rank sends all of its own before receiving, so no order of pairs can wait on another).
 szResult_t ipcConnect(szBootstrap* b, const szWireConfig& config, void** wireComm) {
   const int nranks = szBootstrapNranks(b), rank = szBootstrapRank(b);
-  if (nranks > kMaxIpcRanks)
-    return szSetError(szInvalidUsage, "ipc wire: %d ranks; it connects the ranks of one node (at most %d)", nranks,
-                      kMaxIpcRanks);
   if (config.sliceBytes == 0 || config.sliceBytes % kSliceAlign != 0 || config.nslots == 0)
     return szSetError(szInvalidArgument, "ipc wire: slice bytes %llu (a multiple of %llu) and %u slots",
                       (unsigned long long)config.sliceBytes, (unsigned long long)kSliceAlign, config.nslots);
@@ -129,16 +129,27 @@ szResult_t ipcConnect(szBootstrap* b, const szWireConfig& config, void** wireCom
   c->rank = rank;
   c->nranks = nranks;
   c->config = config;
+  c->config.peers = nullptr;  // the caller's; a peer the wire serves has an area (Peer::theirs)
   c->stride = slotStride(config.sliceBytes);
   c->peers.resize(size_t(nranks));
-  // all[r * nranks + p]: rank r's area for rank p.
-  std::vector<AreaInfo> all(size_t(nranks) * size_t(nranks));
+  std::vector<AreaInfo> mine(static_cast<size_t>(nranks)), theirs(static_cast<size_t>(nranks));
   szResult_t res = szSuccess;
+  std::string why;
   for (int p = 0; p < nranks && res == szSuccess; ++p)
-    if (p != rank) res = makeArea(c, &c->peers[size_t(p)], &all[size_t(rank) * nranks + p]);
-  if (res == szSuccess) res = szBootstrapAllGather(b, all.data(), sizeof(AreaInfo) * nranks);
+    if (p != rank && szWireServes(config, p)) res = makeArea(c, &c->peers[size_t(p)], &mine[size_t(p)]);
+  if (res != szSuccess) {  // the peers learn it from the areas sent below (valid 0)
+    why = szThreadLastError();
+    for (AreaInfo& a : mine) a.valid = 0;
+  }
+  szResult_t sent = szSuccess;
+  for (int p = 0; p < nranks && sent == szSuccess; ++p)
+    if (p != rank && szWireServes(config, p)) sent = szBootstrapSend(b, p, kTagIpcArea, &mine[size_t(p)], sizeof(AreaInfo));
+  for (int p = 0; p < nranks && sent == szSuccess; ++p)
+    if (p != rank && szWireServes(config, p)) sent = szBootstrapRecv(b, p, kTagIpcArea, &theirs[size_t(p)], sizeof(AreaInfo));
+  if (res != szSuccess) res = szSetError(res, "%s", why.c_str());
+  else res = sent;
   for (int p = 0; p < nranks && res == szSuccess; ++p)
-    if (p != rank) res = mapArea(c, p, all[size_t(p) * nranks + rank], &c->peers[size_t(p)]);
+    if (p != rank && szWireServes(config, p)) res = mapArea(c, p, theirs[size_t(p)], &c->peers[size_t(p)]);
   // Every rank has mapped its peers' areas before any kernel may write into them.
   if (res == szSuccess) res = szBootstrapBarrier(b);
   if (res != szSuccess) {
@@ -151,7 +162,7 @@ szResult_t ipcConnect(szBootstrap* b, const szWireConfig& config, void** wireCom
 
 szResult_t ipcChannel(void* wireComm, int peer, int send, SlotChannel* ch) {
   IpcComm* c = static_cast<IpcComm*>(wireComm);
-  if (peer < 0 || peer >= c->nranks || peer == c->rank)
+  if (peer < 0 || peer >= c->nranks || peer == c->rank || c->peers[size_t(peer)].theirs == nullptr)
     return szSetError(szInvalidArgument, "ipc wire: no channel with rank %d", peer);
   const Peer& p = c->peers[size_t(peer)];
   AreaLayout a(c->stride, c->config.nslots);

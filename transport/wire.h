@@ -41,7 +41,15 @@ struct szWireConfig {
   // (peer, direction) that connect allocates, once. Message wires ignore them.
   uint64_t sliceBytes;
   uint32_t nslots;
+  // Per rank (nranks entries), 1 where this rank uses the wire with that rank; null: with every
+  // other rank. Every rank of the bootstrap still calls connect (it is collective), and each pair
+  // agrees (wire_choice.h), so a wire connects, allocates and registers for the pairs it serves
+  // only. nccl and tcp connect every pair (their connect is one collective).
+  const uint8_t* peers;
 };
+
+// Whether `config` has this rank use the wire with `peer`.
+inline bool szWireServes(const szWireConfig& config, int peer) { return config.peers == nullptr || config.peers[peer] != 0; }
 
 struct szWire {
   const char* name;

@@ -8,9 +8,10 @@
 
 namespace sz {
 
-void AutoModel::setPrior(const AutoPrior& prior) {
+void AutoModel::setPriors(const std::vector<AutoPrior>& perPeer, const AutoPrior& others) {
   std::lock_guard<std::mutex> lock(mu_);
-  prior_ = prior;
+  priors_ = perPeer;
+  others_ = others;
 }
 
 AutoModel::SizeClass& AutoModel::find(int peer, szDataType_t type, uint64_t bytes) {
@@ -19,17 +20,18 @@ AutoModel::SizeClass& AutoModel::find(int peer, szDataType_t type, uint64_t byte
   return classes_[Key(peer, int(type), log2)];
 }
 
-bool AutoModel::prefersFrames(const SizeClass& c, szDataType_t type) const {
+bool AutoModel::prefersFrames(const SizeClass& c, int peer, szDataType_t type) const {
+  const AutoPrior& pr = prior(peer);
   constexpr double kUnknown = std::numeric_limits<double>::infinity();
   // A frame keeps sign and mantissa and a 4-bit exponent code per element (paper §3.1).
   const TypeTraits t = typeTraits(type);
   const double ratio = c.ratio > 0 ? c.ratio : double(t.elemBits()) / double(t.elemBits() - t.expBits + 4);
-  const double raw = c.raw.measured() ? c.raw.bps() : prior_.wireBps;
+  const double raw = c.raw.measured() ? c.raw.bps() : pr.wireBps;
   if (raw <= 0) return true;  // an unknown wire: taken as slower than the codec
   double frames = c.frames.bps();
   if (!c.frames.measured()) {  // seconds per byte: the raw send's on the wire and the rest
-    const double wire = prior_.wireBps > raw ? 1 / prior_.wireBps : 1 / raw, rest = 1 / raw - wire;
-    frames = 1 / (rest + 1 / std::min(prior_.codecBps > 0 ? prior_.codecBps : kUnknown, ratio / wire));
+    const double wire = pr.wireBps > raw ? 1 / pr.wireBps : 1 / raw, rest = 1 / raw - wire;
+    frames = 1 / (rest + 1 / std::min(pr.codecBps > 0 ? pr.codecBps : kUnknown, ratio / wire));
   }
   return frames >= (1 + kMargin) * raw;
 }
@@ -41,13 +43,13 @@ bool AutoModel::useFrames(int peer, szDataType_t type, uint64_t bytes) {
     --c.explore;
     return !c.explorePref;
   }
-  const bool pref = prefersFrames(c, type);
+  const bool pref = prefersFrames(c, peer, type);
   const Mode& mine = pref ? c.frames : c.raw;
   const Mode& other = pref ? c.raw : c.frames;
   // The other mode is measured now and then; at once where nothing predicts it (frames preferred
   // over a wire of unknown speed that no raw send has measured yet); only after kMaxPeriod sends
   // where a prior predicts it to lose and it was never measured (its first send is cold).
-  const bool blind = pref && !other.measured() && prior_.wireBps <= 0;
+  const bool blind = pref && !other.measured() && prior(peer).wireBps <= 0;
   const int period = other.measured() || blind ? c.period : int(kMaxPeriod);
   if (!c.exploring && mine.measured() && (blind || ++c.since >= period)) {
     c.since = 0;
@@ -74,7 +76,7 @@ void AutoModel::record(int peer, szDataType_t type, uint64_t bytes, bool frames,
   }
   if (!c.exploring || frames == c.explorePref || !m.measured() || c.explore > 0) return;
   c.exploring = false;
-  c.period = prefersFrames(c, type) == c.explorePref ? std::min(2 * c.period, int(kMaxPeriod))
+  c.period = prefersFrames(c, peer, type) == c.explorePref ? std::min(2 * c.period, int(kMaxPeriod))
                                                                   : int(kMinPeriod);
 }
 

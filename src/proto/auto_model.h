@@ -23,6 +23,7 @@
 #include <map>
 #include <mutex>
 #include <tuple>
+#include <vector>
 
 #include "splitzip.h"
 
@@ -39,8 +40,8 @@ class AutoModel {
   static constexpr int kMinPeriod = 16, kMaxPeriod = 1024;
   static constexpr double kMargin = 0.03;  // frames must be predicted this much faster
 
-  // The prior for every peer (the communicator's wire and device).
-  void setPrior(const AutoPrior& prior);
+  // The prior of each peer (by rank: its pair's wire, and the device), and of any peer not listed.
+  void setPriors(const std::vector<AutoPrior>& perPeer, const AutoPrior& others = AutoPrior{});
   // Whether the next send of `bytes` of a compressible `type` to `peer` travels as frames.
   bool useFrames(int peer, szDataType_t type, uint64_t bytes);
   // A completed send: `bytes` uncompressed bytes in `seconds`, as frames (`wireBytes` of them on
@@ -68,10 +69,14 @@ class AutoModel {
   };
   using Key = std::tuple<int, int, int>;  // peer, type, log2(bytes)
   SizeClass& find(int peer, szDataType_t type, uint64_t bytes);
-  bool prefersFrames(const SizeClass& c, szDataType_t type) const;
+  bool prefersFrames(const SizeClass& c, int peer, szDataType_t type) const;
+  const AutoPrior& prior(int peer) const {
+    return peer >= 0 && size_t(peer) < priors_.size() ? priors_[size_t(peer)] : others_;
+  }
 
   std::mutex mu_;
-  AutoPrior prior_;
+  std::vector<AutoPrior> priors_;
+  AutoPrior others_;
   std::map<Key, SizeClass> classes_;
 };
 

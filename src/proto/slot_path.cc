@@ -166,8 +166,11 @@ szResult_t SlotPath::enqueue(const std::vector<Op>& reqs, cudaStream_t stream) {
   std::vector<uint64_t> slices(reqs.size()), sliceBytes(reqs.size());
   for (size_t k = 0; k < reqs.size(); ++k) {
     const Op& r = reqs[k];
+    if (channels_.channel(r.send, r.peer).ring == nullptr)
+      return szSetError(szInvalidUsage, "%s: rank %d takes no device buffers from this rank (one of the two has no "
+                        "GPU): pass host buffers", r.api, r.peer);
     const uint64_t bytes = r.count * szTypeSize(r.type);
-    sliceBytes[k] = opSliceBytes(bytes);
+    sliceBytes[k] = opSliceBytes(r.send, r.peer, bytes);
     slices[k] = opSlices(bytes, sliceBytes[k]);
     const bool frames = r.send && r.frames;
     if (frames && !codebooksFit(r, sliceBytes[k]))

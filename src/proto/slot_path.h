@@ -25,7 +25,7 @@ namespace sz {
 constexpr uint64_t kCalibrateElems = uint64_t(1) << 22;
 
 struct SlotPathConfig {
-  uint64_t sliceBytes;
+  uint64_t sliceBytes;  // the largest slice of any channel (the scratch buffers' stride)
   uint32_t nslots;
   uint32_t blocks;  // blocks per launch (split among its operations)
   int timeoutMs;
@@ -40,8 +40,11 @@ class SlotPath {
   SlotPath(const SlotPath&) = delete;
   SlotPath& operator=(const SlotPath&) = delete;
 
-  // The slice size of an operation of `bytes` bytes (both sides cut alike: slot_format.h).
-  uint64_t opSliceBytes(uint64_t bytes) const { return sz::opSliceBytes(bytes, cfg_.sliceBytes); }
+  // The slice size of an operation of `bytes` bytes with `peer`, from its channel's slices (both
+  // sides of a pair cut alike: slot_format.h).
+  uint64_t opSliceBytes(bool send, int peer, uint64_t bytes) const {
+    return sz::opSliceBytes(bytes, channels_.channel(send, peer).sliceBytes);
+  }
   // One launch on `stream` running `reqs` together (at most kMaxSlotOps).
   szResult_t enqueue(const std::vector<Op>& reqs, cudaStream_t stream);
   // Collects finished launches, calling `done` for each of their operations (also those that

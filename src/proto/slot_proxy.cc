@@ -44,6 +44,7 @@ struct End {
 
 // One channel with one peer.
 struct Chan {
+  bool served = false;  // the channel serves this pair (SlotProxyChannel::peers)
   End send, recv;
   uint64_t shipNext = 0, landPosted = 0, landNext = 0, creditNext = 0;
   std::deque<szWireRequest*> sends;  // shipped slots, in step order
@@ -204,6 +205,7 @@ bool receiveCtrl(State* s, int peer, Peer& p, bool hostOnly, bool* moved) {
   while (done(cw, p.ctrlRecv, &ok, &got)) {
     if (!ok || got != sizeof(Ctrl) || p.ctrlIn.channel >= s->chans.size()) return false;
     Chan& c = p.chans[p.ctrlIn.channel];
+    if (!c.served) return false;  // no proxy sends for a channel the pair does not use
     const uint32_t nslots = s->chans[p.ctrlIn.channel].cfg.nslots;
     if (p.ctrlIn.kind == kCredit) {
       if (p.ctrlIn.step >= c.shipNext) return false;
@@ -228,7 +230,7 @@ bool receiveCtrl(State* s, int peer, Peer& p, bool hostOnly, bool* moved) {
 bool progressPeer(State* s, int peer, Peer& p, bool hostOnly, bool* moved) {
   if (!receiveCtrl(s, peer, p, hostOnly, moved)) return false;
   for (uint32_t ci = 0; ci < s->chans.size() && !p.dataFailed; ++ci) {
-    if (hostOnly && s->chans[ci].cfg.memory != SlotMemory::kHost) continue;
+    if (!p.chans[ci].served || (hostOnly && s->chans[ci].cfg.memory != SlotMemory::kHost)) continue;
     if (!progressChan(s, peer, p, ci, moved)) {
       p.dataFailed = true;
       p.dataFailedAt = std::chrono::steady_clock::now();
@@ -379,10 +381,9 @@ szResult_t SlotProxy::create(szBootstrap* b, const szWire* control, const std::v
   bool needThread = false;
   for (const SlotProxyChannel& c : channels) {
     if (c.wire == nullptr || !szWireMovesMessages(c.wire) || c.sliceBytes == 0 || c.sliceBytes % kSliceAlign != 0 || c.sliceBytes > (uint64_t(1) << 32) ||
-        c.nslots == 0 || c.nslots > (1u << 20))
+        c.nslots == 0 || c.nslots > (1u << 20) || (!c.peers.empty() && c.peers.size() != size_t(s->nranks)))
       return szSetError(szInternalError, "slot proxy: a channel without a message wire, slice size or slots");
     s->chans.push_back(ChanShape{c, slotStride(c.sliceBytes), nullptr});
-    needThread |= c.memory != SlotMemory::kHost;
   }
   s->peers = std::vector<Peer>(size_t(s->nranks));
   for (int peer = 0; peer < s->nranks; ++peer) {
@@ -390,6 +391,10 @@ szResult_t SlotProxy::create(szBootstrap* b, const szWire* control, const std::v
     Peer& p = s->peers[size_t(peer)];
     p.chans.resize(s->chans.size());
     for (size_t ci = 0; ci < s->chans.size(); ++ci) {
+      const std::vector<uint8_t>& serves = s->chans[ci].cfg.peers;
+      p.chans[ci].served = serves.empty() || serves[size_t(peer)] != 0;
+      if (!p.chans[ci].served) continue;
+      needThread |= s->chans[ci].cfg.memory != SlotMemory::kHost;  // kernels cannot progress the proxy
       SZCHECK(makeEnd(s->chans[ci], &p.chans[ci].send));
       SZCHECK(makeEnd(s->chans[ci], &p.chans[ci].recv));
     }
@@ -397,10 +402,11 @@ szResult_t SlotProxy::create(szBootstrap* b, const szWire* control, const std::v
   // Every posted receive waits for the peer's next operation, however long that takes; a closed
   // or reset connection still fails it at once (senders and receivers time out on their own).
   for (ChanShape& c : s->chans) {
-    szWireConfig wc{szBootstrapTimeoutMs(b), 0, c.cfg.ncclComm, 1, c.cfg.linkGBps, 0, 0};
+    szWireConfig wc{szBootstrapTimeoutMs(b), 0, c.cfg.ncclComm, 1, c.cfg.linkGBps, 0, 0,
+                    c.cfg.peers.empty() ? nullptr : c.cfg.peers.data()};
     SZCHECK(c.cfg.wire->connect(b, wc, &c.data));
   }
-  szWireConfig wc{szBootstrapTimeoutMs(b), 0, nullptr, 1, 0, 0, 0};  // the control messages are not the link under test
+  szWireConfig wc{szBootstrapTimeoutMs(b), 0, nullptr, 1, 0, 0, 0, nullptr};  // the control messages are not the link under test
   SZCHECK(s->ctrlWire->connect(b, wc, &s->ctrl));
   int device = -1;
 #if SZ_HAVE_CUDA
@@ -420,6 +426,7 @@ szResult_t SlotProxy::channel(int chan, int peer, int send, SlotChannel* ch) {
   const ChanShape& shape = s->chans[size_t(chan)];
   const SlotMemory m = shape.cfg.memory;
   const Chan& c = s->peers[size_t(peer)].chans[size_t(chan)];
+  if (!c.served) return szSetError(szInvalidArgument, "slot proxy: channel %d does not serve rank %d", chan, peer);
   const End& e = send ? c.send : c.recv;
   *ch = SlotChannel{};
   ch->ring = m == SlotMemory::kDevice ? e.ring : userAddress(m, e.ring);
@@ -445,6 +452,7 @@ bool SlotProxy::flushed(int chan, int peer, uint64_t steps) {
   const Peer& p = s_->peers[size_t(peer)];
   if (p.broken) return true;
   const Chan& c = p.chans[size_t(chan)];
+  if (!c.served) return true;
   return c.creditNext >= steps && c.ctrlPending == 0 &&
          (slotLoadError(c.send.peerError) == 0 || (c.sentErrors & 1)) &&
          (slotLoadError(c.recv.peerError) == 0 || (c.sentErrors & 2));

@@ -40,6 +40,9 @@ struct SlotProxyChannel {
   uint32_t nslots;
   double linkGBps;  // tcp: pace the data connections (SZ_TCP_LINK_GBPS); 0: none
   void* ncclComm;   // nccl: a communicator to wrap, or null
+  // Per rank, 1 where this channel serves the pair (wire_choice.h); empty: every peer. Rings and
+  // words are allocated for the pairs served only.
+  std::vector<uint8_t> peers;
 };
 
 class SlotProxy {
