@@ -333,10 +333,11 @@ typedef struct {
   size_t size;           /* sizeof(szConfig_t) */
   unsigned int magic;    /* SZ_CONFIG_MAGIC */
   unsigned int version;  /* SZ_VERSION_CODE */
-  const char* wire;      /* "tcp", "ipc", "nccl", "ib" or NULL: SZ_WIRE, else chosen at init from
-                            where the ranks are (the same on every rank): tcp where a rank has no
-                            GPU or two processes share one, ipc for the GPUs of one node that reach
-                            each other peer-to-peer (threads sharing one GPU too), else nccl */
+  const char* wire;      /* "tcp", "ipc", "nccl", "ib" for every pair of ranks, or NULL: SZ_WIRE,
+                            else chosen at init per pair (alike on both ranks): tcp where either
+                            has no GPU or the two are processes sharing one, ipc for GPUs of one
+                            node that reach each other peer-to-peer (threads sharing one GPU
+                            too), else nccl (tcp where NCCL cannot serve every rank) */
   int codec;             /* SZ_CODEC_*, or -1: SZ_CODEC (on|off|auto, default auto) */
   const szCodebook_t* codebook; /* see codebookMode; NULL: the built-in default of each type */
   size_t sliceBytes;     /* host buffers: uncompressed bytes per slice, 1024 to 1 GiB (rounded up
@@ -433,8 +434,20 @@ szResult_t szRecvv(void* const* recvbuffs, const size_t* counts, int nbuffs, szD
 szResult_t szGroupStart(void);
 szResult_t szGroupEnd(void);
 
-/* Sends and receives are counted apart; sends to self (copies) are not counted. */
-typedef struct {
+/* Sends and receives are counted apart; sends to self (copies) are not counted.
+ * size, magic and version say which layout the caller holds, so that fields can be added after
+ * 0.1.0 (whose struct began with rawBytes) without writing past an older caller's struct: in C,
+ * initialize with SZ_STATS_INITIALIZER; in C++ a declared szStats_t carries them already. A struct
+ * without the magic is taken for 0.1.0's layout (a program built against 0.1.0). */
+#ifdef __cplusplus
+#define SZ_STATS_FIELD_INIT(value) = value
+#else
+#define SZ_STATS_FIELD_INIT(value)
+#endif
+typedef struct szStats {
+  size_t size SZ_STATS_FIELD_INIT(sizeof(struct szStats));  /* sizeof(szStats_t) */
+  unsigned int magic SZ_STATS_FIELD_INIT(0x535A5354u);       /* SZ_STATS_MAGIC */
+  unsigned int version SZ_STATS_FIELD_INIT(SZ_VERSION_CODE); /* SZ_VERSION_CODE */
   uint64_t rawBytes;          /* sends: uncompressed bytes sent */
   uint64_t wireBytes;         /* sends: bytes sent on the wire (headers included) */
   uint64_t escapes;           /* sends: escapes in the frames sent */
@@ -450,7 +463,12 @@ typedef struct {
   double escapeRate;          /* sends: escapes per element of the compressed frames sent (0
                                  before any); paper §3.2 */
 } szStats_t;
-/* Counters of this rank's operations since init (stage times are cumulative). */
+#define SZ_STATS_MAGIC 0x535A5354u
+#define SZ_STATS_INITIALIZER \
+  { sizeof(szStats_t), SZ_STATS_MAGIC, SZ_VERSION_CODE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+/* Counters of this rank's operations since init (stage times are cumulative). `stats` carries
+ * its size (SZ_STATS_INITIALIZER); the fields it has room for are written, the rest of a newer
+ * library's are not. Errors: szInvalidArgument (NULL, or a size smaller than 0.1.0's fields). */
 szResult_t szCommGetStats(const szComm_t comm, szStats_t* stats);
 
 #ifdef __cplusplus

@@ -572,12 +572,31 @@ extern "C" szResult_t szCommUserRank(const szComm_t comm, int* rank) {
   return szSuccess;
 }
 
+// szStats_t's counters as SplitZip 0.1.0 had them (its struct had no size, magic and version).
+constexpr size_t kStatsHeader = offsetof(szStats_t, rawBytes);
+constexpr size_t kStatsBytes010 = offsetof(szStats_t, escapeRate) + sizeof(double) - kStatsHeader;
+
 extern "C" szResult_t szCommGetStats(const szComm_t comm, szStats_t* stats) {
   if (comm == nullptr || stats == nullptr) return szSetError(szInvalidArgument, "szCommGetStats: NULL argument");
+  const bool sized = stats->magic == SZ_STATS_MAGIC;  // else a caller built against 0.1.0
+  if (sized && stats->size < kStatsHeader + kStatsBytes010)
+    return szSetError(szInvalidArgument, "szCommGetStats: stats->size %zu is smaller than 0.1.0's counters (%zu bytes): "
+                      "initialize it with SZ_STATS_INITIALIZER", stats->size, kStatsHeader + kStatsBytes010);
   if (comm->asyncError.load() == szSuccess) commReapSlots(comm);
-  std::lock_guard<std::mutex> lock(comm->statsMu);
-  *stats = comm->stats;
-  stats->recalibrations = comm->codebooks ? comm->codebooks->recalibrations() : 0;
-  stats->escapeRate = comm->compressedElements ? double(stats->escapes) / double(comm->compressedElements) : 0.0;
+  szStats_t now;
+  uint64_t compressedElements = 0;
+  {
+    std::lock_guard<std::mutex> lock(comm->statsMu);
+    now = comm->stats;
+    compressedElements = comm->compressedElements;
+  }
+  now.recalibrations = comm->codebooks ? comm->codebooks->recalibrations() : 0;
+  now.escapeRate = compressedElements ? double(now.escapes) / double(compressedElements) : 0.0;
+  const uint8_t* from = reinterpret_cast<const uint8_t*>(&now) + kStatsHeader;
+  if (!sized) {
+    memcpy(static_cast<void*>(stats), from, kStatsBytes010);
+    return szSuccess;
+  }
+  memcpy(reinterpret_cast<uint8_t*>(stats) + kStatsHeader, from, std::min(stats->size, sizeof(szStats_t)) - kStatsHeader);
   return szSuccess;
 }
