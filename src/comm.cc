@@ -334,10 +334,18 @@ szResult_t connectSlots(szComm* comm, const Placements& placed, const WirePlan& 
       return comm->wires[i]->channel(comm->slotAreas[i], peer, send, ch);
     };
     SZCHECK(SlotPath::create(source, me, n, pc, &comm->slotPath));
-    for (size_t i = 0; i < nw; ++i)
-      INFO(SZ_INIT, "rank %d: device buffers on the slot protocol over wire %s: %llu-byte slices, %u slots per peer "
-           "and direction, %u blocks, emulated link %g GB/s", me, comm->wires[i]->name,
-           (unsigned long long)pcs[i].sliceBytes, pcs[i].nslots, pcs[i].blocks, emulatedLinkGBps(comm, comm->wires[i]));
+    for (size_t i = 0; i < nw; ++i) {
+      int peers = 0;
+      for (uint8_t x : serves[i]) peers += x;
+      // Each peer's receive ring (slot-area wires: in this rank's GPU memory; proxied wires keep
+      // both ends here, in pinned or device memory).
+      const double ringMiB = double(pcs[i].nslots) * double(slotStride(pcs[i].sliceBytes)) / (1 << 20);
+      INFO(SZ_INIT, "rank %d: device buffers to %d peer(s) on the slot protocol over wire %s: %llu-byte slices, %u "
+           "slots per peer and direction, %u blocks, emulated link %g GB/s; slot memory %.1f MiB per peer (%.1f MiB "
+           "in all)", me, peers, comm->wires[i]->name, (unsigned long long)pcs[i].sliceBytes, pcs[i].nslots,
+           pcs[i].blocks, emulatedLinkGBps(comm, comm->wires[i]), ringMiB * (deviceChannel[i] >= 0 ? 2 : 1),
+           ringMiB * (deviceChannel[i] >= 0 ? 2 : 1) * peers);
+    }
   }
   comm->codebooks.reset(new CodebookDrift(comm->cfg.followCodebook, &comm->cfg.codebook));
   HostSlotConfig hc{kHostChannel, hostSlice, comm->cfg.depth, comm->cfg.timeoutMs, comm->cfg.crc,
