@@ -108,6 +108,7 @@ struct SlotChannel {
   uint64_t stride;
   uint64_t sliceBytes;
   uint32_t nslots;
+  uint32_t maxBlocks;   // host side: the most blocks one operation on the channel takes (0: no cap)
 };
 
 // A piece of a szSendv/szRecvv buffer list.

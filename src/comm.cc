@@ -287,8 +287,8 @@ szResult_t connectSlots(szComm* comm, const Placements& placed, const WirePlan& 
       SlotProxyChannel{tcp, SlotMemory::kHost, hostSlice, hostSlots, comm->cfg.tcpLinkGBps, nullptr, {}}};
   const size_t nw = comm->wires.size();
   std::vector<std::vector<uint8_t>> serves(nw, std::vector<uint8_t>(size_t(n), 0));
-  for (int p = 0; p < n; ++p)
-    if (p != me && placed.ranks[size_t(p)].hasGpu && comm->cudaDevice >= 0)
+  for (int p = 0; p < n; ++p)  // alike on both sides of a pair: from the placements both see
+    if (p != me && placed.ranks[size_t(p)].hasGpu && placed.ranks[size_t(me)].hasGpu && comm->cudaDevice >= 0)
       serves[size_t(comm->peerWire[size_t(p)])][size_t(p)] = 1;
   std::vector<SlotPathConfig> pcs(nw);
   std::vector<int> deviceChannel(nw, -1);  // message wires: the proxy's channel
@@ -326,12 +326,14 @@ szResult_t connectSlots(szComm* comm, const Placements& placed, const WirePlan& 
   }
   if (comm->cudaDevice >= 0) {
     // Each peer's channels from its pair's wire; none where the pair has no device path.
-    ChannelSource source = [comm, serves, deviceChannel](int peer, int send, SlotChannel* ch) -> szResult_t {
+    ChannelSource source = [comm, serves, deviceChannel, pcs](int peer, int send, SlotChannel* ch) -> szResult_t {
       const size_t i = size_t(comm->peerWire[size_t(peer)]);
       *ch = SlotChannel{};
       if (!serves[i][size_t(peer)]) return szSuccess;
-      if (deviceChannel[i] >= 0) return comm->proxy->channel(deviceChannel[i], peer, send, ch);
-      return comm->wires[i]->channel(comm->slotAreas[i], peer, send, ch);
+      SZCHECK(deviceChannel[i] >= 0 ? comm->proxy->channel(deviceChannel[i], peer, send, ch)
+                                    : comm->wires[i]->channel(comm->slotAreas[i], peer, send, ch));
+      ch->maxBlocks = pcs[i].blocks;  // the wire's own, where a launch mixes wires
+      return szSuccess;
     };
     SZCHECK(SlotPath::create(source, me, n, pc, &comm->slotPath));
     for (size_t i = 0; i < nw; ++i) {
@@ -442,11 +444,13 @@ szResult_t initComm(szComm* comm, int nranks, const szUniqueId& id, int rank, vo
   // wires: ipc, ib), or through the proxy over the wire's messages (tcp, nccl). Host buffers take
   // the host channel over tcp on every wire (NCCL itself takes no host buffers).
   comm->cudaDevice = currentDevice();
-  for (const std::string& name : plan.wires) {
-    const szWire* w = szFindWire(name.c_str());
-    if (w == nullptr) return szSetError(szInvalidArgument, "unknown or unavailable wire '%s'", name.c_str());
-    if (w->needsGpu && comm->cudaDevice < 0)
-      return szSetError(szInvalidUsage, "wire '%s' needs a GPU", name.c_str());
+  for (size_t i = 0; i < plan.wires.size(); ++i) {
+    const szWire* w = szFindWire(plan.wires[i].c_str());
+    if (w == nullptr) return szSetError(szInvalidArgument, "unknown or unavailable wire '%s'", plan.wires[i].c_str());
+    bool mine = false;  // a wire of other pairs only: connected with nothing to serve here
+    for (int p = 0; p < nranks; ++p) mine = mine || plan.of(rank, p, nranks) == int(i);
+    if (w->needsGpu && mine && comm->cudaDevice < 0)
+      return szSetError(szInvalidUsage, "wire '%s' needs a GPU", w->name);
     comm->wires.push_back(w);
   }
   comm->peerWire.resize(size_t(nranks));

@@ -81,15 +81,15 @@ struct szComm {
 
 namespace sz {
 
-// The wire this rank uses with `peer` (with itself: the communicator's first).
-inline const szWire* commWire(const szComm* comm, int peer) {
-  const int i = comm->peerWire[size_t(peer)];
-  return comm->wires[size_t(i < 0 ? 0 : i)];
-}
+// The wire this rank uses with `peer` (not itself: a send to self is a copy).
+inline const szWire* commWire(const szComm* comm, int peer) { return comm->wires[size_t(comm->peerWire[size_t(peer)])]; }
 
 // Whether a call with no buffers to `peer` is stream-ordered, as ncclSend's: its wire moves
-// device memory in its messages (NCCL's).
+// device memory in its messages (NCCL's); with itself, where every wire of the communicator does.
 inline bool commDeviceOnly(const szComm* comm, int peer) {
+  bool all = true;
+  for (const szWire* w : comm->wires) all = all && szWireMovesMessages(w) && w->deviceMemory;
+  if (peer == comm->rank) return all;
   const szWire* w = commWire(comm, peer);
   return szWireMovesMessages(w) && w->deviceMemory;
 }

@@ -131,7 +131,10 @@ szResult_t makeOp(const char* fn, bool send, void* const* bufs, const size_t* co
       return szSetError(szInvalidArgument, "%s: buffer list mixes host and device memory", fn);
   // SZ_ENCRYPT protects the host slots' bytes on the tcp wire; device buffers on a wire that
   // leaves the node would travel in the clear, so they are refused rather than sent so.
-  if (device && comm->cfg.encrypt && !commWire(comm, peer)->nodeLocal)
+  if (device && peer != comm->rank && comm->slotPath && !comm->slotPath->reaches(send, peer))
+    return szSetError(szInvalidUsage, "%s: rank %d takes no device buffers from rank %d (one of the two has no GPU): "
+                      "pass host buffers", fn, peer, comm->rank);
+  if (device && peer != comm->rank && comm->cfg.encrypt && !commWire(comm, peer)->nodeLocal)
     return szSetError(szInvalidUsage, "%s: SZ_ENCRYPT=1 encrypts host buffers only: device buffers to rank %d on "
                       "wire %s would travel in the clear (stage them in host memory, or use the ipc wire within a "
                       "node)", fn, peer, commWire(comm, peer)->name);

@@ -166,9 +166,8 @@ szResult_t SlotPath::enqueue(const std::vector<Op>& reqs, cudaStream_t stream) {
   std::vector<uint64_t> slices(reqs.size()), sliceBytes(reqs.size());
   for (size_t k = 0; k < reqs.size(); ++k) {
     const Op& r = reqs[k];
-    if (channels_.channel(r.send, r.peer).ring == nullptr)
-      return szSetError(szInvalidUsage, "%s: rank %d takes no device buffers from this rank (one of the two has no "
-                        "GPU): pass host buffers", r.api, r.peer);
+    if (channels_.channel(r.send, r.peer).ring == nullptr)  // the group layer refuses these (reaches)
+      return szSetError(szInternalError, "slot path: no device channel with rank %d", r.peer);
     const uint64_t bytes = r.count * szTypeSize(r.type);
     sliceBytes[k] = opSliceBytes(r.send, r.peer, bytes);
     slices[k] = opSlices(bytes, sliceBytes[k]);
@@ -265,7 +264,8 @@ szResult_t SlotPath::enqueue(const std::vector<Op>& reqs, cudaStream_t stream) {
     op.bytes = bytes;
     op.slices = slices[k];
     op.sliceBytes = sliceBytes[k];
-    const uint32_t nblocks = uint32_t(std::min<uint64_t>(share, slices[k]));
+    const uint32_t cap = op.ch.maxBlocks > 0 ? op.ch.maxBlocks : share;  // e.g. NCCL's kernels need theirs
+    const uint32_t nblocks = uint32_t(std::min<uint64_t>(std::min(share, cap), slices[k]));
     op.blockBegin = nextBlock;
     op.blockEnd = nextBlock + nblocks;
     nextBlock += nblocks;

@@ -45,6 +45,8 @@ class SlotPath {
   uint64_t opSliceBytes(bool send, int peer, uint64_t bytes) const {
     return sz::opSliceBytes(bytes, channels_.channel(send, peer).sliceBytes);
   }
+  // Whether this rank has a device channel with `peer` (none where one of the two has no GPU).
+  bool reaches(bool send, int peer) const { return channels_.channel(send, peer).ring != nullptr; }
   // One launch on `stream` running `reqs` together (at most kMaxSlotOps).
   szResult_t enqueue(const std::vector<Op>& reqs, cudaStream_t stream);
   // Collects finished launches, calling `done` for each of their operations (also those that
