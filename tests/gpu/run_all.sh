@@ -76,7 +76,7 @@ finish() {  # the short table (summary.txt), the logs; the exit status says whet
     grep -h -E "^\[  (PASSED|FAILED|SKIPPED) \]|tests? ran" "$LOGS"/cpu_tests.log "$LOGS"/gpu_tests.log 2>/dev/null | head -20
     grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" "$LOGS"/memcheck.log "$LOGS"/racecheck.log "$LOGS"/ipc_memcheck.log "$LOGS"/ipc_racecheck.log 2>/dev/null
     grep -h -E "^\[  (PASSED|FAILED) \]" "$LOGS"/gpu_tests_2.log "$LOGS"/gpu_tests_3.log "$LOGS"/ipc_tests_conn1.log 2>/dev/null
-    for f in py_compilers py_tests py_gdb sr_ipc_slice_1048576 sr_ipc_slice_4194304 copy_perf perf_bf16 perf_e5m2 \
+    for f in mixed_wires py_compilers py_tests py_gdb sr_ipc_slice_1048576 sr_ipc_slice_4194304 copy_perf perf_bf16 perf_e5m2 \
              $(for V in ${VARIANTS:-}; do echo perf_bf16_$V perf_e5m2_$V; done) ${VARIANTS:+perf_bf16_again perf_e5m2_again} authors nvcomp_bf16 nvcomp_e5m2 link_table auto_table auto_small auto_mixed sr_ipc ow_ipc sr_ipc_codebook codebook_cpu demo demo_tcp demo_ipc sr_tcp sr_tcp_64m sr_tcp_auto sr_nvlink sr_nvlink_auto sr_nvlink_ipc interpose_torch sr_1channel sr_sockets \
              nccl_nvlink nccl_1channel nccl_sockets; do [ -f "$LOGS/$f.log" ] && { echo "--- $f"; cat "$LOGS/$f.log"; }; done
     printf '%s\n' "${SUMMARY[@]}"
@@ -192,6 +192,15 @@ if [ "$QUICK" = "--defaults" ] && [ $COMM_HUNG = 0 ]; then
     -t 2 --wire ipc --codec auto ${KV_BF16:+--data $KV_BF16} -n 20 -w 2 -b 64M -e 64M 2>&1 | grep -v ' slice ' | tail -n 400"
 fi
 MPI="mpirun --bind-to none --allow-run-as-root --oversubscribe -np 2 -x SZ_SOCKET_IFNAME -x SZ_TIMEOUT_MS -x NCCL_NVLS_ENABLE"
+if [ "$NGPUS" = 1 ] && [ $COMM_HUNG = 0 ] && [ "$QUICK" != "--codec" ]; then
+  # Wires per pair (src/wire_choice.h) with the default choice: two processes of two threads on
+  # one GPU make four ranks, threads of a process paired over ipc and the processes over tcp;
+  # each rank's launch mixes an ipc and a tcp operation. Bit-checked (#wrong must be 0).
+  STEP_TIMEOUT=120 step mixed_wires sh -c "$MPI ${LD_LIBRARY_PATH:+-x LD_LIBRARY_PATH} -x SZ_DEBUG=INFO -x SZ_DEBUG_SUBSYS=INIT \
+    ./build/perf/sendrecv_perf -t 2 --codec on ${KV_BF16:+--data $KV_BF16} -b 1M -e 4M -f 4 -n 2 -w 1 -c 1 \
+    >$LOGS/mixed.out 2>&1; rc=\$?; cat $LOGS/mixed.out; [ \$rc = 0 ] && grep -q 'wires ipc+tcp' $LOGS/mixed.out &&
+    grep -q 'Out of bounds values *: 0 OK' $LOGS/mixed.out"
+fi
 if [ "$NGPUS" = 1 ] && [ $COMM_HUNG = 0 ] && [ "$QUICK" != "--quick" ] && [ "$QUICK" != "--codec" ] && [ "$QUICK" != "--defaults" ]; then
   # One GPU (NCCL refuses two ranks on one GPU): both ranks share it as two threads of one
   # process (kernels of two processes on one GPU time-slice, and the slot protocol's kernels wait
