@@ -139,6 +139,11 @@ void findRanks(Process& p, int* argc, char*** argv) {
     p.proc = envInt("SZ_RANK", -1);
     p.procLocal = envInt("SZ_LOCAL_RANK", p.proc);
     if (p.ranksPerProc != 1) throw SetupError("with SZ_COMM_ID each process is one rank: drop -t and -g");
+    const char* secret = getenv("SZ_COMM_SECRET");
+    if (secret == nullptr || *secret == '\0')
+      throw SetupError("SZ_COMM_ID without SZ_COMM_SECRET: give every rank the same secret (e.g. SZ_COMM_SECRET=$(openssl "
+                       "rand -hex 16) shared by the launcher); without it any process that reaches the address can join "
+                       "(README, \"Processes started without MPI\")");
     if (p.nprocs < 1 || p.proc < 0 || p.proc >= p.nprocs)
       throw SetupError(format("SZ_RANK=%d is not a rank of SZ_NRANKS=%d", p.proc, p.nprocs));
   }

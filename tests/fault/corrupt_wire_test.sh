@@ -11,6 +11,8 @@ if [[ -z ${CORRUPT_WIRE_TEST_BOUNDED:-} ]]; then
   CORRUPT_WIRE_TEST_BOUNDED=1 exec timeout 120 "$0" "$@"
 fi
 set -uo pipefail
+# Ranks started apart meet at SZ_COMM_ID with a shared secret (the perf tools require one).
+export SZ_COMM_SECRET="$(od -An -tx1 -N16 /dev/urandom | tr -d " \n")"
 
 PERF="${1:-${BUILD:-build}/perf/sendrecv_perf}"
 DIR="$(mktemp -d)"

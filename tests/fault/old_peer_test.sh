@@ -15,6 +15,8 @@ if [[ -z ${OLD_PEER_TEST_BOUNDED:-} ]]; then
   OLD_PEER_TEST_BOUNDED=1 exec timeout 600 "$0" "$@"
 fi
 set -uo pipefail
+# Ranks started apart meet at SZ_COMM_ID with a shared secret (the perf tools require one).
+export SZ_COMM_SECRET="$(od -An -tx1 -N16 /dev/urandom | tr -d " \n")"
 cd "$(dirname "$0")/../.."
 
 OLD_COMMIT=${OLD_COMMIT:-7a6ba70}

@@ -15,6 +15,8 @@
 # "ib_hw_test: N passed, N failed". Expected output (what a correct wire prints): the end of
 # this file.
 set -uo pipefail
+# Ranks started apart meet at SZ_COMM_ID with a shared secret (the perf tools require one).
+export SZ_COMM_SECRET="$(od -An -tx1 -N16 /dev/urandom | tr -d " \n")"
 cd "$(dirname "$0")/../.."
 MODE=${1:-loopback}
 B=${BUILD:-build}
