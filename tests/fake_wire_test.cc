@@ -268,6 +268,25 @@ TEST(FakeWire, AChannelServesItsPairsOnly) {
         EXPECT_TRUE(proxy->flushed(1, peer, 0));
       }
       EXPECT_EQ(szBootstrapBarrier(b), szSuccess);
+      // The first channel's wire breaks: each peer breaks, its served channels' words say so
+      // (szRemoteError), and the channel it does not serve has none to touch.
+      {
+        std::lock_guard<std::mutex> netsLock(gNetsMu);
+        std::lock_guard<std::mutex> lock(gNets[0]->mu);
+        gNets[0]->failing = true;
+      }
+      const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(1500);
+      while (std::chrono::steady_clock::now() < until) proxy->progress();
+      for (int peer = 0; peer < 3; ++peer) {
+        if (peer == r) continue;
+        sz::SlotChannel ch{};
+        ASSERT_EQ(proxy->channel(0, peer, 1, &ch), szSuccess);
+        EXPECT_EQ(*ch.localError, szRemoteError) << r << " with " << peer;
+        if (proxy->channel(1, peer, 1, &ch) == szSuccess) {
+          EXPECT_EQ(*ch.localError, szRemoteError) << r << " with " << peer << ", the pair's channel";
+        }
+      }
+      EXPECT_EQ(szBootstrapBarrier(b), szSuccess);
       proxy.reset();
       szBootstrapClose(b);
     });

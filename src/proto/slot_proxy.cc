@@ -97,6 +97,7 @@ using State = SlotProxy::State;
 void breakPeer(Peer& p) {
   p.broken = true;
   for (Chan& c : p.chans) {
+    if (!c.served) continue;  // no words: the pair does not use this channel
     slotRaiseError(c.send.error, szRemoteError);
     slotRaiseError(c.recv.error, szRemoteError);
   }
