@@ -20,20 +20,45 @@ AutoModel::SizeClass& AutoModel::find(int peer, szDataType_t type, uint64_t byte
   return classes_[Key(peer, int(type), log2)];
 }
 
-bool AutoModel::prefersFrames(const SizeClass& c, int peer, szDataType_t type) const {
+bool AutoModel::prefersFrames(const SizeClass& c, int peer, szDataType_t type, uint64_t bytes) const {
   const AutoPrior& pr = prior(peer);
   constexpr double kUnknown = std::numeric_limits<double>::infinity();
   // A frame keeps sign and mantissa and a 4-bit exponent code per element (paper §3.1).
   const TypeTraits t = typeTraits(type);
   const double ratio = c.ratio > 0 ? c.ratio : double(t.elemBits()) / double(t.elemBits() - t.expBits + 4);
+  const double codec = pr.codecBps > 0 ? pr.codecBps : kUnknown;
+  const auto known = latency_.find(peer);
+  const double latency = known == latency_.end() ? 0 : known->second;
+  const double s = double(bytes);
+  if (c.frames.measured() && !c.raw.measured() && pr.wireBps > 0 && known != latency_.end()) {
+    // Raw predicted from the frames send: its overhead beyond the latency and its wire time.
+    const double framesSec = s / c.frames.bps();
+    const double rest = std::min(std::max(0.0, framesSec - latency - s / std::min(codec, ratio * pr.wireBps)), 2 * latency);
+    return rest + s / pr.wireBps >= (1 + kMargin) * framesSec;
+  }
   const double raw = c.raw.measured() ? c.raw.bps() : pr.wireBps;
   if (raw <= 0) return true;  // an unknown wire: taken as slower than the codec
   double frames = c.frames.bps();
   if (!c.frames.measured()) {  // seconds per byte: the raw send's on the wire and the rest
     const double wire = pr.wireBps > raw ? 1 / pr.wireBps : 1 / raw, rest = 1 / raw - wire;
-    frames = 1 / (rest + 1 / std::min(pr.codecBps > 0 ? pr.codecBps : kUnknown, ratio / wire));
+    frames = 1 / (rest + latency / s + 1 / std::min(codec, ratio / wire));
   }
   return frames >= (1 + kMargin) * raw;
+}
+
+void AutoModel::learnLatency(const SizeClass& c, int peer, szDataType_t type, uint64_t bytes) {
+  const AutoPrior& pr = prior(peer);
+  if (!c.frames.measured() || !c.raw.measured() || pr.wireBps <= 0) return;
+  const TypeTraits t = typeTraits(type);
+  const double ratio = c.ratio > 0 ? c.ratio : double(t.elemBits()) / double(t.elemBits() - t.expBits + 4);
+  const double wire = std::max(pr.wireBps, c.raw.bps()), s = double(bytes);
+  const double codec = pr.codecBps > 0 ? pr.codecBps : std::numeric_limits<double>::infinity();
+  const double framesBeyondWire = s / c.frames.bps() - s / std::min(codec, ratio * wire);
+  const double rawBeyondWire = s / c.raw.bps() - s / wire;
+  const double sample = std::min(std::max(0.0, framesBeyondWire - rawBeyondWire), kMaxLatency);
+  auto it = latency_.find(peer);
+  if (it == latency_.end()) latency_[peer] = sample;
+  else it->second = 0.5 * it->second + 0.5 * sample;
 }
 
 bool AutoModel::useFrames(int peer, szDataType_t type, uint64_t bytes) {
@@ -43,7 +68,7 @@ bool AutoModel::useFrames(int peer, szDataType_t type, uint64_t bytes) {
     --c.explore;
     return !c.explorePref;
   }
-  const bool pref = prefersFrames(c, peer, type);
+  const bool pref = prefersFrames(c, peer, type, bytes);
   const Mode& mine = pref ? c.frames : c.raw;
   const Mode& other = pref ? c.raw : c.frames;
   // The other mode is measured now and then; at once where nothing predicts it (frames preferred
@@ -74,9 +99,10 @@ void AutoModel::record(int peer, szDataType_t type, uint64_t bytes, bool frames,
     const double now = double(bytes) / double(wireBytes);
     c.ratio = c.ratio == 0 ? now : 0.5 * c.ratio + 0.5 * now;
   }
+  learnLatency(c, peer, type, bytes);
   if (!c.exploring || frames == c.explorePref || !m.measured() || c.explore > 0) return;
   c.exploring = false;
-  c.period = prefersFrames(c, peer, type) == c.explorePref ? std::min(2 * c.period, int(kMaxPeriod))
+  c.period = prefersFrames(c, peer, type, bytes) == c.explorePref ? std::min(2 * c.period, int(kMaxPeriod))
                                                                   : int(kMinPeriod);
 }
 

@@ -9,6 +9,12 @@
 // calibrated rate; 0 where unknown: an unknown wire is taken as slow, an unknown codec as fast,
 // so the first sends compress), R from the type's exponent width (4/3 for BF16).
 //
+// Small messages: a frames send also pays a fixed codec latency (its first slice encoded, its last
+// decoded) that a raw send does not. Learned per peer from the first size class that measured both
+// modes, it lets a class that measured frames only predict raw: the frames time less that latency
+// and its wire time is the overhead a raw send shares (at most twice the latency: more than that
+// is taken for a codec slower than its prior, and not credited to raw).
+//
 // The correction: each completed send's time, measured where the transfer happens (the slot
 // kernels' own timestamps on the device path), replaces the prediction of its mode in its size
 // class; a class's first send of each mode is cold (calibration, first launches) and not counted.
@@ -39,6 +45,7 @@ class AutoModel {
  public:
   static constexpr int kMinPeriod = 16, kMaxPeriod = 1024;
   static constexpr double kMargin = 0.03;  // frames must be predicted this much faster
+  static constexpr double kMaxLatency = 50e-6;  // a larger codec latency sample is a slow codec, not a latency
 
   // The prior of each peer (by rank: its pair's wire, and the device), and of any peer not listed.
   void setPriors(const std::vector<AutoPrior>& perPeer, const AutoPrior& others = AutoPrior{});
@@ -69,7 +76,9 @@ class AutoModel {
   };
   using Key = std::tuple<int, int, int>;  // peer, type, log2(bytes)
   SizeClass& find(int peer, szDataType_t type, uint64_t bytes);
-  bool prefersFrames(const SizeClass& c, int peer, szDataType_t type) const;
+  bool prefersFrames(const SizeClass& c, int peer, szDataType_t type, uint64_t bytes) const;
+  // Learns a peer's codec latency from a class with both modes measured.
+  void learnLatency(const SizeClass& c, int peer, szDataType_t type, uint64_t bytes);
   const AutoPrior& prior(int peer) const {
     return peer >= 0 && size_t(peer) < priors_.size() ? priors_[size_t(peer)] : others_;
   }
@@ -77,6 +86,10 @@ class AutoModel {
   std::mutex mu_;
   std::vector<AutoPrior> priors_;
   AutoPrior others_;
+  // Per peer: the time a frames send spends beyond a raw one apart from its wire bytes (encoding
+  // its first slice, decoding its last: ~9-12 us measured on one H100 over an emulated 25 GB/s
+  // link), learned from any size class that measured both modes; absent until then.
+  std::map<int, double> latency_;
   std::map<Key, SizeClass> classes_;
 };
 
