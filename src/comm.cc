@@ -364,6 +364,9 @@ szResult_t connectSlots(szComm* comm, const Placements& placed, const WirePlan& 
 // shares of the GPU's peak DRAM bandwidth are H200 measurements (docs/PIPELINE.md, "The auto
 // mode"): a device copy moves ~0.5 of it in tensor bytes, the slot kernels' codec path ~0.3.
 constexpr double kCopyShareOfDram = 0.5, kSlotCodecShareOfDram = 0.3;
+// A frames send's fixed cost beyond a raw one (its first slice encoded, its last decoded): 8-12 us
+// measured on one H100 at 256 KiB - 2 MiB over an emulated 25 GB/s link; learned per peer after.
+constexpr double kSlotCodecLatency = 10e-6;
 
 szResult_t setAutoPriors(szComm* comm, const Placements& placed) {
   AutoPrior host;
@@ -380,6 +383,7 @@ szResult_t setAutoPriors(szComm* comm, const Placements& placed) {
     const RankPlacement& them = placed.ranks[size_t(p)];
     AutoPrior& d = device[size_t(p)];
     d.codecBps = kSlotCodecShareOfDram * dram;
+    d.codecLatency = kSlotCodecLatency;
     const double link = emulatedLinkGBps(comm, w);
     const bool sameGpu = me.host == them.host && strncmp(me.gpu, them.gpu, sizeof(me.gpu)) == 0;
     // An emulated link; on one GPU, its own memory; else unknown (measured by the first sends).

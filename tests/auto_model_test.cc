@@ -249,4 +249,24 @@ TEST(AutoModel, SmallMessagesPayTheCodecLatency) {
   }
 }
 
+TEST(AutoModel, ALatencyPriorKeepsSmallMessagesRawFromTheFirstSend) {
+  // With the device path's latency prior (10 us), the sizes where frames lose never send one:
+  // their warm-up sends are raw too, so the timed ones are not a class's first raw sends.
+  sz::AutoModel m;
+  sz::AutoPrior p{25 * kGB, 1000 * kGB};
+  p.codecLatency = 10e-6;
+  m.setPriors({}, p);
+  Truth t{25 * kGB, 1000 * kGB};
+  t.rest = 10e-6;
+  t.latency = 11e-6;
+  for (uint64_t bytes : {uint64_t(256) << 10, uint64_t(512) << 10}) {
+    int frames = 0;
+    run(m, t, 1, bytes, 7, 7, &frames, szBfloat16, true);
+    EXPECT_EQ(frames, 0) << bytes;
+  }
+  int frames = 0;
+  run(m, t, 1, 2 << 20, 7, 7, &frames, szBfloat16, true);
+  EXPECT_EQ(frames, 7) << "2 MiB: frames win by 13%";
+}
+
 }  // namespace

@@ -28,7 +28,7 @@ bool AutoModel::prefersFrames(const SizeClass& c, int peer, szDataType_t type, u
   const double ratio = c.ratio > 0 ? c.ratio : double(t.elemBits()) / double(t.elemBits() - t.expBits + 4);
   const double codec = pr.codecBps > 0 ? pr.codecBps : kUnknown;
   const auto known = latency_.find(peer);
-  const double latency = known == latency_.end() ? 0 : known->second;
+  const double latency = known == latency_.end() ? pr.codecLatency : known->second;
   const double s = double(bytes);
   if (c.frames.measured() && !c.raw.measured() && pr.wireBps > 0 && known != latency_.end()) {
     // Raw predicted from the frames send: its overhead beyond the latency and its wire time.

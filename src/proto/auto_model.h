@@ -39,6 +39,7 @@ namespace sz {
 struct AutoPrior {
   double wireBps = 0;   // the wire's bandwidth per direction, bytes per second
   double codecBps = 0;  // the codec path's throughput, uncompressed bytes per second
+  double codecLatency = 0;  // seconds a frames send spends beyond a raw one apart from its wire time, until learned
 };
 
 class AutoModel {
