@@ -264,9 +264,11 @@ TEST(AutoModel, ALatencyPriorKeepsSmallMessagesRawFromTheFirstSend) {
     run(m, t, 1, bytes, 7, 7, &frames, szBfloat16, true);
     EXPECT_EQ(frames, 0) << bytes;
   }
+  // 2 MiB, the latency not yet learned (no class measured both modes): the warm-up frames sends
+  // (84 us against the prior's 84 us of wire time) predict raw with the prior's latency.
   int frames = 0;
-  run(m, t, 1, 2 << 20, 7, 7, &frames, szBfloat16, true);
-  EXPECT_EQ(frames, 7) << "2 MiB: frames win by 13%";
+  run(m, t, 1, 2 << 20, 7, 5, &frames, szBfloat16, true);
+  EXPECT_EQ(frames, 5) << "2 MiB: frames win by 10%";
 }
 
 }  // namespace

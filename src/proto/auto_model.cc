@@ -30,7 +30,7 @@ bool AutoModel::prefersFrames(const SizeClass& c, int peer, szDataType_t type, u
   const auto known = latency_.find(peer);
   const double latency = known == latency_.end() ? pr.codecLatency : known->second;
   const double s = double(bytes);
-  if (c.frames.measured() && !c.raw.measured() && pr.wireBps > 0 && known != latency_.end()) {
+  if (c.frames.measured() && !c.raw.measured() && pr.wireBps > 0 && latency > 0) {
     // Raw predicted from the frames send: its overhead beyond the latency and its wire time.
     const double framesSec = s / c.frames.bps();
     const double rest = std::min(std::max(0.0, framesSec - latency - s / std::min(codec, ratio * pr.wireBps)), 2 * latency);
