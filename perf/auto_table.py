@@ -2,7 +2,8 @@
 """SZ_CODEC=auto against on and off: a table from sendrecv_perf JSON reports (-J), one pair per link.
 
 Each argument is LINK_GBS=ON_JSON,AUTO_JSON: the reports of `sendrecv_perf --codec on` and
-`--codec auto` over the same link (LINK_GBS 0: no cap). A report's rows give each size's time
+`--codec auto` over the same link (LINK_GBS 0: no cap; a name instead of a number, such as
+tcp-host, labels a link with no set rate: its rows carry "link" and no "link_gbs"). A report's rows give each size's time
 with the communicator's mode (algbw) and with the raw wire (raw_time_us, a codec-off communicator
 in the same run). The goal (the defaults issue): auto >= 0.97 x max(on, off) at every link and
 size. Prints the table and writes --json rows {link_gbs, bytes, raw_gbs, on_gbs, auto_gbs,
@@ -23,6 +24,18 @@ import sys
 
 def rows_by_size(path):
     return {r["size"]: r for r in json.load(open(path))}
+
+
+def link_key(link):
+    try:
+        return {"link_gbs": float(link)}
+    except ValueError:
+        return {"link": link}
+
+
+def link_label(link):
+    key = link_key(link)
+    return f"{key['link_gbs']:.1f}" if "link_gbs" in key else link
 
 
 def small(path, slack_us=1.0):
@@ -67,9 +80,9 @@ def main():
             share = u.get("frames_share", 0.0)
             ok = u["algbw"] >= a.goal * best
             missed += not ok
-            out.append({"link_gbs": float(link), "bytes": size, "raw_gbs": raw, "on_gbs": o["algbw"],
+            out.append({**link_key(link), "bytes": size, "raw_gbs": raw, "on_gbs": o["algbw"],
                         "auto_gbs": u["algbw"], "frames_share": share, "ok": ok})
-            print(f"{float(link):9.1f} {size:11d} {raw:9.2f} {o['algbw']:9.2f} {u['algbw']:9.2f} {share:7.2f} "
+            print(f"{link_label(link):>9} {size:11d} {raw:9.2f} {o['algbw']:9.2f} {u['algbw']:9.2f} {share:7.2f} "
                   f"{u['algbw'] / best:9.3f}{'' if ok else '  MISSED'}")
     if a.json:
         with open(a.json, "w") as f:

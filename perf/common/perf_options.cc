@@ -164,7 +164,9 @@ bool parseOptions(int argc, char** argv, const char* testName, Options* o, int* 
   app.add_option("-n,--iters", o->iters, "timed iterations per size")
       ->capture_default_str()
       ->check(CLI::Range(1, INT_MAX));
-  app.add_option("-w,--warmup_iters", o->warmup, "untimed iterations per size")
+  app.add_option("-w,--warmup_iters", o->warmup,
+                 "untimed iterations per size, and at the largest then the smallest size before the sweep "
+                 "(as nccl-tests)")
       ->capture_default_str()
       ->check(CLI::Range(0, INT_MAX));
   app.add_option("-c,--check", o->check, "bitwise-checked iterations per size and half (0: none)")

@@ -4,9 +4,12 @@
 # KV data (BF16 and FP8 E5M2) and nvCOMP side by side, and prints a short table last.
 # JSON results, summary.txt and logs.tar.gz go to $OUT (the device tool's output folder, which
 # takes at most 8 files) or build/gpu_out; the step logs are in logs.tar.gz.
-#   bash tests/gpu/run_all.sh [--quick|--comm|--codec|--defaults|--python]  (--defaults: the README's
-#       commands as a new user types them, every setting default: make, make test, the GPU suite,
-#       make demo, pip install ./python and pytest, and the SZ_CODEC=auto rows (perf/auto_table.py);
+#   bash tests/gpu/run_all.sh [--quick|--comm|--codec|--defaults|--auto|--python]  (--defaults: the
+#       README's commands as a new user types them, every setting default: make, make test, the GPU
+#       suite, make demo, pip install ./python and pytest, and the SZ_CODEC=auto rows (perf/auto_table.py);
+#       --auto: the GPU suite and every SZ_CODEC=auto row: each emulated link in short (-n 5) and
+#       long (-n AUTO_LONG, 100) runs, the small sizes, the mixed sweep, and tcp over loopback with
+#       device and host buffers;
 #       --python: pip install ./python and pytest only, settings default;
 #       --quick: tests only; --comm: the
 #       communicator's tests, the main job and sendrecv_perf only; --codec: the GPU suite once,
@@ -77,7 +80,7 @@ finish() {  # the short table (summary.txt), the logs; the exit status says whet
     grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" "$LOGS"/memcheck.log "$LOGS"/racecheck.log "$LOGS"/ipc_memcheck.log "$LOGS"/ipc_racecheck.log 2>/dev/null
     grep -h -E "^\[  (PASSED|FAILED) \]" "$LOGS"/gpu_tests_2.log "$LOGS"/gpu_tests_3.log "$LOGS"/ipc_tests_conn1.log 2>/dev/null
     for f in mixed_wires py_compilers py_tests py_gdb sr_ipc_slice_1048576 sr_ipc_slice_4194304 copy_perf perf_bf16 perf_e5m2 \
-             $(for V in ${VARIANTS:-}; do echo perf_bf16_$V perf_e5m2_$V; done) ${VARIANTS:+perf_bf16_again perf_e5m2_again} authors nvcomp_bf16 nvcomp_e5m2 link_table auto_table auto_small auto_mixed sr_ipc ow_ipc sr_ipc_codebook codebook_cpu demo demo_tcp demo_ipc sr_tcp sr_tcp_64m sr_tcp_auto sr_nvlink sr_nvlink_auto sr_nvlink_ipc interpose_torch sr_1channel sr_sockets \
+             $(for V in ${VARIANTS:-}; do echo perf_bf16_$V perf_e5m2_$V; done) ${VARIANTS:+perf_bf16_again perf_e5m2_again} authors nvcomp_bf16 nvcomp_e5m2 link_table auto_table auto_long_table auto_small auto_mixed auto_tcp_dev auto_tcp_host sr_ipc ow_ipc sr_ipc_codebook codebook_cpu demo demo_tcp demo_ipc sr_tcp sr_tcp_64m sr_tcp_auto sr_nvlink sr_nvlink_auto sr_nvlink_ipc interpose_torch sr_1channel sr_sockets \
              nccl_nvlink nccl_1channel nccl_sockets; do [ -f "$LOGS/$f.log" ] && { echo "--- $f"; cat "$LOGS/$f.log"; }; done
     printf '%s\n' "${SUMMARY[@]}"
   } | tee "$OUT/summary.txt"
@@ -155,24 +158,39 @@ KV_BF16=; KV_E5M2=
 [ -s /tmp/kv_bf16.bin ] && KV_BF16=/tmp/kv_bf16.bin
 [ -s /tmp/kv_e5m2.bin ] && KV_E5M2=/tmp/kv_e5m2.bin
 
-case "$QUICK" in --comm|--codec) ;; --defaults) step make_test make DEPS="$DEPS" test ;; *) step cpu_tests ./build/tests/splitzip_tests ;; esac
+case "$QUICK" in --comm|--codec|--auto) ;; --defaults) step make_test make DEPS="$DEPS" test ;; *) step cpu_tests ./build/tests/splitzip_tests ;; esac
 GPU_FILTER='*'
 [ "$QUICK" = "--comm" ] && GPU_FILTER='*CommGpu*'
 COMM_HUNG=0  # the communicator tests timed out: the demo and sendrecv_perf would hang too
 SZ_TEST_KV_BF16=$KV_BF16 STEP_TIMEOUT=120 step gpu_tests ./build/tests/splitzip_gpu_tests --gtest_filter="$GPU_FILTER" --gtest_output=json:"$OUT/gpu_tests.json" || { [ $? = 124 ] && COMM_HUNG=1; }
 { [ "$NGPUS" -ge 2 ] || [ "$QUICK" = "--defaults" ]; } && [ $COMM_HUNG = 0 ] && STEP_TIMEOUT=90 step demo make DEPS="$DEPS" demo
-if [ "$QUICK" = "--defaults" ] && [ $COMM_HUNG = 0 ]; then
+if { [ "$QUICK" = "--defaults" ] || [ "$QUICK" = "--auto" ]; } && [ $COMM_HUNG = 0 ]; then
   # SZ_CODEC=auto against on and off over emulated links and with no cap (the defaults issue's
-  # goals): one sendrecv_perf per link and mode, short runs (the first operations count).
-  AUTO_ROWS=()
-  for B in ${AUTO_LINKS-12.5 25 50 100 200 400 0}; do
-    for M in on auto; do
-      SZ_IPC_LINK_GBPS=$B STEP_TIMEOUT=120 step "auto_${M}_$B" env -u CUDA_DEVICE_MAX_CONNECTIONS ./build/perf/sendrecv_perf \
-        -t 2 --wire ipc --codec $M ${KV_BF16:+--data $KV_BF16} -n ${AUTO_ITERS:-5} -w 2 -b 64M -e 1G -f 16 \
-        -J "$LOGS/auto_${M}_$B.json"
+  # goals): one sendrecv_perf per link and mode, short runs (the first operations count); with
+  # --auto long ones (-n AUTO_LONG) too.
+  auto_rows() {  # auto_rows TAG ITERS: sets AUTO_ROWS to the LINK=ON.json,AUTO.json pairs
+    AUTO_ROWS=()
+    for B in ${AUTO_LINKS-12.5 25 50 100 200 400 0}; do
+      for M in on auto; do
+        SZ_IPC_LINK_GBPS=$B STEP_TIMEOUT=150 step "$1_${M}_$B" env -u CUDA_DEVICE_MAX_CONNECTIONS ./build/perf/sendrecv_perf \
+          -t 2 --wire ipc --codec $M ${KV_BF16:+--data $KV_BF16} -n "$2" -w 2 -b 64M -e 1G -f 16 -J "$LOGS/$1_${M}_$B.json"
+      done
+      [ -f "$LOGS/$1_on_$B.json" ] && [ -f "$LOGS/$1_auto_$B.json" ] && AUTO_ROWS+=("$B=$LOGS/$1_on_$B.json,$LOGS/$1_auto_$B.json")
     done
-    [ -f "$LOGS/auto_on_$B.json" ] && [ -f "$LOGS/auto_auto_$B.json" ] && AUTO_ROWS+=("$B=$LOGS/auto_on_$B.json,$LOGS/auto_auto_$B.json")
-  done
+  }
+  if [ "$QUICK" = "--auto" ]; then
+    auto_rows auto_long "${AUTO_LONG:-100}"
+    step auto_long_table python3 perf/auto_table.py --json "$OUT/auto_long_h200.json" "${AUTO_ROWS[@]}"
+    # tcp over loopback, device buffers and host buffers (no GPU visible: the host slots).
+    for K in dev host; do
+      for M in on auto; do
+        STEP_TIMEOUT=120 step "auto_tcp_${K}_$M" env $([ $K = host ] && echo CUDA_VISIBLE_DEVICES=) ./build/perf/sendrecv_perf \
+          -t 2 --wire tcp --codec $M ${KV_BF16:+--data $KV_BF16} -n 10 -w 2 -b 1M -e 256M -f 4 -J "$LOGS/auto_tcp_${K}_$M.json"
+      done
+      step "auto_tcp_$K" python3 perf/auto_table.py "tcp-$K=$LOGS/auto_tcp_${K}_on.json,$LOGS/auto_tcp_${K}_auto.json"
+    done
+  fi
+  auto_rows auto "${AUTO_ITERS:-5}"
   # comm_h200.json as committed, with these rows as its "auto" block (copy it back over perf/results/).
   cp perf/results/comm_h200.json "$OUT/comm_h200.json"
   step auto_table python3 perf/auto_table.py --json "$OUT/auto_h200.json" --into "$OUT/comm_h200.json" \
@@ -201,7 +219,7 @@ if [ "$NGPUS" = 1 ] && [ $COMM_HUNG = 0 ] && [ "$QUICK" != "--codec" ]; then
     >$LOGS/mixed.out 2>&1; rc=\$?; cat $LOGS/mixed.out; [ \$rc = 0 ] && grep -q 'wires ipc+tcp' $LOGS/mixed.out &&
     grep -q 'Out of bounds values *: 0 OK' $LOGS/mixed.out"
 fi
-if [ "$NGPUS" = 1 ] && [ $COMM_HUNG = 0 ] && [ "$QUICK" != "--quick" ] && [ "$QUICK" != "--codec" ] && [ "$QUICK" != "--defaults" ]; then
+if [ "$NGPUS" = 1 ] && [ $COMM_HUNG = 0 ] && [ "$QUICK" != "--quick" ] && [ "$QUICK" != "--codec" ] && [ "$QUICK" != "--defaults" ] && [ "$QUICK" != "--auto" ]; then
   # One GPU (NCCL refuses two ranks on one GPU): both ranks share it as two threads of one
   # process (kernels of two processes on one GPU time-slice, and the slot protocol's kernels wait
   # on each other), over the tcp wire (slots in pinned memory, a proxy thread) and the ipc wire.
@@ -216,8 +234,8 @@ SRI="env -u CUDA_DEVICE_MAX_CONNECTIONS ./build/perf/sendrecv_perf -t 2 --wire i
 [ $COMM_HUNG = 0 ] && [ "$QUICK" = "--codec" ] && STEP_TIMEOUT=120 step sr_ipc $SRI -n 20 -w 3 -b 4K -e 1G -f 4 -J "$LOGS/sr_ipc.json"
 # One way (rank 0 sends, rank 1 receives: the prefill -> decode pattern), on the ipc wire.
 OWI="env -u CUDA_DEVICE_MAX_CONNECTIONS ./build/perf/oneway_perf -t 2 --wire ipc --codec on ${KV_BF16:+--data $KV_BF16}"
-[ $COMM_HUNG = 0 ] && [ "$QUICK" != "--quick" ] && [ "$QUICK" != "--defaults" ] && STEP_TIMEOUT=120 step ow_ipc $OWI -n 20 -w 3 -b 4K -e 1G -f 4 -J "$LOGS/ow_ipc.json"
-if [ $COMM_HUNG = 0 ] && [ "$QUICK" != "--quick" ] && [ "$QUICK" != "--codec" ] && [ "$QUICK" != "--defaults" ]; then
+[ $COMM_HUNG = 0 ] && [ "$QUICK" != "--quick" ] && [ "$QUICK" != "--defaults" ] && [ "$QUICK" != "--auto" ] && STEP_TIMEOUT=120 step ow_ipc $OWI -n 20 -w 3 -b 4K -e 1G -f 4 -J "$LOGS/ow_ipc.json"
+if [ $COMM_HUNG = 0 ] && [ "$QUICK" != "--quick" ] && [ "$QUICK" != "--codec" ] && [ "$QUICK" != "--defaults" ] && [ "$QUICK" != "--auto" ]; then
   # The GPU suite twice more; the slot protocol on the ipc wire (two ranks as threads of one
   # process) once with CUDA_DEVICE_MAX_CONNECTIONS=1;
   # compute-sanitizer on its kernels; sendrecv_perf with no cap and over emulated links.
@@ -254,7 +272,7 @@ if [ $COMM_HUNG = 0 ] && [ "$QUICK" != "--quick" ] && [ "$QUICK" != "--codec" ] 
       LINKS+=(--link "$B=$LOGS/sr_link_$B.json")
   done
 fi
-if [ "$QUICK" != "--quick" ] && [ "$QUICK" != "--codec" ] && [ "${PY:-1}" != 0 ] && python3 -c "import torch, nanobind, scikit_build_core" 2>/dev/null; then
+if [ "$QUICK" != "--quick" ] && [ "$QUICK" != "--codec" ] && [ "$QUICK" != "--auto" ] && [ "${PY:-1}" != 0 ] && python3 -c "import torch, nanobind, scikit_build_core" 2>/dev/null; then
   py_suite
 fi
 if [ -z "$QUICK" ] || [ "$QUICK" = "--codec" ]; then
@@ -315,7 +333,7 @@ if [ -f "$LOGS/sr_ipc.json" ] && [ -f "$OUT/codec_bf16.json" ]; then
     --json "$OUT/comm_h200.json" --png "$OUT/link_speedup.png" --commit "$COMMIT" \
     --date "$(date -u +%F)" --machine "$(tr -d '\n' <"$LOGS/gpu.txt")"
 fi
-if [ "$QUICK" != "--quick" ]; then
+if [ "$QUICK" != "--quick" ] && [ "$QUICK" != "--auto" ]; then
   if [ "$NGPUS" -ge 2 ] && [ $COMM_HUNG = 0 ]; then  # the communicator over NCCL between two GPUs, three wire speeds
     SR="./build/perf/sendrecv_perf --wire nccl ${KV_BF16:+--data $KV_BF16} -n 10 -w 3"
     STEP_TIMEOUT=60 step sr_nvlink $MPI $SR --codec on -b 1K -e 1G -f 32 -J "$LOGS/sr_nvlink.json"
