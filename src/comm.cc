@@ -10,6 +10,7 @@
 #include <cstring>
 #include <strings.h>
 
+#include "codec/throughput.h"
 #include "kernels/device_props.h"
 #include "base/bootstrap.h"
 #include "base/checks.h"
@@ -371,7 +372,12 @@ constexpr double kSlotCodecLatency = 10e-6;
 szResult_t setAutoPriors(szComm* comm, const Placements& placed) {
   AutoPrior host;
   host.wireBps = comm->cfg.tcpLinkGBps * 1e9;  // host buffers travel on the host channel (tcp)
+  // The CPU codec: one thread's measured rate times the threads a group's slices are coded on.
+  if (comm->cfg.codec == SZ_CODEC_AUTO)
+    host.codecBps = cpuCodecThreadBps() * std::max(1u, std::min(unsigned(comm->cfg.depth), std::thread::hardware_concurrency()));
   comm->autoHost.setPriors({}, host);
+  INFO(SZ_INIT, "rank %d: auto priors of the host path: codec %.2f GB/s, wire %.1f GB/s (0: unknown, measured by the "
+       "first sends)", comm->rank, host.codecBps / 1e9, host.wireBps / 1e9);
   if (!comm->slotPath) return szSuccess;
   double dram = 0;
   SZCHECK(currentDeviceDramBps(&dram));
@@ -393,9 +399,8 @@ szResult_t setAutoPriors(szComm* comm, const Placements& placed) {
           w->name, d.wireBps / 1e9, d.codecBps / 1e9);
   }
   comm->autoDevice.setPriors(device);
-  INFO(SZ_INIT, "rank %d: auto priors: codec %.1f GB/s, device path wires per peer (SZ_DEBUG_SUBSYS=INIT at TRACE); "
-       "host path wire %.1f GB/s (0: unknown, measured by the first sends)", comm->rank,
-       kSlotCodecShareOfDram * dram / 1e9, host.wireBps / 1e9);
+  INFO(SZ_INIT, "rank %d: auto priors of the device path: codec %.1f GB/s, wires per peer (SZ_DEBUG_SUBSYS=INIT at "
+       "TRACE)", comm->rank, kSlotCodecShareOfDram * dram / 1e9);
   return szSuccess;
 }
 

@@ -78,7 +78,8 @@ TEST(AutoModel, DecisionTableOfThePriors) {
       {25, 1200, szFloat8e5m2, true},    // E5M2's ratio 8 / 7
       {1100, 1200, szFloat32, true},     // min(1200, 1257) = 1200 >= 1.03 x 1100
       {1180, 1200, szFloat32, false},    // 1200 < 1.03 x 1180
-      {0, 1200, szBfloat16, true},       // an unknown wire: taken as slow
+      {0, 1200, szBfloat16, false},      // an unknown wire, a known codec: raw measures the wire first
+      {0, 0, szBfloat16, true},          // both unknown: the wire taken as slow
       {25, 0, szBfloat16, true},         // an unknown codec: taken as fast
       {0.5, 0.2, szBfloat16, false},     // a CPU codec slower than the wire
   };
@@ -160,7 +161,7 @@ TEST(AutoModel, AMixedSizeSweepLearnsEachSize) {
 }
 
 TEST(AutoModel, AnUnknownWireIsMeasuredAtOnce) {
-  // No prior (nccl, tcp on loopback): frames first, then raw is measured and the faster kept.
+  // No prior for the wire nor the codec: frames first, then raw is measured and the faster kept.
   sz::AutoModel m;
   const Truth slowCodec{2 * kGB, 1 * kGB};  // a 2-core CPU codec against loopback
   int frames = 0;
@@ -174,6 +175,30 @@ TEST(AutoModel, AnUnknownWireIsMeasuredAtOnce) {
   frames = 0;
   run(n, fastCodec, 1, k64M, 64, 64, &frames);
   EXPECT_GE(frames, 64 - 64 / sz::AutoModel::kMinPeriod - 2);
+}
+
+TEST(AutoModel, AKnownCodecOnAnUnknownWireSendsRawUntilTheWireIsMeasured) {
+  // Host buffers over tcp: the CPU codec's rate is measured at init (codec/throughput.h), the
+  // wire's is not. A 2-core codec against loopback never sends frames in a short run; the same
+  // codec against a link slower than itself compresses from the third send (a cold and a warm
+  // raw send measure the wire), in short and long runs.
+  const Truth loopback{2 * kGB, 1 * kGB}, slowLink{0.4 * kGB, 1 * kGB};
+  for (uint64_t bytes : {uint64_t(1) << 20, k64M}) {
+    sz::AutoModel m;
+    m.setPriors({}, sz::AutoPrior{0, 1 * kGB});
+    int frames = 0;
+    run(m, loopback, 1, bytes, 64, 64, &frames);
+    EXPECT_EQ(frames, 0) << bytes;
+    sz::AutoModel n;
+    n.setPriors({}, sz::AutoPrior{0, 1 * kGB});
+    frames = 0;
+    run(n, slowLink, 1, bytes, 7, 5, &frames);
+    EXPECT_EQ(frames, 5) << bytes;
+    frames = 0;
+    const double autoTime = run(n, slowLink, 1, bytes, 100, 100, &frames);
+    EXPECT_GE(frames, 100 - 100 / sz::AutoModel::kMinPeriod) << bytes;
+    EXPECT_LE(autoTime, fixed(slowLink, bytes, 200, 100, true) / 0.97) << bytes;
+  }
 }
 
 TEST(AutoModel, SettlesOnTheFasterModeAndExploresRarely) {

@@ -37,7 +37,10 @@ bool AutoModel::prefersFrames(const SizeClass& c, int peer, szDataType_t type, u
     return rest + s / pr.wireBps >= (1 + kMargin) * framesSec;
   }
   const double raw = c.raw.measured() ? c.raw.bps() : pr.wireBps;
-  if (raw <= 0) return true;  // an unknown wire: taken as slower than the codec
+  // An unknown wire: measured by raw sends first where the codec's rate is known (compressing on a
+  // wire faster than the codec costs more than sending raw on a slow one), else taken as slower
+  // than the codec.
+  if (raw <= 0) return pr.codecBps <= 0;
   double frames = c.frames.bps();
   if (!c.frames.measured()) {  // seconds per byte: the raw send's on the wire and the rest
     const double wire = pr.wireBps > raw ? 1 / pr.wireBps : 1 / raw, rest = 1 / raw - wire;

@@ -6,8 +6,9 @@
 // measured slower than S / B spent the rest off the wire (launches, waiting for the peer), which
 // frames spend too. Frames are chosen when they are predicted at least kMargin faster. B and G start from priors the
 // communicator knows at init (an emulated link's rate, the device's copy rate, the codec's
-// calibrated rate; 0 where unknown: an unknown wire is taken as slow, an unknown codec as fast,
-// so the first sends compress), R from the type's exponent width (4/3 for BF16).
+// calibrated rate, the CPU codec's measured one; 0 where unknown: an unknown wire is measured by
+// raw sends first when the codec's rate is known, and taken as slow when both are unknown, so the
+// first sends compress), R from the type's exponent width (4/3 for BF16).
 //
 // Small messages: a frames send also pays a fixed codec latency (its first slice encoded, its last
 // decoded) that a raw send does not. Learned per peer from the first size class that measured both
