@@ -4,6 +4,8 @@
 
 #include <dlfcn.h>
 
+#include <cstdlib>
+
 #include <mutex>
 #include <set>
 #include <string>
@@ -20,9 +22,10 @@ const void* objectOf(const void* p) {
   return dladdr(p, &info) != 0 ? info.dli_fbase : nullptr;
 }
 
-// The first of: RTLD_NEXT, an already loaded libnccl.so.2, a freshly loaded one.
-void* findSymbol(const char* name, void* loaded, const void* self) {
-  for (void* handle : {RTLD_NEXT, loaded}) {
+// From SZ_REAL_NCCL's library alone when it is set (`next` null); else the first of RTLD_NEXT,
+// an already loaded libnccl.so.2, a freshly loaded one.
+void* findSymbol(const char* name, void* next, void* loaded, const void* self) {
+  for (void* handle : {next, loaded}) {
     if (handle == nullptr) continue;
     void* p = dlsym(handle, name);
     if (p != nullptr && objectOf(p) != self) return p;
@@ -33,9 +36,20 @@ void* findSymbol(const char* name, void* loaded, const void* self) {
 RealNccl resolve() {
   RealNccl t;
   const void* self = objectOf(reinterpret_cast<const void*>(&resolve));
-  void* loaded = dlopen("libnccl.so.2", RTLD_LAZY | RTLD_NOLOAD);
-  if (loaded == nullptr) loaded = dlopen("libnccl.so.2", RTLD_LAZY | RTLD_LOCAL);
-#define SZI_RESOLVE(f) t.f = reinterpret_cast<decltype(&::f)>(findSymbol(#f, loaded, self));
+  void* next = RTLD_NEXT;
+  void* loaded = nullptr;
+  const char* named = getenv("SZ_REAL_NCCL");
+  if (named != nullptr && named[0] != '\0') {
+    next = nullptr;
+    loaded = dlopen(named, RTLD_LAZY | RTLD_LOCAL);
+    if (loaded == nullptr)
+      WARN("SplitZip interposer: SZ_REAL_NCCL=%s cannot be loaded (%s): every NCCL call fails with "
+           "ncclInvalidUsage", named, dlerror());
+  } else {
+    loaded = dlopen("libnccl.so.2", RTLD_LAZY | RTLD_NOLOAD);
+    if (loaded == nullptr) loaded = dlopen("libnccl.so.2", RTLD_LAZY | RTLD_LOCAL);
+  }
+#define SZI_RESOLVE(f) t.f = reinterpret_cast<decltype(&::f)>(findSymbol(#f, next, loaded, self));
   SZI_REAL_NCCL_FUNCS(SZI_RESOLVE)
 #undef SZI_RESOLVE
   Dl_info info;

@@ -45,8 +45,9 @@ INVALID = {
 }
 GPU_ONLY = {"SZ_SLOT_SLICE_BYTES", "SZ_SLOT_BLOCKS", "SZ_SLOT_COUNT"}
 # Read by the NCCL interposer alone (interpose/), not by sendrecv_perf: its invalid values are
-# checked with the interposer preloaded by tests/interpose_fake_nccl_test.cc.
-INTERPOSER_ONLY = {"SZ_INTERPOSE", "SZ_INTERPOSE_STATS"}
+# checked with the interposer preloaded by tests/interpose_fake_nccl_test.cc (SZ_REAL_NCCL's by
+# tests/interpose/pynccl_ctypes_test.py).
+INTERPOSER_ONLY = {"SZ_INTERPOSE", "SZ_INTERPOSE_STATS", "SZ_REAL_NCCL"}
 # The ib wire's, read only by that wire's connect (a GPU and an RDMA NIC); SZ_IB_HCA's parser is
 # covered by tests/ib_pure_test.cc and tests/ib_verbs_test.cc.
 IB_ONLY = {"SZ_IB_HCA", "SZ_IB_GID_INDEX", "SZ_IB_TIMEOUT", "SZ_IB_RETRY_CNT", "SZ_IB_GDR"}

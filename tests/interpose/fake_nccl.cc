@@ -155,6 +155,35 @@ ncclResult_t ncclBroadcast(const void*, void*, size_t count, ncclDataType_t, int
   record("ncclBroadcast rank=%d count=%zu root=%d", comm->rank, count, root);
   return ncclSuccess;
 }
+// The rest of the calls vLLM's pynccl wrapper declares (tests/interpose/pynccl_ctypes_test.py).
+ncclResult_t ncclGetVersion(int* version) {
+  record("ncclGetVersion");
+  *version = NCCL_VERSION_CODE;
+  return ncclSuccess;
+}
+ncclResult_t ncclReduce(const void*, void*, size_t count, ncclDataType_t type, ncclRedOp_t op, int root,
+                        ncclComm_t comm, cudaStream_t) {
+  record("ncclReduce rank=%d count=%zu type=%d op=%d root=%d", comm->rank, count, int(type), int(op), root);
+  return ncclSuccess;
+}
+ncclResult_t ncclAllGather(const void*, void*, size_t count, ncclDataType_t type, ncclComm_t comm, cudaStream_t) {
+  record("ncclAllGather rank=%d count=%zu type=%d", comm->rank, count, int(type));
+  return ncclSuccess;
+}
+ncclResult_t ncclReduceScatter(const void*, void*, size_t count, ncclDataType_t type, ncclRedOp_t op, ncclComm_t comm,
+                               cudaStream_t) {
+  record("ncclReduceScatter rank=%d count=%zu type=%d op=%d", comm->rank, count, int(type), int(op));
+  return ncclSuccess;
+}
+ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void*, size_t size, ncclWindow_t* win, int flags) {
+  record("ncclCommWindowRegister rank=%d size=%zu flags=%d", comm->rank, size, flags);
+  *win = reinterpret_cast<ncclWindow_t>(comm);
+  return ncclSuccess;
+}
+ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win) {
+  record("ncclCommWindowDeregister rank=%d same=%d", comm->rank, win == reinterpret_cast<ncclWindow_t>(comm));
+  return ncclSuccess;
+}
 ncclResult_t ncclGroupStart() {
   ++tDepth;
   record("ncclGroupStart");
