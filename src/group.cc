@@ -182,6 +182,28 @@ void planDevice(szComm* comm, Op& op) {
   }
 }
 
+// A peer operation on a stream being captured into a CUDA graph: the slot protocol's launches
+// carry per-operation steps and credits that a replay would reuse, so capture is refused
+// (szInvalidUsage) rather than recorded wrong.
+szResult_t refuseCapture(szComm* comm, const Op& op) {
+#if SZ_HAVE_CUDA
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(op.stream, &capture) != cudaSuccess) {
+    cudaGetLastError();
+    return szSetError(szInvalidUsage, "rank %d: the stream of a %s with rank %d is not a usable CUDA stream",
+                      comm->rank, op.send ? "send" : "receive", op.peer);
+  }
+  if (capture != cudaStreamCaptureStatusNone)
+    return szSetError(szInvalidUsage, "rank %d: a %s with rank %d on a stream being captured into a CUDA graph: "
+                      "capture of operations between ranks is not supported (wire %s); the communicator stays "
+                      "usable", comm->rank, op.send ? "send" : "receive", op.peer, commWire(comm, op.peer)->name);
+#else
+  (void)comm;
+  (void)op;
+#endif
+  return szSuccess;
+}
+
 // Runs the pending operations of every communicator together.
 szResult_t runPending(std::vector<PendingOp> pending) {
   std::map<szComm*, std::vector<std::shared_ptr<Op>>> byComm;
@@ -212,9 +234,13 @@ szResult_t runPending(std::vector<PendingOp> pending) {
       return szSetError(err, "communicator of rank %d has failed (%s: %s): call szCommAbort", comm->rank,
                         szResultName(err), why.c_str());
     }
-    for (const auto& op : ops)
+    for (const auto& op : ops) {
       if (op->device && comm->slotPath == nullptr)
         return szSetError(szInvalidUsage, "device buffers on a communicator without a GPU");
+      // Refused before anything is planned or launched, so the communicator stays usable. (A
+      // send to self is a stream-ordered copy: it is captured like any other.)
+      if (op->device && op->peer != comm->rank) SZCHECK(refuseCapture(comm, *op));
+    }
   }
   // Sends to self are copies, done here and taken out of the group; none of a communicator's
   // copies runs unless all of its sends to self pair up.

@@ -153,10 +153,6 @@ szResult_t SlotPath::takeTable(uint64_t bytes, uint64_t* offset) {
 
 szResult_t SlotPath::enqueue(const std::vector<Op>& reqs, cudaStream_t stream) {
   if (reqs.empty()) return szSuccess;
-  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  CUDACHECK(cudaStreamIsCapturing(stream, &capture));
-  if (capture != cudaStreamCaptureStatusNone)
-    return szSetError(szInvalidUsage, "szSend/szRecv on a stream being captured into a CUDA graph is not supported");
   if (reqs.size() > kMaxSlotOps)
     return szSetError(szInvalidUsage, "a group holds %zu device operations on one stream; at most %u", reqs.size(),
                       kMaxSlotOps);

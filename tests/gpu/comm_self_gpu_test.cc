@@ -82,6 +82,92 @@ TEST_F(CommSelfGpu, HostAndDeviceMixedIsInvalidArgument) {
   cudaFree(dev);
 }
 
+// A send to self is a stream-ordered copy: captured into a CUDA graph, each replay copies the
+// send buffer's contents of that moment.
+TEST_F(CommSelfGpu, ASendToSelfIsCapturedAndReplays) {
+  const size_t count = 3 << 18;
+  cudaStream_t s;
+  CUDA_ASSERT(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  void *send = nullptr, *recv = nullptr;
+  CUDA_ASSERT(cudaMalloc(&send, count * 2));
+  CUDA_ASSERT(cudaMalloc(&recv, count * 2));
+  cudaGraph_t graph = nullptr;
+  CUDA_ASSERT(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+  ASSERT_EQ(szGroupStart(), szSuccess);
+  ASSERT_EQ(szSend(send, count, szBfloat16, 0, comm_, s), szSuccess);
+  ASSERT_EQ(szRecv(recv, count, szBfloat16, 0, comm_, s), szSuccess);
+  ASSERT_EQ(szGroupEnd(), szSuccess) << szGetLastError(nullptr);
+  CUDA_ASSERT(cudaStreamEndCapture(s, &graph));
+  cudaGraphExec_t exec = nullptr;
+  CUDA_ASSERT(cudaGraphInstantiate(&exec, graph, 0));
+  std::vector<uint16_t> host(count), back(count);
+  for (int replay = 0; replay < 3; ++replay) {
+    std::iota(host.begin(), host.end(), uint16_t(17 * replay + 1));
+    CUDA_ASSERT(cudaMemcpyAsync(send, host.data(), count * 2, cudaMemcpyHostToDevice, s));
+    CUDA_ASSERT(cudaGraphLaunch(exec, s));
+    CUDA_ASSERT(cudaMemcpyAsync(back.data(), recv, count * 2, cudaMemcpyDeviceToHost, s));
+    CUDA_ASSERT(cudaStreamSynchronize(s));
+    EXPECT_EQ(back, host) << "replay " << replay;
+  }
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaFree(send);
+  cudaFree(recv);
+  cudaStreamDestroy(s);
+}
+
+// An operation with a peer on a stream being captured is refused with szInvalidUsage naming the
+// capture, before anything is planned or launched: the communicator stays usable, and the same
+// pair of ranks then exchanges as usual.
+TEST(CommCaptureGpu, ARefusedCaptureLeavesTheCommunicatorUsable) {
+  SKIP_WITHOUT_GPU();
+  szUniqueId id;
+  ASSERT_EQ(szGetUniqueId(&id), szSuccess) << szGetLastError(nullptr);
+  std::vector<std::thread> ranks;
+  for (int rank = 0; rank < 2; ++rank)
+    ranks.emplace_back([&, rank] {
+      szConfig_t cfg = SZ_CONFIG_INITIALIZER;
+      cfg.timeoutMs = 20000;
+      szComm_t comm = nullptr;
+      ASSERT_EQ(szCommInitRankConfig(&comm, 2, id, rank, &cfg), szSuccess) << szGetLastError(nullptr);
+      cudaStream_t s;
+      CUDA_ASSERT(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+      const size_t count = 1 << 20;
+      void* buf = nullptr;
+      CUDA_ASSERT(cudaMalloc(&buf, count * 2));
+      std::vector<uint16_t> host(count), got(count, 0);
+      for (size_t i = 0; i < count; ++i) host[i] = uint16_t(0x3C00 + i % 509);
+      CUDA_ASSERT(cudaMemcpy(buf, host.data(), count * 2, cudaMemcpyHostToDevice));
+      CUDA_ASSERT(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+      const szResult_t refused = rank == 0 ? szSend(buf, count, szBfloat16, 1, comm, s)
+                                           : szRecv(buf, count, szBfloat16, 0, comm, s);
+      cudaGraph_t graph = nullptr;
+      CUDA_ASSERT(cudaStreamEndCapture(s, &graph));
+      if (graph) cudaGraphDestroy(graph);
+      EXPECT_EQ(refused, szInvalidUsage);
+      EXPECT_NE(std::string(szGetLastError(comm)).find("captured into a CUDA graph"), std::string::npos)
+          << szGetLastError(comm);
+      szResult_t async = szSuccess;
+      EXPECT_EQ(szCommGetAsyncError(comm, &async), szSuccess);
+      EXPECT_EQ(async, szSuccess) << "a refused capture must not fail the communicator";
+      if (rank == 1) {
+        CUDA_ASSERT(cudaMemset(buf, 0, count * 2));
+      }
+      const szResult_t moved = rank == 0 ? szSend(buf, count, szBfloat16, 1, comm, s)
+                                         : szRecv(buf, count, szBfloat16, 0, comm, s);
+      EXPECT_EQ(moved, szSuccess) << szGetLastError(comm);
+      CUDA_ASSERT(cudaStreamSynchronize(s));
+      if (rank == 1) {
+        CUDA_ASSERT(cudaMemcpy(got.data(), buf, count * 2, cudaMemcpyDeviceToHost));
+        EXPECT_EQ(got, host);
+      }
+      cudaFree(buf);
+      cudaStreamDestroy(s);
+      EXPECT_EQ(szCommDestroy(comm), szSuccess);
+    });
+  for (std::thread& t : ranks) t.join();
+}
+
 // SZ_ENCRYPT encrypts host slices only: device buffers for a peer on tcp (a wire that leaves the
 // node) are refused at the call, never sent in the clear, and the communicator stays usable
 // (host buffers still travel, encrypted); a send to self is a memory copy and proceeds.
