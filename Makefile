@@ -200,7 +200,7 @@ $(INTERPOSER): $(INTERPOSE_OBJS) $(INTERPOSE_LIB) interpose/exports.map
 	  -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -pthread
 $(FAKE_NCCL): $(BUILD)/obj/tests/interpose/fake_nccl.o
 	@mkdir -p $(dir $@)
-	$(CXX) -shared -Wl,-soname,libnccl.so.2 -o $@ $^ -pthread
+	$(CXX) -shared -Wl,-soname,libnccl.so.2 -o $@ $^ -ldl -pthread
 $(FAKE_APP): $(BUILD)/obj/tests/interpose/fake_app.o $(FAKE_NCCL)
 	$(CXX) -o $@ $< -L$(dir $(FAKE_NCCL)) -l:libnccl.so.2 -Wl,-rpath,'$$ORIGIN' -ldl -pthread
 endif

@@ -79,7 +79,7 @@ finish() {  # the short table (summary.txt), the logs; the exit status says whet
     grep -h -E "^\[  (PASSED|FAILED|SKIPPED) \]|tests? ran" "$LOGS"/cpu_tests.log "$LOGS"/gpu_tests.log 2>/dev/null | head -20
     grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" "$LOGS"/memcheck.log "$LOGS"/racecheck.log "$LOGS"/ipc_memcheck.log "$LOGS"/ipc_racecheck.log 2>/dev/null
     grep -h -E "^\[  (PASSED|FAILED) \]" "$LOGS"/gpu_tests_2.log "$LOGS"/gpu_tests_3.log "$LOGS"/ipc_tests_conn1.log 2>/dev/null
-    for f in mixed_wires py_compilers py_tests py_gdb sr_ipc_slice_1048576 sr_ipc_slice_4194304 copy_perf perf_bf16 perf_e5m2 \
+    for f in mixed_wires interpose_pynccl py_compilers py_tests py_gdb handoff_layers sr_ipc_slice_1048576 sr_ipc_slice_4194304 copy_perf perf_bf16 perf_e5m2 \
              $(for V in ${VARIANTS:-}; do echo perf_bf16_$V perf_e5m2_$V; done) ${VARIANTS:+perf_bf16_again perf_e5m2_again} authors nvcomp_bf16 nvcomp_e5m2 link_table auto_table auto_long_table auto_small auto_mixed auto_tcp_dev auto_tcp_host sr_ipc ow_ipc sr_ipc_codebook codebook_cpu demo demo_tcp demo_ipc sr_tcp sr_tcp_64m sr_tcp_auto sr_nvlink sr_nvlink_auto sr_nvlink_ipc interpose_torch sr_1channel sr_sockets \
              nccl_nvlink nccl_1channel nccl_sockets; do [ -f "$LOGS/$f.log" ] && { echo "--- $f"; cat "$LOGS/$f.log"; }; done
     printf '%s\n' "${SUMMARY[@]}"
@@ -97,6 +97,13 @@ py_suite() {
       python3 -X faulthandler -m pytest -v -p no:cacheprovider python/tests ||
     STEP_TIMEOUT=200 step py_gdb cuda-gdb -batch -ex run -ex "bt 30" -ex "info sharedlibrary" --args \
       python3 -m pytest -x -q -p no:cacheprovider python/tests
+  # The layer-wise hand-off against the whole-cache one (issue: serving engines): a seeded random
+  # Llama of 16 layers, 8 KV heads x 128, a 4096-token prompt (256 MiB of BF16 KV), two processes
+  # on this GPU; its figures with date, commit and machine in handoff_h200.json.
+  STEP_TIMEOUT=400 step handoff_layers env ${DEPS:+LD_LIBRARY_PATH=$DEPS/usr/lib/x86_64-linux-gnu} python3 examples/handoff.py \
+    --random-llama 16 --prompt-tokens 4096 --new-tokens 8 --repeats 5 --json "$OUT/handoff_h200.json" &&
+    python3 -c "import json, sys; p = sys.argv[1]; d = json.load(open(p)); d.update(date=sys.argv[2], commit=sys.argv[3],
+machine=sys.argv[4]); json.dump(d, open(p, 'w'), indent=1)" "$OUT/handoff_h200.json" "$(date -u +%F)" "$COMMIT" "$(tr -d '\n' <"$LOGS/gpu.txt")"
   step py_compilers sh -c 'for c in "${CXX:-g++}" /usr/bin/g++; do echo "$c: $($c --version | head -1); shared libstdc++: $($c -print-file-name=libstdc++.so)"; done; python3 -c "import sys; print(sys.version)"'
 }
 
@@ -218,6 +225,13 @@ if [ "$NGPUS" = 1 ] && [ $COMM_HUNG = 0 ] && [ "$QUICK" != "--codec" ]; then
     ./build/perf/sendrecv_perf -t 2 --codec on ${KV_BF16:+--data $KV_BF16} -b 1M -e 4M -f 4 -n 2 -w 1 -c 1 \
     >$LOGS/mixed.out 2>&1; rc=\$?; cat $LOGS/mixed.out; [ \$rc = 0 ] && grep -q 'wires ipc+tcp' $LOGS/mixed.out &&
     grep -q 'Out of bounds values *: 0 OK' $LOGS/mixed.out"
+fi
+# The interposer as vLLM's NCCL (ctypes, VLLM_NCCL_SO_PATH's way), the fake NCCL as the real one:
+# two ranks as threads, real KV through SplitZip, bit-checked (tests/interpose/pynccl_gpu_test.py).
+if [ $COMM_HUNG = 0 ] && [ -n "$KV_BF16" ] && [ -f build/lib/libsplitzip_nccl.so ] && [ "$QUICK" != "--codec" ] &&
+   python3 -c "import torch" 2>/dev/null; then
+  STEP_TIMEOUT=300 step interpose_pynccl python3 tests/interpose/pynccl_gpu_test.py build/lib/libsplitzip_nccl.so \
+    build/tests/interpose/libnccl.so.2 "$KV_BF16"
 fi
 if [ "$NGPUS" = 1 ] && [ $COMM_HUNG = 0 ] && [ "$QUICK" != "--quick" ] && [ "$QUICK" != "--codec" ] && [ "$QUICK" != "--defaults" ] && [ "$QUICK" != "--auto" ]; then
   # One GPU (NCCL refuses two ranks on one GPU): both ranks share it as two threads of one

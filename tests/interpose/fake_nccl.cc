@@ -4,11 +4,13 @@
 // one process) have called it, at the outermost ncclGroupEnd when called inside a group.
 #include <nccl.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <dlfcn.h>
 #include <map>
 #include <mutex>
 #include <string>
@@ -16,6 +18,9 @@
 
 struct ncclComm {
   int rank, nranks;
+  std::string key;         // the id's NCCL part: the ranks of one communicator share it
+  int device = -1;         // the calling thread's CUDA device at init (-1: none current)
+  uint64_t broadcasts = 0;  // broadcasts this rank took part in
 };
 
 namespace {
@@ -45,6 +50,51 @@ void record(const char* fmt, ...) {
   gLog += '\n';
 }
 
+// Device memory for the GPU run of the ctypes test (tests/interpose/pynccl_gpu_test.py), through
+// libcuda found at run time, so that this library links no CUDA: a synchronous copy between any
+// two pointers (unified addressing), and the calling thread's device. Without libcuda (the CPU
+// tests) copies are host memcpy and no device is current.
+struct Cuda {
+  int (*memcpy)(unsigned long long dst, unsigned long long src, size_t bytes) = nullptr;
+  int (*ctxGetDevice)(int* device) = nullptr;
+};
+const Cuda& cuda() {
+  static const Cuda c = [] {
+    Cuda c;
+    if (void* h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL)) {
+      c.memcpy = reinterpret_cast<decltype(c.memcpy)>(dlsym(h, "cuMemcpy"));
+      c.ctxGetDevice = reinterpret_cast<decltype(c.ctxGetDevice)>(dlsym(h, "cuCtxGetDevice"));
+    }
+    return c;
+  }();
+  return c;
+}
+void copyBytes(void* dst, const void* src, size_t bytes) {
+  if (bytes == 0 || dst == src) return;
+  if (cuda().memcpy && cuda().memcpy(uintptr_t(dst), uintptr_t(src), bytes) == 0) return;
+  memcpy(dst, src, bytes);
+}
+int currentDevice() {
+  int d = -1;
+  return cuda().ctxGetDevice && cuda().ctxGetDevice(&d) == 0 ? d : -1;
+}
+size_t typeBytes(ncclDataType_t t) {
+  switch (t) {
+    case ncclInt8: case ncclUint8: return 1;
+    case ncclFloat16: case ncclBfloat16: return 2;
+    case ncclInt32: case ncclUint32: case ncclFloat32: return 4;
+    default: return 8;
+  }
+}
+// One broadcast at a time per communicator: the root's bytes, the broadcasts so far, and how many
+// ranks have yet to take the latest.
+struct Broadcast {
+  std::vector<char> bytes;
+  uint64_t count = 0;
+  int pending = 0;
+};
+std::map<std::string, Broadcast> gBroadcasts;
+
 // NCCL's own bootstrap handle is the id's first 36 bytes; the rest is never read.
 std::string idKey(const ncclUniqueId& id) { return std::string(id.internal, 36); }
 
@@ -60,7 +110,7 @@ ncclResult_t join(const std::string& key, int nranks) {
 
 ncclResult_t initRank(const char* fn, ncclComm_t* comm, int nranks, ncclUniqueId id, int rank) {
   record("%s rank=%d nranks=%d", fn, rank, nranks);
-  *comm = new ncclComm{rank, nranks};
+  *comm = new ncclComm{rank, nranks, idKey(id), currentDevice()};
   if (tDepth > 0) {
     tInits.push_back({idKey(id), nranks});
     return ncclSuccess;
@@ -94,12 +144,13 @@ ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId i
 }
 ncclResult_t ncclCommInitAll(ncclComm_t* comms, int ndev, const int*) {
   record("ncclCommInitAll ndev=%d", ndev);
-  for (int i = 0; i < ndev; ++i) comms[i] = new ncclComm{i, ndev};
+  for (int i = 0; i < ndev; ++i) comms[i] = new ncclComm{i, ndev, "initall", currentDevice()};
   return ncclSuccess;
 }
 ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm, ncclConfig_t*) {
   record("ncclCommSplit color=%d key=%d", color, key);
-  *newcomm = color == NCCL_SPLIT_NOCOLOR ? nullptr : new ncclComm{comm->rank, comm->nranks};
+  *newcomm = color == NCCL_SPLIT_NOCOLOR ? nullptr
+                                         : new ncclComm{comm->rank, comm->nranks, comm->key + "/split", comm->device};
   return ncclSuccess;
 }
 ncclResult_t ncclCommFinalize(ncclComm_t comm) {
@@ -135,7 +186,7 @@ ncclResult_t ncclCommUserRank(const ncclComm_t comm, int* r) {
   return ncclSuccess;
 }
 ncclResult_t ncclCommCuDevice(const ncclComm_t comm, int* d) {
-  *d = comm->rank;
+  *d = comm->device >= 0 ? comm->device : comm->rank;
   return ncclSuccess;
 }
 ncclResult_t ncclSend(const void*, size_t count, ncclDataType_t type, int peer, ncclComm_t comm, cudaStream_t) {
@@ -151,8 +202,33 @@ ncclResult_t ncclAllReduce(const void*, void*, size_t count, ncclDataType_t type
   record("ncclAllReduce rank=%d count=%zu type=%d", comm->rank, count, int(type));
   return ncclSuccess;
 }
-ncclResult_t ncclBroadcast(const void*, void*, size_t count, ncclDataType_t, int root, ncclComm_t comm, cudaStream_t) {
+// Moves the bytes between the ranks (threads of this process), synchronously: the interposer's
+// unique id broadcast (src/init_nccl.cc) then makes a SplitZip communicator on the GPU run.
+ncclResult_t ncclBroadcast(const void* send, void* recv, size_t count, ncclDataType_t type, int root, ncclComm_t comm,
+                           cudaStream_t) {
   record("ncclBroadcast rank=%d count=%zu root=%d", comm->rank, count, root);
+  const size_t bytes = count * typeBytes(type);
+  if (comm->nranks == 1) {
+    if (comm->rank == root) copyBytes(recv, send, bytes);
+    return ncclSuccess;
+  }
+  std::unique_lock<std::mutex> lock(gMu);
+  Broadcast& b = gBroadcasts[comm->key];
+  const uint64_t mine = ++comm->broadcasts;
+  if (comm->rank == root) {
+    if (!gCv.wait_for(lock, std::chrono::seconds(10), [&] { return b.pending == 0 && b.count == mine - 1; }))
+      return ncclSystemError;
+    b.bytes.resize(bytes);
+    copyBytes(b.bytes.data(), send, bytes);
+    copyBytes(recv, send, bytes);
+    b.count = mine;
+    b.pending = comm->nranks - 1;
+  } else {
+    if (!gCv.wait_for(lock, std::chrono::seconds(10), [&] { return b.count >= mine; })) return ncclSystemError;
+    copyBytes(recv, b.bytes.data(), std::min(bytes, b.bytes.size()));
+    --b.pending;
+  }
+  gCv.notify_all();
   return ncclSuccess;
 }
 // The rest of the calls vLLM's pynccl wrapper declares (tests/interpose/pynccl_ctypes_test.py).
