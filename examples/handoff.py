@@ -1,11 +1,19 @@
 """Disaggregated prefill -> decode with SplitZip: a real model's KV cache crosses between ranks.
 
 Rank 0 (prefill) runs TinyStories-656K (transformers LlamaForCausalLM) over a prompt, takes the
-first token and sends the KV cache, per layer K and V, as blocks with Communicator.send_blocks.
+first token and sends the KV cache, per layer K and V, as blocks with Communicator.send_blocks:
+layer by layer while the prefill runs (each layer's K and V as soon as its forward pass made them,
+on a stream or thread of their own, overlapping the next layers), and whole after the prefill.
 Rank 1 (decode) receives them into its own transformers DynamicCache and continues greedy
-decoding. It then checks its tokens against a single-process run (model.generate on the whole
-prompt) and prints KV bytes, wire bytes, ratio, transfer times with SplitZip and with the raw wire
-(a codec-off communicator), and its time to first token.
+decoding from the layer-wise hand-off. It then checks its tokens against a single-process run
+(model.generate on the whole prompt) and the layer-wise blocks against the whole-cache ones, and
+prints KV bytes, wire bytes, ratio, transfer times with SplitZip and with the raw wire (a
+codec-off communicator), and the time to first token of each way: whole and layer-wise, raw and
+compressed, with the share of the transfer the layer-wise hand-off hid behind the prefill.
+
+--random-llama LAYERS builds a Llama with seeded random weights (8 KV heads x 128, no download)
+so that the KV is large enough for its transfer to show; --prompt-tokens sets the prompt length.
+It takes --model's tokenizer and vocabulary when the folder exists, else seeded random token ids.
 
     python examples/handoff.py                  # starts both ranks itself (torchrun, gloo), on the
                                                 # GPU when torch sees one (--device cpu or cuda)
@@ -18,10 +26,13 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import json
 import os
+import queue
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -30,6 +41,7 @@ import torch.distributed as dist
 
 import splitzip
 
+RANDOM_VOCAB = 2048  # --random-llama without a model folder: TinyStories-656K's vocabulary size
 MODEL = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "models" / "tinystories-656k"
 PROMPT = ("Once upon a time, there was a little girl named Lily. She lived in a small house near a big "
           "forest with her mom, her dad and her dog Max. Every morning Lily and Max went for a walk to "
@@ -48,7 +60,75 @@ def parse_args() -> argparse.Namespace:
                    help="where the model and the KV cache live; auto: cuda when torch sees a GPU")
     p.add_argument("--new-tokens", type=int, default=48, help="tokens to generate (the first from prefill)")
     p.add_argument("--repeats", type=int, default=10, help="timed transfers per wire (median reported)")
+    p.add_argument("--random-llama", type=int, default=0, metavar="LAYERS",
+                   help="a Llama of LAYERS layers with seeded random weights (8 KV heads x 128, hidden 1024) "
+                        "instead of --model's weights (its tokenizer is kept)")
+    p.add_argument("--prompt-tokens", type=int, default=0, help="the prompt repeated to this many tokens (0: once)")
+    p.add_argument("--json", type=Path, help="write the figures here (rank 1)")
     return p.parse_args()
+
+
+def load_model(args, dtype):
+    """--model's checkpoint, or with --random-llama a seeded random Llama (the same on both ranks)."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+    if not args.random_llama:
+        return LlamaForCausalLM.from_pretrained(args.model, dtype=dtype)
+    base = LlamaConfig.from_pretrained(args.model) if args.model.is_dir() else LlamaConfig(vocab_size=RANDOM_VOCAB)
+    positions = max(8192, 2 * (args.prompt_tokens + args.new_tokens))
+    cfg = LlamaConfig(vocab_size=base.vocab_size, hidden_size=1024, intermediate_size=2816,
+                      num_hidden_layers=args.random_llama, num_attention_heads=8, num_key_value_heads=8,
+                      head_dim=128, max_position_embeddings=positions, bos_token_id=base.bos_token_id,
+                      eos_token_id=base.eos_token_id)
+    torch.manual_seed(0)
+    return LlamaForCausalLM(cfg).to(dtype)
+
+
+class LayerSender:
+    """Rank 0's layer-wise hand-off: after each decoder layer's forward pass, that layer's K and V
+    (from the DynamicCache the prefill fills) go to rank 1, on a CUDA stream of their own (the
+    send is enqueued behind the layer's kernels) or, for host tensors, on a thread of their own
+    (the host path runs a send to completion in its caller)."""
+
+    def __init__(self, model, cache, comm: splitzip.Communicator, device: torch.device):
+        self.cache, self.comm, self.device = cache, comm, device
+        self.stream = torch.cuda.Stream(device) if device.type == "cuda" else None
+        self.queue: queue.Queue = queue.Queue()
+        self.error: list[BaseException] = []
+        self.thread = None if self.stream else threading.Thread(target=self._drain, daemon=True)
+        if self.thread:
+            self.thread.start()
+        self.hooks = [layer.register_forward_hook(lambda _m, _a, _o, i=i: self._send(i))
+                      for i, layer in enumerate(model.model.layers)]
+
+    def _send(self, i: int) -> None:
+        kv = [self.cache.layers[i].keys.contiguous(), self.cache.layers[i].values.contiguous()]
+        if self.stream is None:
+            self.queue.put(kv)
+            return
+        self.stream.wait_stream(torch.cuda.current_stream(self.device))
+        with torch.cuda.stream(self.stream):
+            for t in kv:
+                t.record_stream(self.stream)
+            self.comm.send_blocks(kv, peer=1)
+
+    def _drain(self) -> None:
+        while (kv := self.queue.get()) is not None:
+            try:
+                self.comm.send_blocks(kv, peer=1)
+            except BaseException as e:  # reported by finish
+                self.error.append(e)
+
+    def finish(self) -> None:
+        """Waits for every layer's send; removes the hooks."""
+        for h in self.hooks:
+            h.remove()
+        if self.thread:
+            self.queue.put(None)
+            self.thread.join()
+            if self.error:
+                raise self.error[0]
+        else:
+            self.stream.synchronize()
 
 
 def forward(model, ids: torch.Tensor, cache=None):
@@ -76,6 +156,47 @@ def transfer(comm: splitzip.Communicator, blocks: list[torch.Tensor], rank: int,
     return time.perf_counter() - start
 
 
+def handoff(model, ids, comm, rank, device, blocks, layered: bool):
+    """One request: rank 0's prefill and KV hand-off (layer by layer during the prefill, or whole
+    after it), and the prefill's first token; rank 1 receives into `blocks` and runs its first
+    decode step. Returns (first token, seconds: rank 0's prefill, rank 1's time to first token from
+    the common start, and rank 1's first decode token)."""
+    from transformers import DynamicCache
+    layers = len(blocks) // 2
+    dist.barrier()
+    start = time.perf_counter()
+    token = torch.zeros(1, dtype=torch.int64)
+    if rank == 0:
+        cache = DynamicCache()
+        sender = LayerSender(model, cache, comm, device) if layered else None
+        try:
+            logits, cache = forward(model, ids, cache)
+        finally:
+            if sender:
+                sender.finish()
+        token[0] = int(logits[0, -1].argmax())
+        sync(device)
+        prefill_s = time.perf_counter() - start
+        if not layered:
+            comm.send_blocks([t for layer in cache.layers for t in (layer.keys, layer.values)], peer=1)
+            sync(device)
+        dist.broadcast(token, src=0)  # the prefill's token travels with the request
+        return int(token[0]), prefill_s, 0.0, None
+    if layered:
+        for i in range(layers):
+            comm.recv_blocks(blocks[2 * i:2 * i + 2], peer=0)
+    else:
+        comm.recv_blocks(blocks, peer=0)
+    dist.broadcast(token, src=0)
+    cache = DynamicCache()
+    for i in range(layers):
+        cache.update(blocks[2 * i], blocks[2 * i + 1], i)
+    logits, cache = forward(model, torch.tensor([[int(token[0])]], device=device), cache)
+    second = int(logits[0, -1].argmax())
+    sync(device)
+    return int(token[0]), 0.0, time.perf_counter() - start, (second, cache)
+
+
 def main() -> int:
     args = parse_args()
     if "LOCAL_RANK" not in os.environ:  # not under torchrun: start the two ranks ourselves
@@ -83,7 +204,6 @@ def main() -> int:
                                 "--nproc-per-node=2", __file__, *sys.argv[1:]])
     import transformers
     from tokenizers import Tokenizer
-    from transformers import DynamicCache, LlamaForCausalLM
     transformers.logging.set_verbosity_error()
     transformers.utils.logging.disable_progress_bar()
 
@@ -95,58 +215,53 @@ def main() -> int:
     if device.type == "cuda":
         torch.cuda.set_device(device)
     dtype = {"bf16": torch.bfloat16, "fp32": torch.float32}[args.dtype]
-    model = LlamaForCausalLM.from_pretrained(args.model, dtype=dtype).to(device).eval()
-    ids = torch.tensor([Tokenizer.from_file(str(args.model / "tokenizer.json")).encode(PROMPT).ids], device=device)
+    model = load_model(args, dtype).to(device).eval()
+    if (args.model / "tokenizer.json").is_file():
+        prompt = Tokenizer.from_file(str(args.model / "tokenizer.json")).encode(PROMPT).ids
+    elif args.random_llama:  # no tokenizer: seeded random token ids, the same on both ranks
+        prompt = torch.randint(3, RANDOM_VOCAB, (256,), generator=torch.Generator().manual_seed(1)).tolist()
+    else:
+        raise SystemExit(f"handoff: no model at {args.model} (--model DIR, or --random-llama LAYERS)")
+    if args.prompt_tokens:
+        prompt = (prompt * (args.prompt_tokens // len(prompt) + 1))[:args.prompt_tokens]
+    ids = torch.tensor([prompt], device=device)
     cfg = model.config
-    kv_shape = (1, cfg.num_key_value_heads, ids.shape[1], cfg.hidden_size // cfg.num_attention_heads)
+    head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
+    kv_shape = (1, cfg.num_key_value_heads, ids.shape[1], head_dim)
     # codec "on": on loopback the auto mode would measure the CPU codec slower than the wire and
     # send raw (docs/PIPELINE.md); the point here is the compressed path.
     comms = {"splitzip": splitzip.Communicator.from_torch_distributed(codec="on"),
              "raw": splitzip.Communicator.from_torch_distributed(codec="off")}
+    new_blocks = lambda: [torch.empty(kv_shape, dtype=dtype, device=device) for _ in range(2 * cfg.num_hidden_layers)]
 
     with torch.inference_mode():
-        if rank == 0:
-            sync(device)
-            start = time.perf_counter()
-            logits, cache = forward(model, ids)
-            first = int(logits[0, -1].argmax())
-            sync(device)
-            prefill_s = time.perf_counter() - start
-            blocks = [t.contiguous() for layer in cache.layers for t in (layer.keys, layer.values)]
-            assert all(tuple(b.shape) == kv_shape for b in blocks)
-        else:
-            blocks = [torch.empty(kv_shape, dtype=dtype, device=device) for _ in range(2 * cfg.num_hidden_layers)]
-        # The hand-off that decoding continues from, then timed repeats of each wire.
-        dist.barrier()
-        start = time.perf_counter()
-        if rank == 0:
-            comms["splitzip"].send_blocks(blocks, peer=1)
-            before = comms["splitzip"].stats()
-        else:
-            comms["splitzip"].recv_blocks(blocks, peer=0)
-            cache = DynamicCache()
-            for layer in range(cfg.num_hidden_layers):
-                cache.update(blocks[2 * layer], blocks[2 * layer + 1], layer)
-        control = [first, prefill_s] if rank == 0 else [None, None]
-        dist.broadcast_object_list(control, src=0)  # the prefill's token travels with the request
-        first, prefill_s = control
+        blocks = new_blocks()
+        # The request that decoding continues from: layer-wise, compressed.
+        before = comms["splitzip"].stats()
+        first, prefill_s, _, decoded = handoff(model, ids, comms["splitzip"], rank, device, blocks, True)
+        after = comms["splitzip"].stats()
         tokens = [first]
         if rank == 1:
-            logits, cache = forward(model, torch.tensor([[first]], device=device), cache)
-            tokens.append(int(logits[0, -1].argmax()))
-            sync(device)
-            ttft_s = time.perf_counter() - start
+            second, cache = decoded
+            tokens.append(second)
             while len(tokens) < args.new_tokens and tokens[-1] != cfg.eos_token_id:
                 logits, cache = forward(model, torch.tensor([[tokens[-1]]], device=device), cache)
                 tokens.append(int(logits[0, -1].argmax()))
+        # The same request handed off whole: the blocks must be the layer-wise ones, bit for bit.
+        whole = new_blocks()
+        handoff(model, ids, comms["splitzip"], rank, device, whole, False)
+        same_blocks = all(torch.equal(a.view(torch.uint8), b.view(torch.uint8)) for a, b in zip(blocks, whole))
+        # Timed: transfers alone, then requests (prefill + hand-off + first decode step) each way.
         times = {name: [transfer(comm, blocks, rank, device) for _ in range(args.repeats)]
                  for name, comm in comms.items()}
-        if rank == 0:
-            after = comms["splitzip"].stats()
-            sent = [after[k] - before[k] for k in ("raw_bytes", "wire_bytes")]
-        else:
-            sent = [None, None]
+        ttft = {f"{way}_{'sz' if name == 'splitzip' else 'raw'}":
+                [handoff(model, ids, comm, rank, device, blocks, way == "layer")[2] for _ in range(args.repeats)]
+                for way in ("whole", "layer") for name, comm in comms.items()}
+        sent = [after[k] - before[k] for k in ("raw_bytes", "wire_bytes")] if rank == 0 else [None, None]
         dist.broadcast_object_list(sent, src=0)
+        timing = [prefill_s] if rank == 0 else [None]
+        dist.broadcast_object_list(timing, src=0)
+        prefill_s = timing[0]
         for comm in comms.values():
             comm.close()
         if rank == 0:
@@ -156,19 +271,33 @@ def main() -> int:
         reference = model.generate(ids, max_new_tokens=args.new_tokens, do_sample=False,
                                    pad_token_id=cfg.eos_token_id)[0, ids.shape[1]:].tolist()
     dist.destroy_process_group()
-    kv_bytes, wire_bytes = (s / args.repeats for s in sent)
-    same = tokens == reference
+    kv_bytes, wire_bytes = sent
+    same = tokens == reference and same_blocks
     median_ms = {name: 1e3 * statistics.median(t) for name, t in times.items()}
-    print(f"model {args.model.name} ({args.dtype}, {device.type}), prompt {ids.shape[1]} tokens, "
+    ttft_ms = {k: 1e3 * statistics.median(v) for k, v in ttft.items()}
+    # The transfer time the layer-wise hand-off took off the time to first token.
+    hidden = {c: max(0.0, min(1.0, (ttft_ms[f"whole_{c}"] - ttft_ms[f"layer_{c}"]) / median_ms[n]))
+              for c, n in (("sz", "splitzip"), ("raw", "raw"))}
+    name = f"random Llama, {cfg.num_hidden_layers} layers" if args.random_llama else args.model.name
+    print(f"model {name} ({args.dtype}, {device.type}), prompt {ids.shape[1]} tokens, "
           f"{cfg.num_hidden_layers} layers x (K, V) blocks of {list(kv_shape)}")
-    print(f"prefill on rank 0: {1e3 * prefill_s:.2f} ms")
+    print(f"prefill on rank 0 (layer-wise hand-off running): {1e3 * prefill_s:.2f} ms")
     print(f"KV bytes {int(kv_bytes)}, wire bytes {int(wire_bytes)}, ratio {kv_bytes / wire_bytes:.4f}")
     print(f"transfer (median of {args.repeats}): splitzip {median_ms['splitzip']:.3f} ms, "
           f"raw wire {median_ms['raw']:.3f} ms")
-    print(f"time to first token on rank 1 (KV receive + first decode step): {1e3 * ttft_s:.2f} ms")
+    print(f"time to first token on rank 1 (median of {args.repeats}; prefill, KV hand-off, first decode step): "
+          f"whole raw {ttft_ms['whole_raw']:.2f} ms, whole splitzip {ttft_ms['whole_sz']:.2f} ms, "
+          f"layer-wise raw {ttft_ms['layer_raw']:.2f} ms, layer-wise splitzip {ttft_ms['layer_sz']:.2f} ms")
+    print(f"transfer hidden by the layer-wise hand-off: splitzip {100 * hidden['sz']:.0f}%, raw {100 * hidden['raw']:.0f}%")
     print(f"rank 1 tokens: {tokens}")
     print(f"reference    : {reference}")
+    print(f"layer-wise blocks identical to the whole-cache hand-off's: {'yes' if same_blocks else 'NO'}")
     print(f"tokens identical to a single-process run: {'yes' if same else 'NO'}")
+    if args.json:
+        args.json.write_text(json.dumps({
+            "model": name, "device": device.type, "dtype": args.dtype, "prompt_tokens": int(ids.shape[1]),
+            "kv_bytes": int(kv_bytes), "ratio": kv_bytes / wire_bytes, "transfer_ms": median_ms, "ttft_ms": ttft_ms,
+            "hidden_share": hidden["sz"], "hidden_share_raw": hidden["raw"], "tokens_identical": same}, indent=1) + "\n")
     return 0 if same else 1
 
 
