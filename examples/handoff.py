@@ -42,7 +42,10 @@ import torch.distributed as dist
 import splitzip
 
 RANDOM_VOCAB = 2048  # --random-llama without a model folder: TinyStories-656K's vocabulary size
-MODEL = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "models" / "tinystories-656k"
+# The model: this checkout's neighbour ../shared copy when there is one, else the Hugging Face hub.
+LOCAL_MODEL = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "models" / "tinystories-656k"
+HUB_MODEL = "raincandy-u/TinyStories-656K"
+MODEL = str(LOCAL_MODEL) if LOCAL_MODEL.is_dir() else HUB_MODEL
 PROMPT = ("Once upon a time, there was a little girl named Lily. She lived in a small house near a big "
           "forest with her mom, her dad and her dog Max. Every morning Lily and Max went for a walk to "
           "the river. They liked to watch the fish jump and the ducks swim. One day, Lily saw a shiny "
@@ -54,7 +57,8 @@ PROMPT = ("Once upon a time, there was a little girl named Lily. She lived in a 
 
 def parse_args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--model", type=Path, default=MODEL, help="a transformers Llama checkpoint folder")
+    p.add_argument("--model", default=MODEL,
+                   help=f"a transformers Llama checkpoint: a local folder or a hub id (default: {MODEL})")
     p.add_argument("--dtype", choices=("bf16", "fp32"), default="bf16", help="model and KV cache dtype")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
                    help="where the model and the KV cache live; auto: cuda when torch sees a GPU")
@@ -73,7 +77,7 @@ def load_model(args, dtype):
     from transformers import LlamaConfig, LlamaForCausalLM
     if not args.random_llama:
         return LlamaForCausalLM.from_pretrained(args.model, dtype=dtype)
-    base = LlamaConfig.from_pretrained(args.model) if args.model.is_dir() else LlamaConfig(vocab_size=RANDOM_VOCAB)
+    base = LlamaConfig.from_pretrained(args.model) if Path(args.model).is_dir() else LlamaConfig(vocab_size=RANDOM_VOCAB)
     positions = max(8192, 2 * (args.prompt_tokens + args.new_tokens))
     cfg = LlamaConfig(vocab_size=base.vocab_size, hidden_size=1024, intermediate_size=2816,
                       num_hidden_layers=args.random_llama, num_attention_heads=8, num_key_value_heads=8,
@@ -216,12 +220,12 @@ def main() -> int:
         torch.cuda.set_device(device)
     dtype = {"bf16": torch.bfloat16, "fp32": torch.float32}[args.dtype]
     model = load_model(args, dtype).to(device).eval()
-    if (args.model / "tokenizer.json").is_file():
-        prompt = Tokenizer.from_file(str(args.model / "tokenizer.json")).encode(PROMPT).ids
+    if (Path(args.model) / "tokenizer.json").is_file():
+        prompt = Tokenizer.from_file(str(Path(args.model) / "tokenizer.json")).encode(PROMPT).ids
     elif args.random_llama:  # no tokenizer: seeded random token ids, the same on both ranks
         prompt = torch.randint(3, RANDOM_VOCAB, (256,), generator=torch.Generator().manual_seed(1)).tolist()
-    else:
-        raise SystemExit(f"handoff: no model at {args.model} (--model DIR, or --random-llama LAYERS)")
+    else:  # a hub id
+        prompt = Tokenizer.from_pretrained(args.model).encode(PROMPT).ids
     if args.prompt_tokens:
         prompt = (prompt * (args.prompt_tokens // len(prompt) + 1))[:args.prompt_tokens]
     ids = torch.tensor([prompt], device=device)
@@ -278,7 +282,7 @@ def main() -> int:
     # The transfer time the layer-wise hand-off took off the time to first token.
     hidden = {c: max(0.0, min(1.0, (ttft_ms[f"whole_{c}"] - ttft_ms[f"layer_{c}"]) / median_ms[n]))
               for c, n in (("sz", "splitzip"), ("raw", "raw"))}
-    name = f"random Llama, {cfg.num_hidden_layers} layers" if args.random_llama else args.model.name
+    name = f"random Llama, {cfg.num_hidden_layers} layers" if args.random_llama else Path(args.model).name
     print(f"model {name} ({args.dtype}, {device.type}), prompt {ids.shape[1]} tokens, "
           f"{cfg.num_hidden_layers} layers x (K, V) blocks of {list(kv_shape)}")
     print(f"prefill on rank 0 (layer-wise hand-off running): {1e3 * prefill_s:.2f} ms")
