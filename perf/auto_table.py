@@ -3,7 +3,8 @@
 
 Each argument is LINK_GBS=ON_JSON,AUTO_JSON: the reports of `sendrecv_perf --codec on` and
 `--codec auto` over the same link (LINK_GBS 0: no cap; a name instead of a number, such as
-tcp-host, labels a link with no set rate: its rows carry "link" and no "link_gbs"). A report's rows give each size's time
+tcp-host, labels a link with no set rate: its rows carry "link" and no "link_gbs"). Several pairs
+of one link are rounds run alternately: every figure of its rows is the median over the rounds. A report's rows give each size's time
 with the communicator's mode (algbw) and with the raw wire (raw_time_us, a codec-off communicator
 in the same run). The goal (the defaults issue): auto >= 0.97 x max(on, off) at every link and
 size. Prints the table and writes --json rows {link_gbs, bytes, raw_gbs, on_gbs, auto_gbs,
@@ -19,6 +20,7 @@ Usage: perf/auto_table.py --small AUTO.json
 """
 import argparse
 import json
+import statistics
 import sys
 
 
@@ -68,22 +70,28 @@ def main():
         return small(a.small)
     out, missed = [], 0
     print(f"{'link GB/s':>9} {'bytes':>11} {'off GB/s':>9} {'on GB/s':>9} {'auto GB/s':>9} {'frames':>7} {'auto/best':>9}")
+    # Pairs of one link are rounds (on and auto run alternately, as on loopback, whose rate moves
+    # between processes): each figure is the median over the rounds.
+    rounds = {}
     for pair in a.pairs:
         link, files = pair.split("=", 1)
         on_path, auto_path = files.split(",")
-        on, auto = rows_by_size(on_path), rows_by_size(auto_path)
-        for size in sorted(set(on) & set(auto)):
-            o, u = on[size], auto[size]
-            # The raw wire measured in both runs: the better of the two is the bar.
-            raw = max(size / t / 1e3 for t in (o["raw_time_us"], u["raw_time_us"]) if t > 0)
-            best = max(raw, o["algbw"])
-            share = u.get("frames_share", 0.0)
-            ok = u["algbw"] >= a.goal * best
+        rounds.setdefault(link, []).append((rows_by_size(on_path), rows_by_size(auto_path)))
+    for link, runs in rounds.items():
+        for size in sorted(set.intersection(*(set(on) & set(auto) for on, auto in runs))):
+            # The raw wire measured in both runs of a round: the better of the two is the bar.
+            raw = statistics.median(max(size / r[size]["raw_time_us"] / 1e3 for r in (on, auto)
+                                        if r[size]["raw_time_us"] > 0) for on, auto in runs)
+            on_gbs = statistics.median(on[size]["algbw"] for on, _ in runs)
+            auto_gbs = statistics.median(auto[size]["algbw"] for _, auto in runs)
+            share = statistics.median(auto[size].get("frames_share", 0.0) for _, auto in runs)
+            best = max(raw, on_gbs)
+            ok = auto_gbs >= a.goal * best
             missed += not ok
-            out.append({**link_key(link), "bytes": size, "raw_gbs": raw, "on_gbs": o["algbw"],
-                        "auto_gbs": u["algbw"], "frames_share": share, "ok": ok})
-            print(f"{link_label(link):>9} {size:11d} {raw:9.2f} {o['algbw']:9.2f} {u['algbw']:9.2f} {share:7.2f} "
-                  f"{u['algbw'] / best:9.3f}{'' if ok else '  MISSED'}")
+            out.append({**link_key(link), "bytes": size, "raw_gbs": raw, "on_gbs": on_gbs,
+                        "auto_gbs": auto_gbs, "frames_share": share, "ok": ok})
+            print(f"{link_label(link):>9} {size:11d} {raw:9.2f} {on_gbs:9.2f} {auto_gbs:9.2f} {share:7.2f} "
+                  f"{auto_gbs / best:9.3f}{'' if ok else '  MISSED'}")
     if a.json:
         with open(a.json, "w") as f:
             json.dump(out, f, indent=2)

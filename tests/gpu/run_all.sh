@@ -188,13 +188,19 @@ if { [ "$QUICK" = "--defaults" ] || [ "$QUICK" = "--auto" ]; } && [ $COMM_HUNG =
   if [ "$QUICK" = "--auto" ]; then
     auto_rows auto_long "${AUTO_LONG:-100}"
     step auto_long_table python3 perf/auto_table.py --json "$OUT/auto_long_h200.json" "${AUTO_ROWS[@]}"
-    # tcp over loopback, device buffers and host buffers (no GPU visible: the host slots).
+    # tcp over loopback, device buffers and host buffers (no GPU visible: the host slots): on and
+    # auto alternately, three rounds (loopback's rate moves 15-20 % between processes), medians.
     for K in dev host; do
-      for M in on auto; do
-        STEP_TIMEOUT=120 step "auto_tcp_${K}_$M" env $([ $K = host ] && echo CUDA_VISIBLE_DEVICES=) ./build/perf/sendrecv_perf \
-          -t 2 --wire tcp --codec $M ${KV_BF16:+--data $KV_BF16} -n 10 -w 2 -b 1M -e 256M -f 4 -J "$LOGS/auto_tcp_${K}_$M.json"
+      TCP_ROUNDS=()
+      for R in 1 2 3; do
+        for M in on auto; do
+          STEP_TIMEOUT=120 step "auto_tcp_${K}_${M}_$R" env $([ $K = host ] && echo CUDA_VISIBLE_DEVICES=) \
+            ./build/perf/sendrecv_perf -t 2 --wire tcp --codec $M ${KV_BF16:+--data $KV_BF16} -n 10 -w 2 -b 1M -e 256M -f 4 \
+            -J "$LOGS/auto_tcp_${K}_${M}_$R.json"
+        done
+        TCP_ROUNDS+=("tcp-$K=$LOGS/auto_tcp_${K}_on_$R.json,$LOGS/auto_tcp_${K}_auto_$R.json")
       done
-      step "auto_tcp_$K" python3 perf/auto_table.py "tcp-$K=$LOGS/auto_tcp_${K}_on.json,$LOGS/auto_tcp_${K}_auto.json"
+      step "auto_tcp_$K" python3 perf/auto_table.py "${TCP_ROUNDS[@]}"
     done
   fi
   auto_rows auto "${AUTO_ITERS:-5}"
