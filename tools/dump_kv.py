@@ -15,6 +15,11 @@ Outputs (any combination):
                            tensors `layer{L}.k`, `layer{L}.v`.
   --fp8 FILE.safetensors   the same tensors as FP8 E5M2 (torch.float8_e5m2, converted from FP32).
   --fp32 FILE.safetensors  the same tensors in FP32 (the model's own values).
+  --fp16 FILE.safetensors  the same tensors in FP16 (torch.float16, converted from FP32).
+  --e4m3 FILE.safetensors  the same tensors in FP8 E4M3 (torch.float8_e4m3fn) scaled per tensor
+                           so that its amax is 448 (x / scale, scale = amax / 448, the per-tensor
+                           k/v scale of an FP8 KV cache); each scale is in the file's metadata
+                           as "<name>.scale".
   --raw-out FILE.bin       all BF16 tensors concatenated in the order of their data offsets in
                            the BF16 safetensors file (names sorted: layer0.k, layer0.v,
                            layer1.k, ...), as a raw little-endian BF16 file with no header.
@@ -77,9 +82,12 @@ DEFAULT_TEXT = REPO.parent / "shared" / "data" / "text" / "wikitext-2-raw-test.t
 CALIB_SPAN = (0, 650597)
 EVAL_SPAN = (650597, None)  # None: end of the text
 
-DTYPES = ("bf16", "fp32", "fp8e5m2")
-EXP_RANGE = {"bf16": 256, "fp32": 256, "fp8e5m2": 32}
-ELEM_BYTES = {"bf16": 2, "fp32": 4, "fp8e5m2": 1}
+DTYPES = ("bf16", "fp32", "fp8e5m2", "fp16", "fp8e4m3")
+CODEC_DTYPES = DTYPES[:3]  # the types the codec compresses today (codebook files)
+EXP_RANGE = {"bf16": 256, "fp32": 256, "fp8e5m2": 32, "fp16": 32, "fp8e4m3": 16}
+ELEM_BYTES = {"bf16": 2, "fp32": 4, "fp8e5m2": 1, "fp16": 2, "fp8e4m3": 1}
+SM_BITS = {"bf16": 8, "fp32": 24, "fp8e5m2": 3, "fp16": 11, "fp8e4m3": 4}  # sign + mantissa
+E4M3_MAX = 448.0  # FP8 E4M3's largest finite value: a tensor's amax is scaled to it
 
 
 # --------------------------------------------------------------------------------------------
@@ -194,18 +202,27 @@ def convert(x, dtype: str):
     """FP32 tensor -> tensor of dtype (torch conversions: round to nearest even)."""
     import torch
 
-    return x.to({"bf16": torch.bfloat16, "fp32": torch.float32,
-                 "fp8e5m2": torch.float8_e5m2}[dtype])
+    if dtype == "fp8e4m3":  # per-tensor scale, amax -> 448 (e4m3_scale), as an FP8 KV cache's k/v scale
+        return (x / e4m3_scale(x)).to(torch.float8_e4m3fn)
+    return x.to({"bf16": torch.bfloat16, "fp32": torch.float32, "fp8e5m2": torch.float8_e5m2,
+                 "fp16": torch.float16}[dtype])
+
+
+def e4m3_scale(x) -> float:
+    """The per-tensor scale of an FP8 E4M3 copy: x / scale has amax 448 (1.0 for an all-zero x)."""
+    amax = float(x.abs().max()) if x.numel() else 0.0
+    return amax / E4M3_MAX if amax > 0 else 1.0
 
 
 def dtype_name(t) -> str:
     import torch
 
-    return {torch.bfloat16: "bf16", torch.float32: "fp32", torch.float8_e5m2: "fp8e5m2"}[t.dtype]
+    return {torch.bfloat16: "bf16", torch.float32: "fp32", torch.float8_e5m2: "fp8e5m2", torch.float16: "fp16",
+            torch.float8_e4m3fn: "fp8e4m3"}[t.dtype]
 
 
 def exponents(t):
-    """Biased exponent field of every element of a bf16/fp32/e5m2 tensor, as int64."""
+    """Biased exponent field of every element of a bf16/fp32/e5m2/fp16/e4m3 tensor, as int64."""
     import torch
 
     d = dtype_name(t)
@@ -213,6 +230,10 @@ def exponents(t):
         return (t.contiguous().view(torch.int16).to(torch.int64) >> 7) & 0xFF
     if d == "fp32":
         return (t.contiguous().view(torch.int32).to(torch.int64) >> 23) & 0xFF
+    if d == "fp16":
+        return (t.contiguous().view(torch.int16).to(torch.int64) >> 10) & 0x1F
+    if d == "fp8e4m3":
+        return (t.contiguous().view(torch.uint8).to(torch.int64) >> 3) & 0xF
     return (t.contiguous().view(torch.uint8).to(torch.int64) >> 2) & 0x1F
 
 
@@ -282,10 +303,9 @@ def read_codebook(path: Path) -> tuple[str, int, list[int]]:
     return fields["type"][0], int(fields["used"][0]), book
 
 
-def predicted_ratio(dtype: str, escape_rate: float) -> float:
-    # Bytes per element: BF16 1 + 0.5, FP32 3 + 0.5, E5M2 3/8 + 4/8; 3 bytes per escape.
-    base = {"bf16": 1.5, "fp32": 3.5, "fp8e5m2": 7 / 8}[dtype]
-    return ELEM_BYTES[dtype] / (base + 3 * escape_rate)
+def predicted_ratio(dtype: str, escape_rate: float, code_bits: int = 4) -> float:
+    # Bits per element: the sign-mantissa symbol and the exponent code; 3 bytes per escape.
+    return 8 * ELEM_BYTES[dtype] / (SM_BITS[dtype] + code_bits + 24 * escape_rate)
 
 
 def escape_rate(hist: list[int], book: list[int]) -> float:
@@ -305,6 +325,12 @@ def print_stats(title: str, dtype: str, hist: list[int], book: list[int] | None,
     print(f"top-8 coverage {coverage(hist, 8) * 100:.4f} %, "
           f"top-16 coverage {coverage(hist, 16) * 100:.6f} %")
     print("top-16 exponents: {" + ", ".join(str(e) for e in top) + "}")
+    # The fixed-width codes a calibration could choose between: the data's own top-16 with 4-bit
+    # codes and top-8 with 3-bit codes (issue: E4M3/FP16).
+    for k, bits in ((16, 4), (8, 3)):
+        er = escape_rate(hist, ranked(hist)[:k])
+        print(f"oracle top-{k}, {bits}-bit codes: escape rate {er * 100:.5f} %, predicted ratio "
+              f"{predicted_ratio(dtype, er, bits):.5f}")
     if book is not None:
         er = escape_rate(hist, book)
         print(f"under codebook {{{', '.join(str(e) for e in book)}}}: escape rate {er:.3e} "
@@ -316,10 +342,10 @@ def print_stats(title: str, dtype: str, hist: list[int], book: list[int] | None,
 # Files
 
 
-def save_safetensors(tensors: dict, path: Path):
+def save_safetensors(tensors: dict, path: Path, metadata: dict | None = None):
     from safetensors.torch import save_file
 
-    save_file(tensors, str(path))
+    save_file(tensors, str(path), metadata=metadata)
 
 
 def data_order(path: Path) -> list[str]:
@@ -356,6 +382,8 @@ def main(argv=None):
     p.add_argument("--out", help="BF16 safetensors output")
     p.add_argument("--fp8", help="FP8 E5M2 safetensors output")
     p.add_argument("--fp32", help="FP32 safetensors output")
+    p.add_argument("--fp16", help="FP16 safetensors output")
+    p.add_argument("--e4m3", help="FP8 E4M3 safetensors output, scaled per tensor (amax -> 448)")
     p.add_argument("--raw-out", help="raw little-endian BF16 output (all tensors, data order)")
     p.add_argument("--input", help="read KV from this safetensors file instead of a model")
     p.add_argument("--histogram", action="store_true", help="print exponent statistics")
@@ -380,7 +408,7 @@ def main(argv=None):
     per_tensor = {}
     source = ""
     tokens = 0
-    keep = a.out or a.fp8 or a.fp32 or a.raw_out
+    keep = a.out or a.fp8 or a.fp32 or a.fp16 or a.e4m3 or a.raw_out
     collected: dict[str, list] = {}
 
     def account(name: str, x):
@@ -453,6 +481,13 @@ def main(argv=None):
         if a.fp32:
             save_safetensors(fp32, Path(a.fp32))
             outs.append(a.fp32)
+        if a.fp16:
+            save_safetensors({k: convert(v, "fp16").contiguous() for k, v in fp32.items()}, Path(a.fp16))
+            outs.append(a.fp16)
+        if a.e4m3:
+            save_safetensors({k: convert(v, "fp8e4m3").contiguous() for k, v in fp32.items()}, Path(a.e4m3),
+                             {f"{k}.scale": repr(e4m3_scale(v)) for k, v in fp32.items()})
+            outs.append(a.e4m3)
         if a.raw_out:
             # Same order as the data section of the BF16 safetensors file.
             if a.out:
@@ -493,7 +528,7 @@ def main(argv=None):
                         if book:
                             line += f", {escape_rate(h, book):.3e}"
                         print(line + "  top-16 {" + ", ".join(map(str, ranked(h)[:16])) + "}")
-            if a.write_codebooks:
+            if a.write_codebooks and d in CODEC_DTYPES:
                 out = Path(a.write_codebooks) / f"default_{d}.codebook"
                 out.parent.mkdir(parents=True, exist_ok=True)
                 b, used = default_codebook(hist)
