@@ -117,9 +117,11 @@ class LayerSender:
 
     def _drain(self) -> None:
         while (kv := self.queue.get()) is not None:
+            if self.error:
+                continue  # after a failed send the rest is dropped; finish raises the first error
             try:
                 self.comm.send_blocks(kv, peer=1)
-            except BaseException as e:  # reported by finish
+            except BaseException as e:
                 self.error.append(e)
 
     def finish(self) -> None:

@@ -49,12 +49,19 @@ RealNccl resolve() {
     loaded = dlopen("libnccl.so.2", RTLD_LAZY | RTLD_NOLOAD);
     if (loaded == nullptr) loaded = dlopen("libnccl.so.2", RTLD_LAZY | RTLD_LOCAL);
   }
-#define SZI_RESOLVE(f) t.f = reinterpret_cast<decltype(&::f)>(findSymbol(#f, next, loaded, self));
+  // The NCCL is the object that supplies ncclSend; every function comes from that one object, so
+  // that a call it lacks is never taken from another NCCL in the process (whose communicators
+  // these handles are not).
+  Dl_info info;
+  void* send = findSymbol("ncclSend", next, loaded, self);
+  void* nccl = nullptr;
+  if (send != nullptr && dladdr(send, &info) != 0 && info.dli_fname) {
+    t.where = info.dli_fname;
+    nccl = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+  }
+#define SZI_RESOLVE(f) t.f = reinterpret_cast<decltype(&::f)>(nccl ? findSymbol(#f, nullptr, nccl, self) : nullptr);
   SZI_REAL_NCCL_FUNCS(SZI_RESOLVE)
 #undef SZI_RESOLVE
-  Dl_info info;
-  if (t.ncclSend != nullptr && dladdr(reinterpret_cast<const void*>(t.ncclSend), &info) != 0 && info.dli_fname)
-    t.where = info.dli_fname;
   if (t.ncclSend == nullptr || t.ncclCommInitRank == nullptr)
     WARN("SplitZip interposer: no NCCL found (neither after this library in the search order nor as "
          "libnccl.so.2): every NCCL call fails with ncclInvalidUsage");

@@ -34,9 +34,11 @@ szResult_t setAutoPriors(szComm* comm, const Placements& placed) {
   AutoPrior host;
   host.wireBps = comm->cfg.tcpLinkGBps * 1e9;  // host buffers travel on the host channel (tcp)
   // The CPU codec: one thread's measured rate times the threads a group's slices are coded on.
-  if (comm->cfg.codec == SZ_CODEC_AUTO)
+  if (comm->cfg.codec == SZ_CODEC_AUTO) {
     host.codecBps =
         cpuCodecThreadBps() * std::max(1u, std::min(unsigned(comm->cfg.depth), std::thread::hardware_concurrency()));
+    host.codecTentative = true;  // one quick measurement, perhaps taken beside another rank's init
+  }
   comm->autoHost.setPriors({}, host);
   INFO(SZ_INIT, "rank %d: auto priors of the host path: codec %.2f GB/s, wire %.1f GB/s (0: unknown, measured by the "
        "first sends)", comm->rank, host.codecBps / 1e9, host.wireBps / 1e9);

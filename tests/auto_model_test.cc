@@ -201,6 +201,25 @@ TEST(AutoModel, AKnownCodecOnAnUnknownWireSendsRawUntilTheWireIsMeasured) {
   }
 }
 
+TEST(AutoModel, ATentativeCodecPriorThatIsTooLowIsUndoneWithinSixteenSends) {
+  // The CPU codec's rate measured at init came out low (0.3 GB/s, taken beside another rank's
+  // start) while it really moves 2 GB/s over a 1 GB/s wire: the model starts raw, but tries
+  // frames after kMinPeriod sends and keeps them. A device prior (not tentative) would wait 1024.
+  const Truth t{1 * kGB, 2 * kGB};
+  sz::AutoModel m;
+  sz::AutoPrior prior{0, 0.3 * kGB};
+  prior.codecTentative = true;
+  m.setPriors({}, prior);
+  int frames = 0;
+  run(m, t, 1, k64M, 200, 150, &frames);
+  EXPECT_GE(frames, 150 - 150 / sz::AutoModel::kMinPeriod);
+  sz::AutoModel n;
+  n.setPriors({}, sz::AutoPrior{0, 0.3 * kGB});
+  frames = 0;
+  run(n, t, 1, k64M, 200, 200, &frames);
+  EXPECT_EQ(frames, 0);
+}
+
 TEST(AutoModel, SettlesOnTheFasterModeAndExploresRarely) {
   sz::AutoModel m;
   const Truth nvlink{2000 * kGB, 1000 * kGB};  // raw twice as fast

@@ -76,9 +76,10 @@ bool AutoModel::useFrames(int peer, szDataType_t type, uint64_t bytes) {
   const Mode& other = pref ? c.raw : c.frames;
   // The other mode is measured now and then; at once where nothing predicts it (frames preferred
   // over a wire of unknown speed that no raw send has measured yet); only after kMaxPeriod sends
-  // where a prior predicts it to lose and it was never measured (its first send is cold).
+  // where a prior predicts it to lose and it was never measured (its first send is cold), unless
+  // that prior is a tentative measurement.
   const bool blind = pref && !other.measured() && prior(peer).wireBps <= 0;
-  const int period = other.measured() || blind ? c.period : int(kMaxPeriod);
+  const int period = other.measured() || blind || prior(peer).codecTentative ? c.period : int(kMaxPeriod);
   if (!c.exploring && mine.measured() && (blind || ++c.since >= period)) {
     c.since = 0;
     c.exploring = true;

@@ -41,6 +41,9 @@ struct AutoPrior {
   double wireBps = 0;   // the wire's bandwidth per direction, bytes per second
   double codecBps = 0;  // the codec path's throughput, uncompressed bytes per second
   double codecLatency = 0;  // seconds a frames send spends beyond a raw one apart from its wire time, until learned
+  // codecBps is a quick measurement (the CPU codec's, taken once at init), not a device constant:
+  // a mode it predicts to lose is first tried after kMinPeriod sends, not kMaxPeriod.
+  bool codecTentative = false;
 };
 
 class AutoModel {

@@ -99,7 +99,9 @@ py_suite() {
       python3 -m pytest -x -q -p no:cacheprovider python/tests
   # The layer-wise hand-off against the whole-cache one (issue: serving engines): a seeded random
   # Llama of 16 layers, 8 KV heads x 128, a 4096-token prompt (256 MiB of BF16 KV), two processes
-  # on this GPU; its figures with date, commit and machine in handoff_h200.json.
+  # on this GPU (tcp wire; the two processes' kernels time-slice, so with one GPU the times to
+  # first token include that switching: two GPUs give the figures that count); its figures with
+  # date, commit and machine in handoff_h200.json.
   STEP_TIMEOUT=400 step handoff_layers env ${DEPS:+LD_LIBRARY_PATH=$DEPS/usr/lib/x86_64-linux-gnu} python3 examples/handoff.py \
     --random-llama 16 --prompt-tokens 4096 --new-tokens 8 --repeats 5 --json "$OUT/handoff_h200.json" &&
     python3 -c "import json, sys; p = sys.argv[1]; d = json.load(open(p)); d.update(date=sys.argv[2], commit=sys.argv[3],
