@@ -301,6 +301,15 @@ szResult_t szBootstrapBarrier(szBootstrap* b) {
   return ringAllGather(b, dummy.data(), 1, kTagBarrier);
 }
 
+szResult_t szBootstrapExchange(szBootstrap* b, const int* peers, int npeers, int tag, const void* mine, void* theirs,
+                               size_t bytes) {
+  for (int i = 0; i < npeers; ++i)
+    SZCHECK(szBootstrapSend(b, peers[i], tag, static_cast<const uint8_t*>(mine) + size_t(i) * bytes, bytes));
+  for (int i = 0; i < npeers; ++i)
+    SZCHECK(szBootstrapRecv(b, peers[i], tag, static_cast<uint8_t*>(theirs) + size_t(i) * bytes, bytes));
+  return szSuccess;
+}
+
 const uint8_t* szBootstrapSessionKey(const szBootstrap* b) { return b->sessionKey; }
 int szBootstrapRank(const szBootstrap* b) { return b->rank; }
 int szBootstrapNranks(const szBootstrap* b) { return b->nranks; }

@@ -32,6 +32,13 @@ szResult_t szBootstrapAllGather(szBootstrap* b, void* data, size_t bytes);
 szResult_t szBootstrapSend(szBootstrap* b, int peer, int tag, const void* data, size_t bytes);
 szResult_t szBootstrapRecv(szBootstrap* b, int peer, int tag, void* data, size_t bytes);
 
+// A pairwise exchange with `npeers` peers (each peer calls it with this rank, in any order of
+// its own peers): sends `bytes` at mine + i * bytes to peers[i] for every i first, then receives
+// peers[i]'s into theirs + i * bytes, so peers that wait on each other's exchanges cannot wait in
+// a circle. Errors: those of szBootstrapSend and szBootstrapRecv (szTimeout, szRemoteError).
+szResult_t szBootstrapExchange(szBootstrap* b, const int* peers, int npeers, int tag, const void* mine, void* theirs,
+                               size_t bytes);
+
 szResult_t szBootstrapBarrier(szBootstrap* b);
 
 // The communicator's session key (kSzKeyBytes, random, made at the rendezvous), for wires

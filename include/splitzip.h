@@ -374,8 +374,11 @@ szResult_t szCommInitRank(szComm_t* comm, int nranks, szUniqueId commId, int ran
 szResult_t szCommInitRankConfig(szComm_t* comm, int nranks, szUniqueId commId, int rank,
                                 szConfig_t* config);
 
-/* Wraps a communicator the application already has (ncclComm_t passed as void*): slices travel
- * with ncclSend/ncclRecv on it; SplitZip never destroys it. Collective over its ranks.
+/* Wraps a communicator the application already has (ncclComm_t passed as void*): its rank 0
+ * broadcasts a unique id with NCCL, so no other rendezvous is needed. Each pair of ranks takes
+ * its wire as with szCommInitRank (config->wire or SZ_WIRE force one): pairs of one node with
+ * peer access use ipc, other pairs the nccl wire, whose slices travel with ncclSend/ncclRecv on
+ * `ncclComm`. SplitZip never destroys it. Collective over its ranks.
  * Errors: as szCommInitRank; szUnhandledCudaError without CUDA/NCCL. */
 szResult_t szCommInitFromNccl(szComm_t* comm, void* ncclComm, szConfig_t* config);
 

@@ -24,47 +24,43 @@ constexpr double kSlotCodecLatency = 10e-6;
 
 }  // namespace
 
-// The emulated link of wire `w` (szWireConfig.linkGBps): SZ_TCP_LINK_GBPS paces tcp's
-// connections, SZ_IPC_LINK_GBPS ipc's slot kernels; 0 elsewhere.
-double emulatedLinkGBps(const szComm* comm, const szWire* w) {
-  return strcmp(w->name, "tcp") == 0 ? comm->cfg.tcpLinkGBps : strcmp(w->name, "ipc") == 0 ? comm->cfg.ipcLinkGBps : 0;
-}
-
-szResult_t setAutoPriors(szComm* comm, const Placements& placed) {
+AutoPrior hostAutoPrior(const CommConfig& cfg, int rank) {
   AutoPrior host;
-  host.wireBps = comm->cfg.tcpLinkGBps * 1e9;  // host buffers travel on the host channel (tcp)
+  host.wireBps = cfg.tcpLinkGBps * 1e9;  // host buffers travel on the host channel (tcp)
   // The CPU codec: one thread's measured rate times the threads a group's slices are coded on.
-  if (comm->cfg.codec == SZ_CODEC_AUTO) {
-    host.codecBps =
-        cpuCodecThreadBps() * std::max(1u, std::min(unsigned(comm->cfg.depth), std::thread::hardware_concurrency()));
+  if (cfg.codec == SZ_CODEC_AUTO) {
+    host.codecBps = cpuCodecThreadBps() * std::max(1u, std::min(unsigned(cfg.depth), std::thread::hardware_concurrency()));
     host.codecTentative = true;  // one quick measurement, perhaps taken beside another rank's init
   }
-  comm->autoHost.setPriors({}, host);
   INFO(SZ_INIT, "rank %d: auto priors of the host path: codec %.2f GB/s, wire %.1f GB/s (0: unknown, measured by the "
-       "first sends)", comm->rank, host.codecBps / 1e9, host.wireBps / 1e9);
-  if (!comm->slotPath) return szSuccess;
+       "first sends)", rank, host.codecBps / 1e9, host.wireBps / 1e9);
+  return host;
+}
+
+szResult_t deviceAutoPriors(const CommConfig& cfg, int rank, const std::vector<const szWire*>& peerWires,
+                            const Placements& placed, std::vector<AutoPrior>* out) {
   double dram = 0;
   SZCHECK(currentDeviceDramBps(&dram));
-  std::vector<AutoPrior> device(size_t(comm->nranks));
-  const RankPlacement& me = placed.ranks[size_t(comm->rank)];
-  for (int p = 0; p < comm->nranks; ++p) {
-    if (p == comm->rank) continue;
-    const szWire* w = commWire(comm, p);
+  const int nranks = int(peerWires.size());
+  out->assign(size_t(nranks), AutoPrior{});
+  const RankPlacement& me = placed.ranks[size_t(rank)];
+  for (int p = 0; p < nranks; ++p) {
+    if (p == rank) continue;
+    const szWire* w = peerWires[size_t(p)];
     const RankPlacement& them = placed.ranks[size_t(p)];
-    AutoPrior& d = device[size_t(p)];
+    AutoPrior& d = (*out)[size_t(p)];
     d.codecBps = kSlotCodecShareOfDram * dram;
     d.codecLatency = kSlotCodecLatency;
-    const double link = emulatedLinkGBps(comm, w);
+    const double link = emulatedLinkGBps(cfg, w);
     const bool sameGpu = me.host == them.host && strncmp(me.gpu, them.gpu, sizeof(me.gpu)) == 0;
     // An emulated link; on one GPU, its own memory; else unknown (measured by the first sends).
     if (link > 0) d.wireBps = link * 1e9;
     else if (strcmp(w->name, "ipc") == 0 && sameGpu) d.wireBps = kCopyShareOfDram * dram;
-    TRACE(SZ_INIT, "rank %d: auto prior for rank %d (wire %s): wire %.1f GB/s, codec %.1f GB/s", comm->rank, p,
-          w->name, d.wireBps / 1e9, d.codecBps / 1e9);
+    TRACE(SZ_INIT, "rank %d: auto prior for rank %d (wire %s): wire %.1f GB/s, codec %.1f GB/s", rank, p, w->name,
+          d.wireBps / 1e9, d.codecBps / 1e9);
   }
-  comm->autoDevice.setPriors(device);
   INFO(SZ_INIT, "rank %d: auto priors of the device path: codec %.1f GB/s, wires per peer (SZ_DEBUG_SUBSYS=INIT at "
-       "TRACE)", comm->rank, kSlotCodecShareOfDram * dram / 1e9);
+       "TRACE)", rank, kSlotCodecShareOfDram * dram / 1e9);
   return szSuccess;
 }
 

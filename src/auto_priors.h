@@ -2,17 +2,23 @@
 // and the device say before any send, and the CPU codec's measured rate for host buffers.
 #pragma once
 
-#include "src/comm.h"
+#include <vector>
+
+#include "src/comm_config.h"
+#include "src/proto/auto_model.h"
 #include "src/wire_choice.h"
 
 namespace sz {
 
-// The emulated link of wire `w` (szWireConfig.linkGBps): SZ_TCP_LINK_GBPS paces tcp's
-// connections, SZ_IPC_LINK_GBPS ipc's slot kernels; 0 elsewhere.
-double emulatedLinkGBps(const szComm* comm, const szWire* w);
+// The host path's prior (host buffers travel the host channel, tcp): the emulated tcp link's rate
+// if any, and under SZ_CODEC=auto the CPU codec's rate measured once per process (tentative).
+AutoPrior hostAutoPrior(const CommConfig& cfg, int rank);
 
-// Sets comm->autoHost's prior and, with a slot path, comm->autoDevice's per peer (INFO lines).
-// Errors: the device's query (szUnhandledCudaError).
-szResult_t setAutoPriors(szComm* comm, const Placements& placed);
+// The device path's prior for each rank `p` != `rank` over its pair's wire `peerWires[p]`: the
+// slot kernels' codec from the GPU's DRAM bandwidth, the wire's rate where known (an emulated
+// link; ipc on one GPU: its memory), else 0 (measured by the first sends). `out` gets nranks
+// entries. Errors: the device's query (szUnhandledCudaError).
+szResult_t deviceAutoPriors(const CommConfig& cfg, int rank, const std::vector<const szWire*>& peerWires,
+                            const Placements& placed, std::vector<AutoPrior>* out);
 
 }  // namespace sz

@@ -122,103 +122,6 @@ szResult_t commReapSlots(szComm* comm) {
   return res == szSuccess ? res : commFail(comm, res);
 }
 
-// szConfig_t as SplitZip 0.1.0 had it: everything before codebookMode.
-constexpr size_t kConfigBytes010 = offsetof(szConfig_t, codebookMode);
-
-// The codebook: szConfig_t's mode and codebook (a field set wins over its variable), else
-// SZ_CODEBOOK: auto (the default), default, or a codebook file, kept fixed.
-szResult_t resolveCodebook(const szConfig_t* c, CommConfig* out) {
-  int mode = c && c->size > kConfigBytes010 ? c->codebookMode : -1;
-  const szCodebook_t* given = c ? c->codebook : nullptr;
-  if (mode == -1 && given != nullptr) mode = SZ_CODEBOOK_FIXED;
-  const char* env = getenv("SZ_CODEBOOK");
-  if (mode == -1 && env != nullptr && *env != '\0') {
-    if (strcasecmp(env, "auto") == 0) {
-      mode = SZ_CODEBOOK_AUTO;
-    } else if (strcasecmp(env, "default") == 0) {
-      mode = SZ_CODEBOOK_DEFAULT;
-    } else {
-      SZCHECK(szCodebookLoad(env, &out->codebook));
-      mode = SZ_CODEBOOK_FIXED;
-      given = &out->codebook;
-    }
-  }
-  if (mode == -1) mode = SZ_CODEBOOK_AUTO;
-  if (mode < SZ_CODEBOOK_AUTO || mode > SZ_CODEBOOK_FIXED)
-    return szSetError(szInvalidArgument, "szConfig_t.codebookMode %d: use SZ_CODEBOOK_AUTO, _DEFAULT or _FIXED", mode);
-  if (mode == SZ_CODEBOOK_FIXED && given == nullptr)
-    return szSetError(szInvalidArgument, "SZ_CODEBOOK_FIXED needs szConfig_t.codebook");
-  if (mode == SZ_CODEBOOK_DEFAULT && given != nullptr)
-    return szSetError(szInvalidArgument, "szConfig_t.codebook given with SZ_CODEBOOK_DEFAULT");
-  if (given != nullptr) out->codebook = *given;
-  else SZCHECK(szCodebookDefault(szBfloat16, &out->codebook));
-  out->followCodebook = mode == SZ_CODEBOOK_AUTO;
-  return szCodebookValidate(&out->codebook);
-}
-
-// An emulated link's GB/s from `var` (SZ_IPC_LINK_GBPS, SZ_TCP_LINK_GBPS), read at every init so
-// that a program can give each communicator its own; 0 where unset.
-static szResult_t emulatedLink(const char* var, double* gbps) {
-  const char* e = getenv(var);
-  *gbps = 0;
-  if (e == nullptr) return szSuccess;
-  char* end = nullptr;
-  *gbps = strtod(e, &end);
-  if (end == e || *end != '\0' || !(*gbps >= 0))
-    return szSetError(szInvalidArgument, "%s=%s: a number of GB/s (0: no emulated link)", var, e);
-  return szSuccess;
-}
-
-// SZ_AUTH_DATA (an AES-256-GMAC tag on every host slice) and SZ_ENCRYPT (AES-256-GCM: every host
-// slice encrypted and tagged), 0 or 1; read at every init, as the link variables are, so that a
-// program can give each communicator its own.
-static szResult_t onOff(const char* var, bool* on) {
-  const char* e = getenv(var);
-  *on = e != nullptr && strcmp(e, "1") == 0;
-  if (e != nullptr && *e != '\0' && strcmp(e, "0") != 0 && strcmp(e, "1") != 0)
-    return szSetError(szInvalidArgument, "%s=%s: 0 or 1", var, e);
-  return szSuccess;
-}
-
-szResult_t resolveConfig(const szConfig_t* c, CommConfig* out) {
-  if (c != nullptr && (c->magic != SZ_CONFIG_MAGIC || (c->size != sizeof(szConfig_t) && c->size != kConfigBytes010)))
-    return szSetError(szInvalidArgument, "szConfig_t not initialized with SZ_CONFIG_INITIALIZER");
-  if (c != nullptr && c->version > SZ_VERSION_CODE)
-    return szSetError(szInvalidArgument, "szConfig_t of SplitZip version %u, newer than this library (%u)",
-                      c->version, (unsigned)SZ_VERSION_CODE);
-  const char* wire = c && c->wire ? c->wire : getenv("SZ_WIRE");
-  out->wire = wire != nullptr ? wire : "";  // empty: chosen at init from the ranks' placement
-  out->codec = c && c->codec >= 0 ? c->codec : SZ_CODEC_AUTO;
-  if (!(c && c->codec >= 0)) {
-    if (const char* e = getenv("SZ_CODEC")) {
-      if (strcasecmp(e, "on") == 0) out->codec = SZ_CODEC_ON;
-      else if (strcasecmp(e, "off") == 0) out->codec = SZ_CODEC_OFF;
-      else if (strcasecmp(e, "auto") != 0) return szSetError(szInvalidArgument, "SZ_CODEC=%s: use on, off or auto", e);
-    }
-  }
-  if (out->codec < SZ_CODEC_OFF || out->codec > SZ_CODEC_AUTO)
-    return szSetError(szInvalidArgument, "szConfig_t.codec %d: use SZ_CODEC_ON, _OFF or _AUTO", out->codec);
-  SZCHECK(resolveCodebook(c, out));
-  SZCHECK(emulatedLink("SZ_TCP_LINK_GBPS", &out->tcpLinkGBps));
-  SZCHECK(emulatedLink("SZ_IPC_LINK_GBPS", &out->ipcLinkGBps));
-  // The CPU codec's threads (host slices may be too small to ever read them): a bad value is
-  // reported at init.
-  szParamCpuThreads();
-  szParamCpuParallelBytes();
-  out->sliceBytes = c && c->sliceBytes ? c->sliceBytes : size_t(szParamSliceBytes());
-  out->depth = c && c->pipelineDepth ? c->pipelineDepth : int(szParamPipelineDepth());
-  out->timeoutMs = c && c->timeoutMs ? c->timeoutMs : int(szParamTimeoutMs());
-  out->blocking = !(c && c->blocking == 0);
-  out->crc = c && c->crc >= 0 ? c->crc != 0 : szParamCrc() != 0;
-  SZCHECK(onOff("SZ_AUTH_DATA", &out->authData));
-  SZCHECK(onOff("SZ_ENCRYPT", &out->encrypt));
-  if (out->sliceBytes < 1024 || out->sliceBytes > (size_t(1) << 30) || out->depth < 1 || out->depth > 64 ||
-      out->timeoutMs < 1)
-    return szSetError(szInvalidArgument, "slice bytes %zu (1024 to 1 GiB), pipeline depth %d (1..64), timeout %d ms (> 0)",
-                      out->sliceBytes, out->depth, out->timeoutMs);
-  return szSuccess;
-}
-
 }  // namespace sz
 
 using namespace sz;
@@ -307,7 +210,7 @@ szResult_t connectSlots(szComm* comm, const Placements& placed, const WirePlan& 
     if (szWireMovesMessages(w) && gpuPairs) {
       deviceChannel[i] = int(channels.size());
       channels.push_back(SlotProxyChannel{w, w->deviceMemory ? SlotMemory::kDevice : SlotMemory::kPinned,
-                                          pcs[i].sliceBytes, pcs[i].nslots, emulatedLinkGBps(comm, w), ncclComm, serves[i]});
+                                          pcs[i].sliceBytes, pcs[i].nslots, emulatedLinkGBps(comm->cfg, w), ncclComm, serves[i]});
     }
   }
   SZCHECK(SlotProxy::create(comm->bootstrap, tcp, channels, &comm->proxy));
@@ -315,33 +218,55 @@ szResult_t connectSlots(szComm* comm, const Placements& placed, const WirePlan& 
   for (size_t i = 0; i < nw; ++i) {
     const szWire* w = comm->wires[i];
     if (szWireMovesMessages(w)) continue;
-    szWireConfig wc{comm->cfg.timeoutMs, 0, ncclComm, 0, emulatedLinkGBps(comm, w), pcs[i].sliceBytes, pcs[i].nslots,
+    szWireConfig wc{comm->cfg.timeoutMs, 0, ncclComm, 0, emulatedLinkGBps(comm->cfg, w), pcs[i].sliceBytes, pcs[i].nslots,
                     serves[i].data()};
     SZCHECK(w->connect(comm->bootstrap, wc, &comm->slotAreas[i]));
   }
   if (comm->cudaDevice >= 0) {
-    // Each peer's channels from its pair's wire; none where the pair has no device path.
-    ChannelSource source = [comm, serves, deviceChannel, pcs](int peer, int send, SlotChannel* ch) -> szResult_t {
-      const size_t i = size_t(comm->peerWire[size_t(peer)]);
-      *ch = SlotChannel{};
-      if (!serves[i][size_t(peer)]) return szSuccess;
-      SZCHECK(deviceChannel[i] >= 0 ? comm->proxy->channel(deviceChannel[i], peer, send, ch)
-                                    : comm->wires[i]->channel(comm->slotAreas[i], peer, send, ch));
-      ch->maxBlocks = pcs[i].blocks;  // the wire's own, where a launch mixes wires
+    // Each peer's channels from its pair's wire, at the first operations with it (slot-area
+    // wires set the pair up then: connectPeers); none where the pair has no device path.
+    std::vector<double> peerMiB(nw);  // slot memory per peer, each wire
+    for (size_t i = 0; i < nw; ++i)   // a proxied wire keeps both ends of each ring here
+      peerMiB[i] = double(pcs[i].nslots) * double(slotStride(pcs[i].sliceBytes)) / (1 << 20) * (deviceChannel[i] >= 0 ? 2 : 1);
+    ChannelSource source = [comm, deviceChannel, pcs, peerMiB](const std::vector<int>& peers,
+                                                               std::vector<SlotChannel>* channels) -> szResult_t {
+      for (size_t i = 0; i < comm->wires.size(); ++i) {
+        std::vector<int> mine;
+        for (int p : peers)
+          if (size_t(comm->peerWire[size_t(p)]) == i) mine.push_back(p);
+        if (mine.empty() || deviceChannel[i] >= 0) continue;
+        SZCHECK(comm->wires[i]->connectPeers(comm->slotAreas[i], mine.data(), int(mine.size())));
+      }
+      channels->assign(2 * peers.size(), SlotChannel{});
+      for (size_t k = 0; k < peers.size(); ++k) {
+        const size_t i = size_t(comm->peerWire[size_t(peers[k])]);
+        for (int send = 1; send >= 0; --send) {
+          SlotChannel& ch = (*channels)[2 * k + size_t(1 - send)];
+          SZCHECK(deviceChannel[i] >= 0 ? comm->proxy->channel(deviceChannel[i], peers[k], send, &ch)
+                                        : comm->wires[i]->channel(comm->slotAreas[i], peers[k], send, &ch));
+          ch.maxBlocks = pcs[i].blocks;  // the wire's own, where a launch mixes wires
+        }
+        INFO(SZ_INIT | SZ_P2P, "rank %d: connected rank %d on wire %s: %.1f MiB of slot memory", comm->rank, peers[k],
+             comm->wires[i]->name, peerMiB[i]);
+      }
       return szSuccess;
     };
-    SZCHECK(SlotPath::create(source, me, n, pc, &comm->slotPath));
+    std::vector<uint64_t> sliceBytes(size_t(n), 0);
+    for (int p = 0; p < n; ++p) {
+      const size_t i = p == me ? 0 : size_t(comm->peerWire[size_t(p)]);
+      if (p != me && serves[i][size_t(p)]) sliceBytes[size_t(p)] = pcs[i].sliceBytes;
+    }
+    SZCHECK(SlotPath::create(source, me, std::move(sliceBytes), pc, &comm->slotPath));
     for (size_t i = 0; i < nw; ++i) {
       int peers = 0;
       for (uint8_t x : serves[i]) peers += x;
-      // Each peer's receive ring (slot-area wires: in this rank's GPU memory; proxied wires keep
-      // both ends here, in pinned or device memory).
-      const double ringMiB = double(pcs[i].nslots) * double(slotStride(pcs[i].sliceBytes)) / (1 << 20);
+      // Each peer's receive ring (slot-area wires: in this rank's GPU memory, made at the first
+      // operation with the peer; proxied wires keep both ends here, in pinned or device memory).
       INFO(SZ_INIT, "rank %d: device buffers to %d peer(s) on the slot protocol over wire %s: %llu-byte slices, %u "
-           "slots per peer and direction, %u blocks, emulated link %g GB/s; slot memory %.1f MiB per peer (%.1f MiB "
-           "in all)", me, peers, comm->wires[i]->name, (unsigned long long)pcs[i].sliceBytes, pcs[i].nslots,
-           pcs[i].blocks, emulatedLinkGBps(comm, comm->wires[i]), ringMiB * (deviceChannel[i] >= 0 ? 2 : 1),
-           ringMiB * (deviceChannel[i] >= 0 ? 2 : 1) * peers);
+           "slots per peer and direction, %u blocks, emulated link %g GB/s; slot memory %.1f MiB per peer, %s", me,
+           peers, comm->wires[i]->name, (unsigned long long)pcs[i].sliceBytes, pcs[i].nslots, pcs[i].blocks,
+           emulatedLinkGBps(comm->cfg, comm->wires[i]), peerMiB[i],
+           deviceChannel[i] >= 0 ? "for every peer at init" : "at the first operation with each");
     }
   }
   comm->codebooks.reset(new CodebookDrift(comm->cfg.followCodebook, &comm->cfg.codebook));
@@ -418,7 +343,15 @@ szResult_t initComm(szComm* comm, int nranks, const szUniqueId& id, int rank, vo
   SZCHECK(connectSlots(comm, placed, plan, ncclComm));
   for (int p = 0; p < nranks; ++p)
     if (p != rank) TRACE(SZ_INIT, "rank %d: wire %s with rank %d", rank, commWire(comm, p)->name, p);
-  SZCHECK(setAutoPriors(comm, placed));
+  comm->autoHost.setPriors({}, hostAutoPrior(comm->cfg, rank));
+  if (comm->slotPath) {
+    std::vector<const szWire*> peerWires(size_t(nranks), nullptr);
+    for (int p = 0; p < nranks; ++p)
+      if (p != rank) peerWires[size_t(p)] = commWire(comm, p);
+    std::vector<AutoPrior> device;
+    SZCHECK(deviceAutoPriors(comm->cfg, rank, peerWires, placed, &device));
+    comm->autoDevice.setPriors(device);
+  }
   INFO(SZ_INIT, "SplitZip %d.%d.%d rank %d/%d: wire %s, codec %s, codebook %s, slice %zu bytes, depth %d, "
        "timeout %d ms, crc %d", SZ_MAJOR, SZ_MINOR, SZ_PATCH, rank, nranks, comm->cfg.wire.c_str(),
        comm->cfg.codec == SZ_CODEC_ON ? "on" : comm->cfg.codec == SZ_CODEC_OFF ? "off" : "auto",
@@ -484,10 +417,10 @@ extern "C" szResult_t szCommInitFromNccl(szComm_t* comm, void* ncclComm, szConfi
   szUniqueId id;
   int rank = 0, nranks = 0;
   SZCHECK(ncclShareUniqueId(ncclComm, &id, &rank, &nranks));
-  szConfig_t cfg = SZ_CONFIG_INITIALIZER;
-  if (config) cfg = *config;
-  cfg.wire = "nccl";
-  return createComm(comm, nranks, id, rank, &cfg, ncclComm);
+  // Each pair's wire as szCommInitRank chooses it (wire_choice.h): the nccl wire wraps `ncclComm`
+  // for the pairs it serves; pairs of one node with peer access take ipc (NCCL's p2p through the
+  // nccl wire's proxy reached 77 GB/s over NVLink where ipc moves hundreds).
+  return createComm(comm, nranks, id, rank, config, ncclComm);
 #else
   (void)comm;
   (void)ncclComm;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "transport/wire.h"
+#include "src/comm_config.h"
 #include "src/proto/auto_model.h"
 #include "src/proto/codebook_drift.h"
 #include "src/proto/op.h"
@@ -22,24 +23,6 @@
 struct szBootstrap;
 
 namespace sz {
-
-// The communicator's configuration with every default resolved (szConfig_t + SZ_* params).
-struct CommConfig {
-  std::string wire;
-  int codec;  // SZ_CODEC_*
-  szCodebook_t codebook;  // the fixed codebook, or where auto starts (for its type)
-  bool followCodebook;    // SZ_CODEBOOK_AUTO: recalibrate on drift (codebook_drift.h)
-  size_t sliceBytes;  // host channel: bytes per slice (rounded up to a multiple of kSliceAlign)
-  int depth;          // host channel: threads per group; slots per peer and direction: 2 x depth
-  int timeoutMs;
-  bool crc;
-  bool authData;  // SZ_AUTH_DATA: an AES-256-GMAC tag on every host slice
-  bool encrypt;   // SZ_ENCRYPT: every host slice AES-256-GCM encrypted and tagged
-  bool blocking;  // false: szCommInitRank returns szInProgress and a thread finishes the init
-  // Emulated links (GB/s, 0: none): SZ_TCP_LINK_GBPS paces the tcp data connections,
-  // SZ_IPC_LINK_GBPS the ipc wire's slot kernels.
-  double tcpLinkGBps, ipcLinkGBps;
-};
 
 class SlotPath;
 class SlotProxy;
@@ -93,9 +76,6 @@ inline bool commDeviceOnly(const szComm* comm, int peer) {
   const szWire* w = commWire(comm, peer);
   return szWireMovesMessages(w) && w->deviceMemory;
 }
-
-// Resolves `config` (may be null) against the SZ_* environment.
-szResult_t resolveConfig(const szConfig_t* config, CommConfig* out);
 
 // Drops the calling thread's pending group operations on `comm` (it is being destroyed); the
 // group's szGroupEnd then fails with szInvalidUsage.

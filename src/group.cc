@@ -131,7 +131,7 @@ szResult_t makeOp(const char* fn, bool send, void* const* bufs, const size_t* co
       return szSetError(szInvalidArgument, "%s: buffer list mixes host and device memory", fn);
   // SZ_ENCRYPT protects the host slots' bytes on the tcp wire; device buffers on a wire that
   // leaves the node would travel in the clear, so they are refused rather than sent so.
-  if (device && peer != comm->rank && comm->slotPath && !comm->slotPath->reaches(send, peer))
+  if (device && peer != comm->rank && comm->slotPath && !comm->slotPath->reaches(peer))
     return szSetError(szInvalidUsage, "%s: rank %d takes no device buffers from rank %d (one of the two has no GPU): "
                       "pass host buffers", fn, peer, comm->rank);
   if (device && peer != comm->rank && comm->cfg.encrypt && !commWire(comm, peer)->nodeLocal)
@@ -170,7 +170,7 @@ void planDevice(szComm* comm, Op& op) {
   if (!op.frames) return;
   // The codebooks that follow the data, per group; a histogram only on a group's drift.
   const uint64_t bytes = op.count * szTypeSize(op.type);
-  const uint32_t groups = sliceGroupMask(op.segs, op.segGroups, comm->slotPath->opSliceBytes(op.send, op.peer, bytes));
+  const uint32_t groups = sliceGroupMask(op.segs, op.segGroups, comm->slotPath->opSliceBytes(op.peer, bytes));
   for (int g = 0; g < kSegmentGroups; ++g)
     if (groups >> g & 1) {
       const CodebookDrift::Plan plan = comm->codebooks->plan(op.peer, op.type, g);
@@ -255,6 +255,13 @@ szResult_t runPending(std::vector<PendingOp> pending) {
     if (comm->slotPath && std::any_of(ops.begin(), ops.end(), [](const auto& op) { return op->device; })) {
       DeviceGuard onCommDevice(comm->cudaDevice);
       SZCHECK(commReapSlots(comm));
+      // A pair's first operations connect its channels (ipc and ib exchange their slot areas,
+      // waiting for the peer's): every peer of the group at once, before any launch.
+      std::vector<int> peers;
+      for (const auto& op : ops)
+        if (op->device && op->peer != comm->rank) peers.push_back(op->peer);
+      szResult_t r = comm->slotPath->connect(peers);
+      if (r != szSuccess) return commFail(comm, r);
     }
     for (const auto& op : ops) {
       if (!op->device) {

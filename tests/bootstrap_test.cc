@@ -172,6 +172,48 @@ TEST(Bootstrap, LargeMessagesBothWaysAtOnce) {
   });
 }
 
+// Lazy connections' exchange (szBootstrapExchange): each rank names its peers in its own order,
+// an order in which a send-then-receive per peer would wait in a circle (0 waits on 1, 1 on 2,
+// 2 on 0); every rank gets each peer's own bytes; a rank that exchanges with nobody waits for none.
+TEST(Bootstrap, PairwiseExchangeInAnyOrder) {
+  szUniqueId id = newId();
+  runRanks(4, [&](int rank) {
+    szBootstrap* b = init(id, rank, 4);
+    ASSERT_NE(b, nullptr);
+    std::vector<int> peers;
+    if (rank < 3) peers = {(rank + 1) % 3, (rank + 2) % 3};
+    std::vector<uint64_t> mine(peers.size()), theirs(peers.size(), 0);
+    for (size_t i = 0; i < peers.size(); ++i) mine[i] = uint64_t(rank) * 100 + uint64_t(peers[i]);
+    EXPECT_EQ(szBootstrapExchange(b, peers.data(), int(peers.size()), 7, mine.data(), theirs.data(), sizeof(uint64_t)),
+              szSuccess) << szGetLastError(nullptr);
+    for (size_t i = 0; i < peers.size(); ++i) EXPECT_EQ(theirs[i], uint64_t(peers[i]) * 100 + uint64_t(rank));
+    EXPECT_EQ(szBootstrapBarrier(b), szSuccess) << szGetLastError(nullptr);
+    szBootstrapClose(b);
+  });
+}
+
+// A peer that never takes part: the exchange fails with szTimeout within the bootstrap's timeout.
+TEST(Bootstrap, ExchangeWithAnAbsentPeerTimesOut) {
+  szUniqueId id = newId();
+  std::atomic<bool> done{false};  // rank 1 stays connected, silent, until rank 0 has its verdict
+  runRanks(2, [&](int rank) {
+    szBootstrap* b = init(id, rank, 2, 1500);
+    ASSERT_NE(b, nullptr);
+    if (rank == 0) {
+      const int peer = 1;
+      uint32_t mine = 5, theirs = 0;
+      const auto start = std::chrono::steady_clock::now();
+      EXPECT_EQ(szBootstrapExchange(b, &peer, 1, 8, &mine, &theirs, sizeof(mine)), szTimeout);
+      EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+      EXPECT_EQ(theirs, 0u);
+      done = true;
+    } else {
+      while (!done) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    szBootstrapClose(b);
+  });
+}
+
 TEST(Bootstrap, SizeMismatchIsInvalidUsage) {
   szUniqueId id = newId();
   runRanks(2, [&](int rank) {

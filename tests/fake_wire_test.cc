@@ -104,10 +104,10 @@ szResult_t fakeClose(void* wireComm) {
 }
 
 // name, needsGpu, deviceMemory, nodeLocal, defaultSliceBytes, defaultMaxBlocks, connect, channel, isend, irecv, test, close, abort
-const szWire kFakeWire = {"fake", 0, 0, 0, 64 << 10, 0, fakeConnect, nullptr, fakeIsend, fakeIrecv, fakeTest, fakeClose, fakeClose};
+const szWire kFakeWire = {"fake", 0, 0, 0, 64 << 10, 0, fakeConnect, nullptr, nullptr, fakeIsend, fakeIrecv, fakeTest, fakeClose, fakeClose};
 
 szResult_t noChannel(void*, int, int, sz::SlotChannel*) { return szInternalError; }
-const szWire kAreaWire = {"areas", 0, 0, 1, 64 << 10, 0, fakeConnect, noChannel, nullptr, nullptr, nullptr, fakeClose, fakeClose};
+const szWire kAreaWire = {"areas", 0, 0, 1, 64 << 10, 0, fakeConnect, nullptr, noChannel, nullptr, nullptr, nullptr, fakeClose, fakeClose};
 
 constexpr uint64_t kSlice = 64 << 10;
 constexpr uint32_t kSlots = 4;

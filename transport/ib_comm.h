@@ -9,6 +9,7 @@
 #pragma once
 
 #include <atomic>
+#include <memory>
 #include <chrono>
 #include <thread>
 #include <vector>
@@ -17,6 +18,8 @@
 #include "transport/ib_qp.h"
 #include "transport/ib_sendq.h"
 #include "transport/ib_steps.h"
+
+struct szBootstrap;
 
 namespace sz {
 
@@ -55,13 +58,14 @@ struct IbPeer {
   uint32_t stripes = 0;
   IbLanding landing;
   uint64_t shipNext = 0;
-  bool served = false;  // the wire serves this pair (szWireConfig::peers): set up at connect
+  bool served = false;  // the wire serves this pair (szWireConfig::peers)
   int forwarded = 0;  // bit 0: the send side's error went to the peer; bit 1: the receive side's
   bool broken = false;
   std::chrono::steady_clock::time_point lastBeat{};
 };
 
 struct IbComm {
+  szBootstrap* bootstrap = nullptr;  // the communicator's: pairs connect over it (ibConnectPeers)
   const szIbVerbs* verbs = nullptr;
   std::vector<szIbPort> ports;
   int rank = 0, nranks = 0, device = 0;
@@ -69,6 +73,9 @@ struct IbComm {
   uint64_t stride = 0, sliceBytes = 0;
   bool gpuDirect = false, needFlush = false;
   std::vector<IbPeer> peers;
+  // Per rank: its pair is set up and connected (ibConnectPeers, at the first operations with it);
+  // the proxy thread touches a peer only after reading true here.
+  std::unique_ptr<std::atomic<bool>[]> ready;
   std::atomic<bool> stop{false};
   std::thread thread;
 };

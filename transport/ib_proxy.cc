@@ -178,7 +178,7 @@ void heartbeat(Proxy& x, int peer, bool force) {
 bool drainedAll(const Proxy& x) {
   for (int peer = 0; peer < x.c->nranks; ++peer) {
     const IbPeer& p = x.c->peers[size_t(peer)];
-    if (peer == x.c->rank || !p.served || p.broken) continue;
+    if (peer == x.c->rank || !x.c->ready[size_t(peer)].load(std::memory_order_acquire) || p.broken) continue;
     uint32_t slot;
     uint64_t credit;
     if (p.landing.drained(ibWord<uint64_t>(p.control, x.layout.recvCredits), &slot, &credit)) return false;
@@ -201,7 +201,8 @@ void ibProxyLoop(IbComm* c) {
       drainUntil = std::chrono::steady_clock::now() + kDrainLimit;
     bool moved = false;
     for (int peer = 0; peer < c->nranks; ++peer) {
-      if (peer == c->rank || !c->peers[size_t(peer)].served || c->peers[size_t(peer)].broken) continue;
+      if (peer == c->rank || !c->ready[size_t(peer)].load(std::memory_order_acquire) || c->peers[size_t(peer)].broken)
+        continue;
       moved |= poll(x, peer);
       moved |= ship(x, peer);
       moved |= control(x, peer);

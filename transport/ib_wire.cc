@@ -1,15 +1,17 @@
 // The ib slot wire (docs/PIPELINE.md, "The ib wire"): the slot protocol over RDMA NICs with raw
-// ibverbs. Connect is collective and runs in three steps, each ending in an agreement of all
-// ranks (so a rank that fails makes every rank fail at once with its reason, instead of leaving
-// the others to time out):
+// ibverbs.
 //
-//   1. local   libibverbs (dlopen), the selected ports, the knobs; every peer's rings and control
-//              words allocated and registered on every port, one RC queue pair and completion
-//              queue per (peer, port), receives posted
-//   2. peers   connection data (QPNs, LIDs, GIDs, PSNs, addresses, rkeys) to and from each peer
-//              over the bootstrap's authenticated point-to-point connections; queue pairs to RTS,
-//              striped over min(this rank's ports, the peer's) stripes
-//   3. proxy   the thread that moves the slots (transport/ib_proxy.cc)
+//   connect       collective, ending in an agreement of all ranks (so a rank that fails makes
+//                 every rank fail at once with its reason, instead of leaving the others to time
+//                 out): libibverbs (dlopen), the selected ports, the knobs; then the proxy thread
+//                 that moves the slots (transport/ib_proxy.cc)
+//   connectPeers  pairwise, at the first operations with a peer: the pair's rings and control
+//                 words allocated and registered on every port, one RC queue pair and completion
+//                 queue per port, receives posted; connection data (QPNs, LIDs, GIDs, PSNs,
+//                 addresses, rkeys) to and from the peer over the bootstrap's authenticated
+//                 point-to-point connections; queue pairs to RTS, striped over min(this rank's
+//                 ports, the peer's) stripes. The receives are posted before the data goes out,
+//                 so before the peer's queue pair can reach RTS.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -27,7 +29,7 @@ namespace sz {
 namespace {
 
 constexpr uint32_t kInfoMagic = 0x535A4942;  // "SZIB"
-constexpr uint32_t kInfoVersion = 1;
+constexpr uint32_t kInfoVersion = 2;
 constexpr int kTagIbInfo = 0x1b;
 constexpr uint32_t kSignalEvery = 16;
 
@@ -37,6 +39,7 @@ struct PeerInfo {
   int32_t rank, peer;
   uint64_t sliceBytes;
   uint32_t nslots, ports;
+  uint32_t valid, pad;  // 0: the sender could not set up its side (its own error says why)
   uint64_t ring, control;
   szIbQpInfo qp[kSzIbMaxPorts];
   uint32_t ringRkey[kSzIbMaxPorts], controlRkey[kSzIbMaxPorts];
@@ -76,10 +79,9 @@ szResult_t checkConfig(const szWireConfig& config) {
   return szSuccess;
 }
 
-// Step 1 for one peer: memory, queue pairs, receives; fills what the peer is told.
+// One peer's side: memory, queue pairs, receives; fills what the peer is told.
 szResult_t setUpPeer(IbComm* c, int peer, PeerInfo* info) {
   IbPeer& p = c->peers[size_t(peer)];
-  p.served = true;
   const IbControlLayout layout(c->nslots);
   const uint64_t ringBytes = c->stride * c->nslots;
   SZCHECK(szIbAlloc(c->verbs, c->ports, ringBytes, 0, c->gpuDirect, 0, &p.sendRing));
@@ -98,6 +100,7 @@ szResult_t setUpPeer(IbComm* c, int peer, PeerInfo* info) {
   info->sliceBytes = c->sliceBytes;
   info->nslots = c->nslots;
   info->ports = uint32_t(c->ports.size());
+  info->valid = 1;
   info->ring = uint64_t(p.recvRing.addr);
   info->control = uint64_t(p.control.addr);
   p.qps.resize(c->ports.size());
@@ -116,8 +119,10 @@ szResult_t setUpPeer(IbComm* c, int peer, PeerInfo* info) {
   return szSuccess;
 }
 
-// Step 2 for one peer: checks what it sent and connects the stripes.
+// Checks what the peer sent and connects the stripes.
 szResult_t connectPeer(IbComm* c, int peer, const PeerInfo& in) {
+  if (in.magic == kInfoMagic && in.version == kInfoVersion && in.valid == 0)
+    return szSetError(szRemoteError, "ib wire: rank %d could not set up its side of the pair with rank %d", peer, c->rank);
   if (in.magic != kInfoMagic || in.version != kInfoVersion || in.rank != peer || in.peer != c->rank ||
       in.ports == 0 || in.ports > uint32_t(kSzIbMaxPorts))
     return szSetError(szRemoteError, "ib wire: rank %d sent connection data that is not the ib wire's (version %u)",
@@ -152,40 +157,30 @@ szResult_t ibClose(void* wireComm) {
   return szSuccess;
 }
 
-szResult_t setUpLocal(IbComm* c, const szWireConfig& config, std::vector<PeerInfo>* out) {
+szResult_t setUpLocal(IbComm* c, const szWireConfig& config) {
   SZCHECK(checkConfig(config));
   SZCHECK(szIbVerbsGet(&c->verbs));
   SZCHECK(szIbOpenPorts(c->verbs, &c->ports));
   CUDACHECK(cudaGetDevice(&c->device));
   c->gpuDirect = szParamIbGdr() != 0 && szIbGpuDirectUsable(&c->needFlush);
-  for (int peer = 0; peer < c->nranks; ++peer)
-    if (peer != c->rank && szWireServes(config, peer)) SZCHECK(setUpPeer(c, peer, &(*out)[size_t(peer)]));
-  return szSuccess;
-}
-
-szResult_t exchange(szBootstrap* b, IbComm* c, std::vector<PeerInfo>& mine) {
-  std::vector<PeerInfo> theirs(mine.size());
-  for (int peer = 0; peer < c->nranks; ++peer)
-    if (c->peers[size_t(peer)].served) SZCHECK(szBootstrapSend(b, peer, kTagIbInfo, &mine[size_t(peer)], sizeof(PeerInfo)));
-  for (int peer = 0; peer < c->nranks; ++peer)
-    if (c->peers[size_t(peer)].served) SZCHECK(szBootstrapRecv(b, peer, kTagIbInfo, &theirs[size_t(peer)], sizeof(PeerInfo)));
-  for (int peer = 0; peer < c->nranks; ++peer)
-    if (c->peers[size_t(peer)].served) SZCHECK(connectPeer(c, peer, theirs[size_t(peer)]));
   return szSuccess;
 }
 
 szResult_t ibConnect(szBootstrap* b, const szWireConfig& config, void** wireComm) {
   IbComm* c = new IbComm();
+  c->bootstrap = b;
   c->rank = szBootstrapRank(b);
   c->nranks = szBootstrapNranks(b);
   c->nslots = config.nslots;
   c->sliceBytes = config.sliceBytes;
   c->stride = slotStride(config.sliceBytes);
   c->peers.resize(size_t(c->nranks));
-  std::vector<PeerInfo> mine(size_t(c->nranks));
-  szResult_t res = agree(b, setUpLocal(c, config, &mine), "set up its RDMA ports and memory");
-  // Every rank has posted its receives before any queue pair reaches RTR.
-  if (res == szSuccess) res = agree(b, exchange(b, c, mine), "connect its queue pairs");
+  c->ready.reset(new std::atomic<bool>[size_t(c->nranks)]);
+  for (int peer = 0; peer < c->nranks; ++peer) {
+    c->ready[size_t(peer)].store(false, std::memory_order_relaxed);
+    c->peers[size_t(peer)].served = peer != c->rank && szWireServes(config, peer);
+  }
+  szResult_t res = agree(b, setUpLocal(c, config), "set up its RDMA ports");
   if (res != szSuccess) {
     ibClose(c);
     return res;
@@ -197,10 +192,37 @@ szResult_t ibConnect(szBootstrap* b, const szWireConfig& config, void** wireComm
   return szSuccess;
 }
 
+// A failure keeps what was set up (ibClose frees it): the peer may be connected to it already.
+szResult_t ibConnectPeers(void* wireComm, const int* peers, int npeers) {
+  IbComm* c = static_cast<IbComm*>(wireComm);
+  for (int i = 0; i < npeers; ++i) {
+    const int p = peers[i];
+    if (p < 0 || p >= c->nranks || !c->peers[size_t(p)].served || !c->peers[size_t(p)].qps.empty())
+      return szSetError(szInternalError, "ib wire: rank %d does not serve rank %d, or has connected it", c->rank, p);
+  }
+  std::vector<PeerInfo> mine(static_cast<size_t>(npeers)), theirs(static_cast<size_t>(npeers));
+  szResult_t res = szSuccess;
+  for (int i = 0; i < npeers && res == szSuccess; ++i) res = setUpPeer(c, peers[i], &mine[size_t(i)]);
+  std::string why;
+  if (res != szSuccess) {  // the peers learn it from the data sent below (valid 0)
+    why = szThreadLastError();
+    for (PeerInfo& m : mine) m.valid = 0;
+  }
+  const szResult_t sent =
+      szBootstrapExchange(c->bootstrap, peers, npeers, kTagIbInfo, mine.data(), theirs.data(), sizeof(PeerInfo));
+  if (res != szSuccess) return szSetError(res, "%s", why.c_str());
+  SZCHECK(sent);
+  for (int i = 0; i < npeers; ++i) {
+    SZCHECK(connectPeer(c, peers[i], theirs[size_t(i)]));
+    c->ready[size_t(peers[i])].store(true, std::memory_order_release);  // the proxy takes the peer from here
+  }
+  return szSuccess;
+}
+
 szResult_t ibChannel(void* wireComm, int peer, int send, SlotChannel* ch) {
   IbComm* c = static_cast<IbComm*>(wireComm);
-  if (peer < 0 || peer >= c->nranks || peer == c->rank || !c->peers[size_t(peer)].served)
-    return szSetError(szInvalidArgument, "ib wire: no channel with rank %d", peer);
+  if (peer < 0 || peer >= c->nranks || peer == c->rank || !c->ready[size_t(peer)].load(std::memory_order_acquire))
+    return szSetError(szInvalidArgument, "ib wire: no channel with rank %d (not connected)", peer);
   const IbPeer& p = c->peers[size_t(peer)];
   const IbControlLayout l(c->nslots);
   uint8_t* control = p.control.kernel;
@@ -222,5 +244,5 @@ szResult_t ibChannel(void* wireComm, int peer, int send, SlotChannel* ch) {
 // 512 KiB slices (one work request each) and at most 64 blocks: 128 slots of a ring hold 64 MiB
 // in flight per direction, and 64 blocks encode faster than any NIC moves the frames. close
 // stops the proxy after it forwarded what is left (bounded): it serves as abort too.
-// name, needsGpu, deviceMemory, nodeLocal, defaultSliceBytes, defaultMaxBlocks, connect, channel, isend, irecv, test, close, abort
-const szWire szWireIb = {"ib", 1, 0, 0, 512 << 10, 64, sz::ibConnect, sz::ibChannel, nullptr, nullptr, nullptr, sz::ibClose, sz::ibClose};
+// name, needsGpu, deviceMemory, nodeLocal, defaultSliceBytes, defaultMaxBlocks, connect, connectPeers, channel, isend, irecv, test, close, abort
+const szWire szWireIb = {"ib", 1, 0, 0, 512 << 10, 64, sz::ibConnect, sz::ibConnectPeers, sz::ibChannel, nullptr, nullptr, nullptr, sz::ibClose, sz::ibClose};

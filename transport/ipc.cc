@@ -1,8 +1,9 @@
 // The ipc slot wire: ranks of one node map each other's slot memory with CUDA IPC (or share
 // pointers directly when they are threads of one process), so a sender's kernel writes frames
 // straight into the receiver's slots over NVLink, PCIe or, on one GPU, its own memory. Each rank
-// makes one device allocation per peer at connect, holding its receive ring from that peer, its
-// credit words for sends to that peer, both error words and the emulated link's clock.
+// makes one device allocation per peer at the first operations with it (connectPeers), holding
+// its receive ring from that peer, its credit words for sends to that peer, both error words and
+// the emulated link's clock.
 #include <cuda_runtime.h>
 #include <unistd.h>
 
@@ -53,8 +54,10 @@ struct Peer {
 };
 
 struct IpcComm {
+  szBootstrap* bootstrap = nullptr;
   int rank = 0, nranks = 0;
   szWireConfig config{};
+  std::vector<uint8_t> serves;  // per rank: the wire serves the pair (szWireConfig::peers)
   uint64_t stride = 0;
   std::vector<Peer> peers;
 };
@@ -77,7 +80,7 @@ szResult_t makeArea(IpcComm* c, Peer* p, AreaInfo* info) {
   SZCHECK(sz::zeroDeviceMemory(p->mine, a.bytes));  // no slot ready, no error, the link idle
   std::vector<uint64_t> credits(c->config.nslots);
   for (uint32_t j = 0; j < c->config.nslots; ++j) credits[j] = initialCredit(j);
-  CUDACHECK(cudaMemcpy(p->mine + a.credits, credits.data(), credits.size() * 8, cudaMemcpyHostToDevice));
+  SZCHECK(sz::copyToDeviceMemory(p->mine + a.credits, credits.data(), credits.size() * 8));
   CUDACHECK(cudaIpcGetMemHandle(&info->handle, p->mine));
   CUDACHECK(cudaGetDevice(&info->device));
   info->pid = int32_t(getpid());
@@ -118,52 +121,57 @@ szResult_t mapArea(IpcComm* c, int peer, const AreaInfo& info, Peer* p) {
   return szSuccess;
 }
 
-// Each pair the wire serves exchanges the areas it made for each other over the bootstrap
-// (every rank sends all of its own before receiving, so no order of pairs can wait on another).
+// Opens nothing: the areas are made per peer at the first operations with it (ipcConnectPeers).
 szResult_t ipcConnect(szBootstrap* b, const szWireConfig& config, void** wireComm) {
-  const int nranks = szBootstrapNranks(b), rank = szBootstrapRank(b);
+  const int nranks = szBootstrapNranks(b);
   if (config.sliceBytes == 0 || config.sliceBytes % kSliceAlign != 0 || config.nslots == 0)
     return szSetError(szInvalidArgument, "ipc wire: slice bytes %llu (a multiple of %llu) and %u slots",
                       (unsigned long long)config.sliceBytes, (unsigned long long)kSliceAlign, config.nslots);
   IpcComm* c = new IpcComm();
-  c->rank = rank;
+  c->bootstrap = b;
+  c->rank = szBootstrapRank(b);
   c->nranks = nranks;
   c->config = config;
-  c->config.peers = nullptr;  // the caller's; a peer the wire serves has an area (Peer::theirs)
+  c->config.peers = nullptr;
+  c->serves.resize(size_t(nranks));
+  for (int p = 0; p < nranks; ++p) c->serves[size_t(p)] = p != c->rank && szWireServes(config, p);
   c->stride = slotStride(config.sliceBytes);
   c->peers.resize(size_t(nranks));
-  std::vector<AreaInfo> mine(static_cast<size_t>(nranks)), theirs(static_cast<size_t>(nranks));
+  *wireComm = c;
+  return szSuccess;
+}
+
+// Each pair exchanges the areas it made for each other over the bootstrap. An area is zeroed and
+// its credits written before its address goes out, and a rank writes into its peer's area only
+// once it has mapped it, so no barrier is needed. A failure keeps what was made (ipcClose frees
+// it): the peer may have mapped it already.
+szResult_t ipcConnectPeers(void* wireComm, const int* peers, int npeers) {
+  IpcComm* c = static_cast<IpcComm*>(wireComm);
+  for (int i = 0; i < npeers; ++i) {
+    const int p = peers[i];
+    if (p < 0 || p >= c->nranks || !c->serves[size_t(p)] || c->peers[size_t(p)].mine != nullptr)
+      return szSetError(szInternalError, "ipc wire: rank %d does not serve rank %d, or has connected it", c->rank, p);
+  }
+  std::vector<AreaInfo> mine(static_cast<size_t>(npeers)), theirs(static_cast<size_t>(npeers));
   szResult_t res = szSuccess;
+  for (int i = 0; i < npeers && res == szSuccess; ++i) res = makeArea(c, &c->peers[size_t(peers[i])], &mine[size_t(i)]);
   std::string why;
-  for (int p = 0; p < nranks && res == szSuccess; ++p)
-    if (p != rank && szWireServes(config, p)) res = makeArea(c, &c->peers[size_t(p)], &mine[size_t(p)]);
   if (res != szSuccess) {  // the peers learn it from the areas sent below (valid 0)
     why = szThreadLastError();
     for (AreaInfo& a : mine) a.valid = 0;
   }
-  szResult_t sent = szSuccess;
-  for (int p = 0; p < nranks && sent == szSuccess; ++p)
-    if (p != rank && szWireServes(config, p)) sent = szBootstrapSend(b, p, kTagIpcArea, &mine[size_t(p)], sizeof(AreaInfo));
-  for (int p = 0; p < nranks && sent == szSuccess; ++p)
-    if (p != rank && szWireServes(config, p)) sent = szBootstrapRecv(b, p, kTagIpcArea, &theirs[size_t(p)], sizeof(AreaInfo));
-  if (res != szSuccess) res = szSetError(res, "%s", why.c_str());
-  else res = sent;
-  for (int p = 0; p < nranks && res == szSuccess; ++p)
-    if (p != rank && szWireServes(config, p)) res = mapArea(c, p, theirs[size_t(p)], &c->peers[size_t(p)]);
-  // Every rank has mapped its peers' areas before any kernel may write into them.
-  if (res == szSuccess) res = szBootstrapBarrier(b);
-  if (res != szSuccess) {
-    ipcClose(c);
-    return res;
-  }
-  *wireComm = c;
+  const szResult_t sent =
+      szBootstrapExchange(c->bootstrap, peers, npeers, kTagIpcArea, mine.data(), theirs.data(), sizeof(AreaInfo));
+  if (res != szSuccess) return szSetError(res, "%s", why.c_str());
+  SZCHECK(sent);
+  for (int i = 0; i < npeers; ++i) SZCHECK(mapArea(c, peers[i], theirs[size_t(i)], &c->peers[size_t(peers[i])]));
   return szSuccess;
 }
 
 szResult_t ipcChannel(void* wireComm, int peer, int send, SlotChannel* ch) {
   IpcComm* c = static_cast<IpcComm*>(wireComm);
   if (peer < 0 || peer >= c->nranks || peer == c->rank || c->peers[size_t(peer)].theirs == nullptr)
-    return szSetError(szInvalidArgument, "ipc wire: no channel with rank %d", peer);
+    return szSetError(szInvalidArgument, "ipc wire: no channel with rank %d (not connected)", peer);
   const Peer& p = c->peers[size_t(peer)];
   AreaLayout a(c->stride, c->config.nslots);
   // Sends: the peer's ring and receive error word, this rank's credits, send error and clock.
@@ -186,5 +194,5 @@ szResult_t ipcChannel(void* wireComm, int peer, int send, SlotChannel* ch) {
 }  // namespace
 
 // 256 KiB slices on every multiprocessor. Nothing is posted on ipc: abort is close.
-// name, needsGpu, deviceMemory, nodeLocal, defaultSliceBytes, defaultMaxBlocks, connect, channel, isend, irecv, test, close, abort
-const szWire szWireIpc = {"ipc", 1, 0, 1, 256 << 10, 0, ipcConnect, ipcChannel, nullptr, nullptr, nullptr, ipcClose, ipcClose};
+// name, needsGpu, deviceMemory, nodeLocal, defaultSliceBytes, defaultMaxBlocks, connect, connectPeers, channel, isend, irecv, test, close, abort
+const szWire szWireIpc = {"ipc", 1, 0, 1, 256 << 10, 0, ipcConnect, ipcConnectPeers, ipcChannel, nullptr, nullptr, nullptr, ipcClose, ipcClose};

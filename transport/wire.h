@@ -3,10 +3,12 @@
 // wire's name. A wire carries the slot protocol (kernels/slot_format.h) in one of two ways, and
 // the table says which by the functions it fills:
 //
-//   slot areas  `channel`: connect allocates and registers every (peer, direction)'s slot ring,
-//               credit words and error words, and hands them out as SlotChannels; after that the
-//               slot kernels write into the peer's memory themselves (ipc: CUDA IPC over NVLink
-//               or PCIe), or the wire's own proxy moves the slots (ib: RDMA writes).
+//   slot areas  `connectPeers` / `channel`: at the first operations with a peer (as NCCL connects
+//               p2p peers lazily), connectPeers allocates and registers the pair's slot rings,
+//               credit words and error words and exchanges them with the peer; channel hands
+//               them out as SlotChannels. After that the slot kernels write into the peer's
+//               memory themselves (ipc: CUDA IPC over NVLink or PCIe), or the wire's own proxy
+//               moves the slots (ib: RDMA writes).
 //   messages    `isend` / `irecv` / `test`: the wire moves whole messages between two ranks, in
 //               order per (peer, direction); the slot proxy (src/proto/slot_proxy.h) keeps both
 //               ends of each channel locally and ships every published slot as one message
@@ -38,13 +40,13 @@ struct szWireConfig {
   // kernels pace their slot writes: SZ_IPC_LINK_GBPS). nccl and ib ignore it.
   double linkGBps;
   // Slot-area wires: the slots' payload bytes (a multiple of sz::kSliceAlign) and the slots per
-  // (peer, direction) that connect allocates, once. Message wires ignore them.
+  // (peer, direction) that connectPeers allocates, once per peer. Message wires ignore them.
   uint64_t sliceBytes;
   uint32_t nslots;
   // Per rank (nranks entries), 1 where this rank uses the wire with that rank; null: with every
   // other rank. Every rank of the bootstrap still calls connect (it is collective), and each pair
   // agrees (wire_choice.h), so a wire connects, allocates and registers for the pairs it serves
-  // only. nccl and tcp connect every pair (their connect is one collective).
+  // only. nccl and tcp connect every pair (their connect is one collective). Copied by connect.
   const uint8_t* peers;
 };
 
@@ -66,12 +68,21 @@ struct szWire {
   uint64_t defaultSliceBytes;
   uint32_t defaultMaxBlocks;
 
-  // Collective over all ranks of the bootstrap: connects this rank to every other one (slot-area
-  // wires: allocates and registers every ring and word, once; nothing per operation).
+  // Collective over all ranks of the bootstrap: connects this rank to every other one (message
+  // wires); opens what every peer shares (slot-area wires: the devices, nothing per peer). The
+  // bootstrap outlives the wire's connection.
   szResult_t (*connect)(szBootstrap* bootstrap, const szWireConfig& config, void** wireComm);
 
-  // Slot-area wires (null for message wires): this rank's view of its channel with `peer`,
-  // send = 1 for this rank's sends to the peer, in the addresses the slot kernels take.
+  // Slot-area wires (null for message wires). connectPeers sets up this rank's slot areas with
+  // `peers` (distinct, served by the wire, none set up before), once each: allocates and
+  // registers their rings and words and exchanges them with each peer over the bootstrap
+  // (szBootstrapExchange). Pairwise: it returns once each of `peers` has called it with this rank
+  // too, in any call of its own. Errors: szTimeout (a peer did not connect within timeoutMs),
+  // szRemoteError, szInvalidUsage (the peer's slots differ, or it is on another node: ipc),
+  // szUnhandledCudaError, szSystemError.
+  szResult_t (*connectPeers)(void* wireComm, const int* peers, int npeers);
+  // This rank's view of its channel with a connected `peer`, send = 1 for this rank's sends to
+  // the peer, in the addresses the slot kernels take.
   szResult_t (*channel)(void* wireComm, int peer, int send, sz::SlotChannel* channel);
 
   // Message wires (null for slot-area wires). isend posts a send of `bytes` at `data` to `peer`;

@@ -66,7 +66,7 @@ void cudaCheck(int rank, cudaError_t err, const char* call) {
 constexpr size_t kCtrlBytes = 512;
 
 // What one rank measured for one size, exchanged as doubles.
-enum Value { kOopTime, kRawTime, kOopWrong, kRawBytes, kWireBytes, kEncodeSeconds, kRecalibrations, kSlices, kFrameSlices,
+enum Value { kOopTime, kRawTime, kCmpTime, kOopWrong, kRawBytes, kWireBytes, kEncodeSeconds, kRecalibrations, kSlices, kFrameSlices,
              kNumValues };
 
 class Rank {
@@ -106,6 +106,7 @@ class Rank {
   int thread_;
   RankInfo info_;
   szComm_t comm_ = nullptr, rawComm_ = nullptr;  // the configured codec, and codec off
+  szComm_t cmpComm_ = nullptr;                    // --compare's mode, or null
   void *send_ = nullptr, *recv_ = nullptr, *ctrl_ = nullptr;
 };
 
@@ -203,6 +204,13 @@ void Rank::setUp() {
           szCommInitRankConfig(&rawComm_, info_.nranks, uniqueId(p_, thread_, 1), info_.rank, &cfg),
           "szCommInitRankConfig (codec off)");
   }
+  if (p_.compareCodec >= 0) {
+    cfg = p_.config;
+    cfg.codec = p_.compareCodec;
+    check(info_.rank, szCommInitRankConfig(&cmpComm_, info_.nranks, uniqueId(p_, thread_, rawComm_ == comm_ ? 1 : 2),
+                               info_.rank, &cfg),
+          "szCommInitRankConfig (--compare)");
+  }
   send_ = alloc(p_.opts->maxBytes);
   recv_ = alloc(p_.opts->maxBytes);
   ctrl_ = alloc(kCtrlBytes * size_t(info_.nranks));
@@ -234,6 +242,7 @@ void Rank::reportDevices() {
 
 void Rank::tearDown() {
   barrier();  // no rank closes its sockets while another still uses them
+  if (cmpComm_) check(info_.rank, szCommDestroy(cmpComm_), "szCommDestroy");
   if (rawComm_ != comm_) check(info_.rank, szCommDestroy(rawComm_), "szCommDestroy");
   check(info_.rank, szCommDestroy(comm_), "szCommDestroy");
   release(send_);
@@ -278,8 +287,8 @@ double Rank::timeIters(szComm_t comm, void* recvbuff, size_t count, szDataType_t
 void Rank::warmUp(szDataType_t type) {
   const Options& o = *p_.opts;
   const size_t es = szTypeSize(type);
-  for (szComm_t comm : {comm_, rawComm_}) {
-    if (comm == rawComm_ && rawComm_ == comm_) break;
+  for (szComm_t comm : {comm_, rawComm_, cmpComm_}) {
+    if (comm == nullptr || (comm == rawComm_ && rawComm_ == comm_)) continue;
     for (size_t bytes : {o.maxBytes, o.minBytes})
       for (int i = 0; i < o.warmup; ++i) iterate(comm, recv_, bytes / es, type);
   }
@@ -328,9 +337,12 @@ void Rank::measure(size_t count, szDataType_t type, const std::vector<uint8_t>& 
   std::vector<double> mine(kNumValues, 0.0);
   mine[kOopTime] = timeIters(comm_, recv_, count, type, &delta);
   mine[kRawTime] = rawComm_ == comm_ ? mine[kOopTime] : timeIters(rawComm_, recv_, count, type, &rawDelta);
+  szStats_t cmpDelta{};
+  if (cmpComm_) mine[kCmpTime] = timeIters(cmpComm_, recv_, count, type, &cmpDelta);
   for (int c = 0; c < o.check; ++c) {
     mine[kOopWrong] += double(checkIteration(comm_, count, type, pattern));
     if (rawComm_ != comm_) mine[kOopWrong] += double(checkIteration(rawComm_, count, type, pattern));
+    if (cmpComm_) mine[kOopWrong] += double(checkIteration(cmpComm_, count, type, pattern));
   }
   check(info_.rank, szCommGetStats(comm_, &end), "szCommGetStats");
   mine[kRecalibrations] = double(end.recalibrations - start.recalibrations);
@@ -389,6 +401,10 @@ void Rank::measure(size_t count, szDataType_t type, const std::vector<uint8_t>& 
                      {"recalibrations", uint64_t(sum[kRecalibrations])},
                      // The timed sends' slices that went as frames (SZ_CODEC=auto's choice).
                      {"frames_share", row.framesShare}});
+  if (cmpComm_) {  // --compare's communicator, timed right after the other two
+    p_.rows.back()["compare_codec"] = o.compare;
+    p_.rows.back()["compare_time_us"] = combineTimes(all, n, kCmpTime, o.average) * 1e6;
+  }
 }
 
 void Rank::run() {

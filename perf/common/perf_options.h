@@ -30,7 +30,7 @@ struct Options {
   bool cpuTime = false;   // -C: the time column is named cputime (it is host time either way)
   Average average = Average::kMean;
   std::vector<szDataType_t> types;  // -d (several with -d all)
-  std::string wire, codec, data, json;
+  std::string wire, codec, compare, data, json;
   size_t sliceBytes = 0;
   int depth = 0, crc = -1, timeoutMs = 0;
   std::vector<std::string> notes;  // flags accepted that change nothing here, for the header

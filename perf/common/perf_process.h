@@ -27,6 +27,7 @@ struct Process {
   int ranksPerProc = 1, nranks = 1;
   int devices = 0;  // GPUs used for buffers; 0: host buffers
   szConfig_t config = SZ_CONFIG_INITIALIZER;
+  int compareCodec = -1;  // --compare: SZ_CODEC_* of a third communicator timed in every row
   std::string wire;                            // --wire or SZ_WIRE; empty: the library's choice
   std::vector<std::vector<uint8_t>> patterns;  // per -d type: every buffer's content, tiled
   size_t dataBytes = 0;                        // the first pattern's size, for the settings line

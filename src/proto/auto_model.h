@@ -50,7 +50,8 @@ class AutoModel {
  public:
   static constexpr int kMinPeriod = 16, kMaxPeriod = 1024;
   static constexpr double kMargin = 0.03;  // frames must be predicted this much faster
-  static constexpr double kMaxLatency = 50e-6;  // a larger codec latency sample is a slow codec, not a latency
+  static constexpr double kMaxLatency = 50e-6;
+  static constexpr double kExploreBudget = 0.03;  // the most of a class's time spent trying the losing mode  // a larger codec latency sample is a slow codec, not a latency
 
   // The prior of each peer (by rank: its pair's wire, and the device), and of any peer not listed.
   void setPriors(const std::vector<AutoPrior>& perPeer, const AutoPrior& others = AutoPrior{});

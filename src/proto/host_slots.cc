@@ -2,6 +2,7 @@
 #include "src/proto/host_slots.h"
 
 #include <algorithm>
+#include <functional>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -98,6 +99,11 @@ struct HostSlots::Run {
   std::atomic<int> left{0};
   std::atomic<int64_t> lastMove{0};  // steady clock, ns
   Clock::time_point start;
+  // The pool threads join: from the start where sends encode frames, else at the first frame a
+  // receive meets (a receive that may decode gets raw slices whenever its sender chose raw, and
+  // copying those takes no more than the caller's thread).
+  std::atomic<bool> pool{false};
+  std::function<void()> wakePool;  // sets `pool` and wakes the pool threads
 };
 
 namespace {
@@ -133,9 +139,19 @@ szResult_t HostSlots::create(SlotProxy* proxy, int rank, int nranks, const HostS
   h->cfg_ = config;
   h->cfg_.workers = std::max(1, config.workers);
   h->codebooks_ = codebooks;
-  SZCHECK(h->channels_.connect(
-      [proxy, &config](int peer, int send, SlotChannel* ch) { return proxy->channel(config.channel, peer, send, ch); },
-      rank, nranks));
+  const int chan = config.channel;
+  std::vector<uint64_t> sliceBytes(size_t(nranks), config.sliceBytes);
+  sliceBytes[size_t(rank)] = 0;
+  h->channels_.init(
+      [proxy, chan](const std::vector<int>& peers, std::vector<SlotChannel>* channels) {
+        channels->assign(2 * peers.size(), SlotChannel{});
+        for (size_t i = 0; i < peers.size(); ++i) {
+          SZCHECK(proxy->channel(chan, peers[i], 1, &(*channels)[2 * i]));
+          SZCHECK(proxy->channel(chan, peers[i], 0, &(*channels)[2 * i + 1]));
+        }
+        return szSuccess;
+      },
+      rank, std::move(sliceBytes));
   *out = std::move(h);
   return szSuccess;
 }
@@ -224,8 +240,8 @@ void sendSlice(OpState& o, uint64_t i, CodebookDrift* codebooks, const HostSlotC
 }
 
 // A receive's slice `i`: its slot has landed. Checks the header, decodes or copies the payload
-// into the user's buffers and returns the slot.
-void recvSlice(OpState& o, uint64_t i, const HostSlotConfig& cfg) {
+// into the user's buffers and returns the slot. True if it held a frame.
+bool recvSlice(OpState& o, uint64_t i, const HostSlotConfig& cfg) {
   const bool crc = cfg.crc;
   const Op& r = *o.req;
   const SlotChannel& ch = o.ch;
@@ -241,28 +257,28 @@ void recvSlice(OpState& o, uint64_t i, const HostSlotConfig& cfg) {
   // with SZ_AUTH_DATA the MAC is checked next, before any other field of the header is believed.
   if (h.bytes != __atomic_load_n(&ch.signals[j].bytes, __ATOMIC_RELAXED) || h.bytes > ch.stride - kSlotHeaderBytes) {
     failOp(o, szCorruptFrame, opName(o) + ": slot of step " + std::to_string(step) + " has a bad header");
-    return;
+    return false;
   }
   // The slot is this side's until its credit returns: it is decrypted where it landed.
   if (cfg.macKey && (!(h.flags & kSlotMac) || bool(h.flags & kSlotSealed) != cfg.encrypt ||
                      !openSlot(cfg.macKey, h, payload, r.peer, o.self))) {
     failOp(o, szCorruptFrame, opName(o) + ": slice " + std::to_string(i) + " fails its MAC (" +
                                   (cfg.encrypt ? "SZ_ENCRYPT" : "SZ_AUTH_DATA") + ")");
-    return;
+    return false;
   }
   int e = checkSlotHeader(h, step, r.count, r.type, o.slices, n, ch.stride - kSlotHeaderBytes);
   if (e == szInvalidUsage) {
     failOp(o, e, opName(o) + " does not match its send of " + std::to_string(h.opCount) + " elements of " +
                      szTypeName(int(h.opType)));
-    return;
+    return false;
   }
   if (e != 0) {
     failOp(o, e, opName(o) + ": slot of step " + std::to_string(step) + " has a bad header");
-    return;
+    return false;
   }
   if (crc && (!(h.flags & kSlotCrc) || crc32c(payload, h.bytes) != h.crc)) {
     failOp(o, szCorruptFrame, opName(o) + ": slice " + std::to_string(i) + " fails its CRC32C");
-    return;
+    return false;
   }
   const SlotSegment* seg = n > 0 ? &r.segs[first] : nullptr;
   const bool contiguous = seg != nullptr && seg->offset + seg->bytes >= off + n;
@@ -278,12 +294,14 @@ void recvSlice(OpState& o, uint64_t i, const HostSlotConfig& cfg) {
     if (res != szSuccess || count != n / o.elem || type != r.type) {
       failOp(o, szCorruptFrame, opName(o) + ": slice " + std::to_string(i) + " holds a bad frame" +
                                     (res != szSuccess ? std::string(": ") + szGetLastError(nullptr) : std::string()));
-      return;
+      return false;
     }
     if (!contiguous && n > 0) scatter(dst);
-    std::lock_guard<std::mutex> lock(o.mu);
-    o.c.codecSeconds += since(t0);
-    o.c.compressedSlices += 1;
+    {
+      std::lock_guard<std::mutex> lock(o.mu);
+      o.c.codecSeconds += since(t0);
+      o.c.compressedSlices += 1;
+    }
   } else if (contiguous) {
     memcpy(seg->ptr + (off - seg->offset), payload, n);
   } else if (n > 0) {
@@ -292,6 +310,7 @@ void recvSlice(OpState& o, uint64_t i, const HostSlotConfig& cfg) {
   slotStoreRelease(&ch.credits[j], creditAfter(step, ch.nslots));
   std::lock_guard<std::mutex> lock(o.mu);
   o.c.wireBytes += h.bytes;
+  return (h.flags & kSlotFrame) != 0;
 }
 
 // Whether slice `i` of `o` can start: its slot is credited (send) or has landed (receive).
@@ -348,7 +367,7 @@ void work(HostSlots::Run& run, SlotProxy* proxy, const HostSlotConfig& cfg, Code
         uint64_t expect = i;
         if (o.next.compare_exchange_strong(expect, i + 1)) {
           if (o.req->send) sendSlice(o, i, codebooks, cfg);
-          else recvSlice(o, i, cfg);
+          else if (recvSlice(o, i, cfg) && caller && !run.pool.load() && run.wakePool) run.wakePool();
           o.finished.fetch_add(1);
           moved = true;
         }
@@ -389,10 +408,15 @@ szResult_t HostSlots::run(const std::vector<Op>& reqs, std::vector<SlotCompletio
   auto run = std::make_shared<Run>();
   run->start = Clock::now();
   run->lastMove = nowNs();
-  uint64_t codecSlices = 0;
+  uint64_t codecSlices = 0, encodeSlices = 0;
+  std::vector<int> peers;
   for (const Op& r : reqs) {
     if (r.peer < 0 || r.peer >= nranks_ || r.peer == rank_)
       return szSetError(szInternalError, "host slots: an operation with rank %d", r.peer);
+    peers.push_back(r.peer);
+  }
+  SZCHECK(channels_.connect(peers));  // the first operations with a peer: its channels
+  for (const Op& r : reqs) {
     auto o = std::make_unique<OpState>();
     o->req = &r;
     o->self = rank_;
@@ -409,11 +433,20 @@ szResult_t HostSlots::run(const std::vector<Op>& reqs, std::vector<SlotCompletio
     o->c = SlotCompletion{r.send, r.peer, r.type, r.count, o->bytes, r.frames, szSuccess, 0, 0, 0, o->slices, 0, 0, {}};
     o->c.driftFed = true;
     if (r.frames || r.mayDecode) codecSlices += o->slices;
+    if (r.frames) encodeSlices += o->slices;
     run->ops.push_back(std::move(o));
   }
   run->left = int(run->ops.size());
   const bool pool = cfg_.workers > 1 && codecSlices > 1;
   if (pool) {
+    run->pool = encodeSlices > 1;
+    run->wakePool = [this, r = run.get()] {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        r->pool = true;
+      }
+      cv_.notify_all();
+    };
     std::lock_guard<std::mutex> lock(mu_);
     while (int(pool_.size()) < cfg_.workers - 1) pool_.emplace_back([this] { workerLoop(); });
     run_ = run;
@@ -446,7 +479,7 @@ void HostSlots::workerLoop() {
     std::shared_ptr<Run> run;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return stop_ || (run_ && run_ != last); });
+      cv_.wait(lock, [&] { return stop_ || (run_ && run_ != last && run_->pool.load()); });
       if (stop_) return;
       run = last = run_;
       ++busy_;

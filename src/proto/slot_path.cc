@@ -60,16 +60,16 @@ const char* describe(szResult_t status) {
 
 }  // namespace
 
-szResult_t SlotPath::create(const ChannelSource& channel, int rank, int nranks, const SlotPathConfig& config,
-                            std::unique_ptr<SlotPath>* out) {
+szResult_t SlotPath::create(const ChannelSource& channel, int rank, std::vector<uint64_t> sliceBytes,
+                            const SlotPathConfig& config, std::unique_ptr<SlotPath>* out) {
   SZCHECK(loadSlotKernels());  // and the copy kernels (sends to self, calibration), the
   SZCHECK(loadCopyKernels());  // histogram (kernel_loading.h)
   SZCHECK(loadHistogramKernels());
   std::unique_ptr<SlotPath> p(new SlotPath());
   p->rank_ = rank;
-  p->nranks_ = nranks;
+  p->nranks_ = int(sliceBytes.size());
   p->cfg_ = config;
-  SZCHECK(p->channels_.connect(channel, rank, nranks));
+  p->channels_.init(channel, rank, std::move(sliceBytes));
   CUDACHECK(cudaMalloc(&p->accums_, sizeof(SlotOpAccum) * kResultSlots));
   SZCHECK(zeroDeviceMemory(p->accums_, sizeof(SlotOpAccum) * kResultSlots));
   CUDACHECK(cudaHostAlloc(&p->results_, sizeof(SlotOpResult) * kResultSlots, cudaHostAllocMapped));
@@ -84,7 +84,7 @@ szResult_t SlotPath::create(const ChannelSource& channel, int rank, int nranks, 
   }
   // One calibration out at a time per (peer, type, segment group) (CodebookDrift): three types
   // per peer; a launch takes at most one per group of each of its operations.
-  const int calib = std::min(3 * nranks, int(kMaxSlotOps)) * kSegmentGroups;
+  const int calib = std::min(3 * p->nranks_, int(kMaxSlotOps)) * kSegmentGroups;
   CUDACHECK(cudaMalloc(&p->calibDev_, sizeof(unsigned long long) * kCountBins * calib));
   CUDACHECK(cudaHostAlloc(&p->calibHost_, sizeof(unsigned long long) * kCountBins * calib, cudaHostAllocMapped));
   for (int i = calib - 1; i >= 0; --i) p->freeCalib_.push_back(i);
@@ -162,10 +162,10 @@ szResult_t SlotPath::enqueue(const std::vector<Op>& reqs, cudaStream_t stream) {
   std::vector<uint64_t> slices(reqs.size()), sliceBytes(reqs.size());
   for (size_t k = 0; k < reqs.size(); ++k) {
     const Op& r = reqs[k];
-    if (channels_.channel(r.send, r.peer).ring == nullptr)  // the group layer refuses these (reaches)
-      return szSetError(szInternalError, "slot path: no device channel with rank %d", r.peer);
+    if (!channels_.reaches(r.peer) || !channels_.connected(r.peer))  // the group layer refuses or connects these
+      return szSetError(szInternalError, "slot path: no connected device channel with rank %d", r.peer);
     const uint64_t bytes = r.count * szTypeSize(r.type);
-    sliceBytes[k] = opSliceBytes(r.send, r.peer, bytes);
+    sliceBytes[k] = opSliceBytes(r.peer, bytes);
     slices[k] = opSlices(bytes, sliceBytes[k]);
     const bool frames = r.send && r.frames;
     if (frames && !codebooksFit(r, sliceBytes[k]))

@@ -33,21 +33,25 @@ struct SlotPathConfig {
 
 class SlotPath {
  public:
-  // Builds the channels of every peer from `channel`, and the pools.
-  static szResult_t create(const ChannelSource& channel, int rank, int nranks, const SlotPathConfig& config,
-                           std::unique_ptr<SlotPath>* out);
+  // The pools; each peer's channels come from `channel` at the first operations with it (connect).
+  // `sliceBytes` per rank: its channels' slice payload bytes, 0 where this rank has none with it.
+  static szResult_t create(const ChannelSource& channel, int rank, std::vector<uint64_t> sliceBytes,
+                           const SlotPathConfig& config, std::unique_ptr<SlotPath>* out);
   ~SlotPath();  // waits for the launches in flight (bounded by the kernels' timeout)
   SlotPath(const SlotPath&) = delete;
   SlotPath& operator=(const SlotPath&) = delete;
 
   // The slice size of an operation of `bytes` bytes with `peer`, from its channel's slices (both
   // sides of a pair cut alike: slot_format.h).
-  uint64_t opSliceBytes(bool send, int peer, uint64_t bytes) const {
-    return sz::opSliceBytes(bytes, channels_.channel(send, peer).sliceBytes);
+  uint64_t opSliceBytes(int peer, uint64_t bytes) const {
+    return sz::opSliceBytes(bytes, channels_.sliceBytes(peer));
   }
-  // Whether this rank has a device channel with `peer` (none where one of the two has no GPU).
-  bool reaches(bool send, int peer) const { return channels_.channel(send, peer).ring != nullptr; }
-  // One launch on `stream` running `reqs` together (at most kMaxSlotOps).
+  // Whether this rank has device channels with `peer` (none where one of the two has no GPU).
+  bool reaches(int peer) const { return channels_.reaches(peer); }
+  // Connects the channels with those of `peers` not connected yet (PeerChannels::connect): every
+  // peer of a group at once, before its launches. May wait for those peers to connect too.
+  szResult_t connect(const std::vector<int>& peers) { return channels_.connect(peers); }
+  // One launch on `stream` running `reqs` together (at most kMaxSlotOps), their peers connected.
   szResult_t enqueue(const std::vector<Op>& reqs, cudaStream_t stream);
   // Collects finished launches, calling `done` for each of their operations (also those that
   // finished while enqueue waited for pools); returns the first failure among them.

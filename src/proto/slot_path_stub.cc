@@ -3,7 +3,7 @@
 #include "base/checks.h"
 #include "src/proto/slot_path.h"
 
-szResult_t sz::SlotPath::create(const ChannelSource&, int, int, const SlotPathConfig&, std::unique_ptr<SlotPath>*) {
+szResult_t sz::SlotPath::create(const ChannelSource&, int, std::vector<uint64_t>, const SlotPathConfig&, std::unique_ptr<SlotPath>*) {
   return szSetError(szUnhandledCudaError, "SlotPath::create: SplitZip was built without CUDA");
 }
 sz::SlotPath::~SlotPath() = default;

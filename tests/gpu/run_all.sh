@@ -189,7 +189,7 @@ if { [ "$QUICK" = "--defaults" ] || [ "$QUICK" = "--auto" ]; } && [ $COMM_HUNG =
   }
   if [ "$QUICK" = "--auto" ]; then
     auto_rows auto_long "${AUTO_LONG:-100}"
-    step auto_long_table python3 perf/auto_table.py --json "$OUT/auto_long_h200.json" "${AUTO_ROWS[@]}"
+    [ ${#AUTO_ROWS[@]} -gt 0 ] && step auto_long_table python3 perf/auto_table.py --json "$OUT/auto_long_h200.json" "${AUTO_ROWS[@]}"
     # tcp over loopback, device buffers and host buffers (no GPU visible: the host slots): on and
     # auto alternately, three rounds (loopback's rate moves 15-20 % between processes), medians.
     for K in dev host; do
@@ -208,7 +208,7 @@ if { [ "$QUICK" = "--defaults" ] || [ "$QUICK" = "--auto" ]; } && [ $COMM_HUNG =
   auto_rows auto "${AUTO_ITERS:-5}"
   # comm_h200.json as committed, with these rows as its "auto" block (copy it back over perf/results/).
   cp perf/results/comm_h200.json "$OUT/comm_h200.json"
-  step auto_table python3 perf/auto_table.py --json "$OUT/auto_h200.json" --into "$OUT/comm_h200.json" \
+  [ ${#AUTO_ROWS[@]} -gt 0 ] && step auto_table python3 perf/auto_table.py --json "$OUT/auto_h200.json" --into "$OUT/comm_h200.json" \
     --commit "$COMMIT" --date "$(date -u +%F)" --machine "$(tr -d '\n' <"$LOGS/gpu.txt")" "${AUTO_ROWS[@]}"
   # The small sizes (4 KiB - 128 KiB, no cap): auto within 1 us of the raw wire of the same run.
   STEP_TIMEOUT=60 step auto_small_run env -u CUDA_DEVICE_MAX_CONNECTIONS ./build/perf/sendrecv_perf -t 2 --wire ipc \
