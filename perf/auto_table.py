@@ -12,10 +12,16 @@ frames_share, ok}; --into FILE puts the same rows (without ok) under FILE's "aut
 "emulated" (perf/results/comm_h200.json; the file is created if missing, its other keys kept),
 with "auto_commit", "auto_date" and "auto_machine". Exits 1 when a row misses the goal.
 
+--paired LINK=FILE ...: reports of `sendrecv_perf --codec auto --compare on -N CYCLES`, where each
+row times auto, off (raw_time_us) and on (compare_time_us) back to back in one process: for a wire
+whose rate moves between processes (loopback), the three modes are compared within each row, and
+each figure is the median over the rows of one size (the cycles).
+
 --small AUTO.json: the small-size goal instead (4 KiB - 128 KiB): auto's time within 1 us of the
 raw wire's (raw_time_us, the codec-off communicator of the same run) at every size.
 
 Usage: perf/auto_table.py --small AUTO.json
+       perf/auto_table.py [--json OUT] --paired LINK=AUTO_COMPARE_ON.json ...
        perf/auto_table.py [--json OUT] [--into FILE --commit C --date D --machine M] LINK=ON.json,AUTO.json ...
 """
 import argparse
@@ -64,16 +70,41 @@ def main():
     ap.add_argument("--machine", default="", help="with --into: the machine")
     ap.add_argument("--goal", type=float, default=0.97, help="auto / max(on, off) at least this")
     ap.add_argument("--small", metavar="AUTO.json", help="the small-size goal: auto within 1 us of off")
+    ap.add_argument("--paired", action="store_true", help="arguments are LINK=FILE of --compare on runs")
     ap.add_argument("pairs", nargs="*", metavar="LINK=ON.json,AUTO.json")
     a = ap.parse_args()
     if a.small:
         return small(a.small)
     out, missed = [], 0
     print(f"{'link GB/s':>9} {'bytes':>11} {'off GB/s':>9} {'on GB/s':>9} {'auto GB/s':>9} {'frames':>7} {'auto/best':>9}")
+    if a.paired:
+        for arg in a.pairs:
+            link, path = arg.split("=", 1)
+            by_size = {}
+            for r in json.load(open(path)):
+                if r.get("compare_codec") != "on":
+                    sys.exit(f"auto_table --paired: {path} is not a --codec auto --compare on report")
+                by_size.setdefault(r["size"], []).append(r)
+            for size in sorted(by_size):
+                rows = by_size[size]
+                gbs = lambda us: size / us / 1e3 if us > 0 else 0.0
+                raw = statistics.median(gbs(r["raw_time_us"]) for r in rows)
+                on_gbs = statistics.median(gbs(r["compare_time_us"]) for r in rows)
+                auto_gbs = statistics.median(r["algbw"] for r in rows)
+                share = statistics.median(r.get("frames_share", 0.0) for r in rows)
+                # The goal per row (one time window), its median over the cycles.
+                rel = statistics.median(gbs(r["time_us"]) / max(gbs(r["raw_time_us"]), gbs(r["compare_time_us"]))
+                                        for r in rows)
+                ok = rel >= a.goal
+                missed += not ok
+                out.append({**link_key(link), "bytes": size, "raw_gbs": raw, "on_gbs": on_gbs, "auto_gbs": auto_gbs,
+                            "frames_share": share, "cycles": len(rows), "ok": ok})
+                print(f"{link_label(link):>9} {size:11d} {raw:9.2f} {on_gbs:9.2f} {auto_gbs:9.2f} {share:7.2f} "
+                      f"{rel:9.3f}{'' if ok else '  MISSED'}")
     # Pairs of one link are rounds (on and auto run alternately, as on loopback, whose rate moves
     # between processes): each figure is the median over the rounds.
     rounds = {}
-    for pair in a.pairs:
+    for pair in ([] if a.paired else a.pairs):
         link, files = pair.split("=", 1)
         on_path, auto_path = files.split(",")
         rounds.setdefault(link, []).append((rows_by_size(on_path), rows_by_size(auto_path)))

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <functional>
 #include <numeric>
 #include <string>
 #include <thread>
@@ -116,56 +117,65 @@ TEST_F(CommSelfGpu, ASendToSelfIsCapturedAndReplays) {
   cudaStreamDestroy(s);
 }
 
-// An operation with a peer on a stream being captured is refused with szInvalidUsage naming the
-// capture, before anything is planned or launched: the communicator stays usable, and the same
-// pair of ranks then exchanges as usual.
-TEST(CommCaptureGpu, ARefusedCaptureLeavesTheCommunicatorUsable) {
-  SKIP_WITHOUT_GPU();
+// Two ranks as threads of this process over a fresh communicator on `wire` (null: the default
+// choice), each running `body` with its rank and communicator, which it destroys afterwards.
+void twoRanks(const char* wire, const std::function<void(int rank, szComm_t comm)>& body) {
   szUniqueId id;
   ASSERT_EQ(szGetUniqueId(&id), szSuccess) << szGetLastError(nullptr);
   std::vector<std::thread> ranks;
   for (int rank = 0; rank < 2; ++rank)
     ranks.emplace_back([&, rank] {
       szConfig_t cfg = SZ_CONFIG_INITIALIZER;
+      cfg.wire = wire;
       cfg.timeoutMs = 20000;
       szComm_t comm = nullptr;
       ASSERT_EQ(szCommInitRankConfig(&comm, 2, id, rank, &cfg), szSuccess) << szGetLastError(nullptr);
-      cudaStream_t s;
-      CUDA_ASSERT(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-      const size_t count = 1 << 20;
-      void* buf = nullptr;
-      CUDA_ASSERT(cudaMalloc(&buf, count * 2));
-      std::vector<uint16_t> host(count), got(count, 0);
-      for (size_t i = 0; i < count; ++i) host[i] = uint16_t(0x3C00 + i % 509);
-      CUDA_ASSERT(cudaMemcpy(buf, host.data(), count * 2, cudaMemcpyHostToDevice));
-      CUDA_ASSERT(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-      const szResult_t refused = rank == 0 ? szSend(buf, count, szBfloat16, 1, comm, s)
-                                           : szRecv(buf, count, szBfloat16, 0, comm, s);
-      cudaGraph_t graph = nullptr;
-      CUDA_ASSERT(cudaStreamEndCapture(s, &graph));
-      if (graph) cudaGraphDestroy(graph);
-      EXPECT_EQ(refused, szInvalidUsage);
-      EXPECT_NE(std::string(szGetLastError(comm)).find("captured into a CUDA graph"), std::string::npos)
-          << szGetLastError(comm);
-      szResult_t async = szSuccess;
-      EXPECT_EQ(szCommGetAsyncError(comm, &async), szSuccess);
-      EXPECT_EQ(async, szSuccess) << "a refused capture must not fail the communicator";
-      if (rank == 1) {
-        CUDA_ASSERT(cudaMemset(buf, 0, count * 2));
-      }
-      const szResult_t moved = rank == 0 ? szSend(buf, count, szBfloat16, 1, comm, s)
-                                         : szRecv(buf, count, szBfloat16, 0, comm, s);
-      EXPECT_EQ(moved, szSuccess) << szGetLastError(comm);
-      CUDA_ASSERT(cudaStreamSynchronize(s));
-      if (rank == 1) {
-        CUDA_ASSERT(cudaMemcpy(got.data(), buf, count * 2, cudaMemcpyDeviceToHost));
-        EXPECT_EQ(got, host);
-      }
-      cudaFree(buf);
-      cudaStreamDestroy(s);
+      body(rank, comm);
       EXPECT_EQ(szCommDestroy(comm), szSuccess);
     });
   for (std::thread& t : ranks) t.join();
+}
+
+// An operation with a peer on a stream being captured is refused with szInvalidUsage naming the
+// capture, before anything is planned or launched: the communicator stays usable, and the same
+// pair of ranks then exchanges as usual.
+TEST(CommCaptureGpu, ARefusedCaptureLeavesTheCommunicatorUsable) {
+  SKIP_WITHOUT_GPU();
+  twoRanks(nullptr, [](int rank, szComm_t comm) {
+    cudaStream_t s;
+    CUDA_ASSERT(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    const size_t count = 1 << 20;
+    void* buf = nullptr;
+    CUDA_ASSERT(cudaMalloc(&buf, count * 2));
+    std::vector<uint16_t> host(count), got(count, 0);
+    for (size_t i = 0; i < count; ++i) host[i] = uint16_t(0x3C00 + i % 509);
+    CUDA_ASSERT(cudaMemcpy(buf, host.data(), count * 2, cudaMemcpyHostToDevice));
+    CUDA_ASSERT(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+    const szResult_t refused = rank == 0 ? szSend(buf, count, szBfloat16, 1, comm, s)
+                                         : szRecv(buf, count, szBfloat16, 0, comm, s);
+    cudaGraph_t graph = nullptr;
+    CUDA_ASSERT(cudaStreamEndCapture(s, &graph));
+    if (graph) cudaGraphDestroy(graph);
+    EXPECT_EQ(refused, szInvalidUsage);
+    EXPECT_NE(std::string(szGetLastError(comm)).find("captured into a CUDA graph"), std::string::npos)
+        << szGetLastError(comm);
+    szResult_t async = szSuccess;
+    EXPECT_EQ(szCommGetAsyncError(comm, &async), szSuccess);
+    EXPECT_EQ(async, szSuccess) << "a refused capture must not fail the communicator";
+    if (rank == 1) {
+      CUDA_ASSERT(cudaMemset(buf, 0, count * 2));
+    }
+    const szResult_t moved = rank == 0 ? szSend(buf, count, szBfloat16, 1, comm, s)
+                                       : szRecv(buf, count, szBfloat16, 0, comm, s);
+    EXPECT_EQ(moved, szSuccess) << szGetLastError(comm);
+    CUDA_ASSERT(cudaStreamSynchronize(s));
+    if (rank == 1) {
+      CUDA_ASSERT(cudaMemcpy(got.data(), buf, count * 2, cudaMemcpyDeviceToHost));
+      EXPECT_EQ(got, host);
+    }
+    cudaFree(buf);
+    cudaStreamDestroy(s);
+  });
 }
 
 // SZ_ENCRYPT encrypts host slices only: device buffers for a peer on tcp (a wire that leaves the
@@ -174,40 +184,29 @@ TEST(CommCaptureGpu, ARefusedCaptureLeavesTheCommunicatorUsable) {
 TEST(CommEncryptGpu, DeviceBuffersOnTcpAreRefused) {
   SKIP_WITHOUT_GPU();
   setenv("SZ_ENCRYPT", "1", 1);
-  szUniqueId id;
-  ASSERT_EQ(szGetUniqueId(&id), szSuccess) << szGetLastError(nullptr);
-  std::vector<std::thread> ranks;
-  for (int rank = 0; rank < 2; ++rank)
-    ranks.emplace_back([&, rank] {
-      szConfig_t cfg = SZ_CONFIG_INITIALIZER;
-      cfg.wire = "tcp";
-      cfg.timeoutMs = 20000;
-      szComm_t comm = nullptr;
-      ASSERT_EQ(szCommInitRankConfig(&comm, 2, id, rank, &cfg), szSuccess) << szGetLastError(nullptr);
-      void *dev = nullptr, *self = nullptr;
-      CUDA_ASSERT(cudaMalloc(&dev, 4096));
-      CUDA_ASSERT(cudaMalloc(&self, 4096));
-      const szResult_t refused = rank == 0 ? szSend(dev, 1024, szBfloat16, 1, comm, nullptr)
-                                           : szRecv(dev, 1024, szBfloat16, 0, comm, nullptr);
-      EXPECT_EQ(refused, szInvalidUsage);
-      EXPECT_NE(std::string(szGetLastError(comm)).find("SZ_ENCRYPT"), std::string::npos) << szGetLastError(comm);
-      std::vector<uint16_t> host(1000, uint16_t(0x3F80 + rank)), got(1000, 0);
-      const szResult_t moved = rank == 0 ? szSend(host.data(), host.size(), szBfloat16, 1, comm, nullptr)
-                                         : szRecv(got.data(), got.size(), szBfloat16, 0, comm, nullptr);
-      EXPECT_EQ(moved, szSuccess) << "host buffers after a refused call: " << szGetLastError(comm);
-      if (rank == 1) {
-        EXPECT_EQ(got, std::vector<uint16_t>(1000, 0x3F80));
-      }
-      ASSERT_EQ(szGroupStart(), szSuccess);
-      EXPECT_EQ(szSend(dev, 1024, szBfloat16, rank, comm, nullptr), szSuccess) << szGetLastError(comm);
-      EXPECT_EQ(szRecv(self, 1024, szBfloat16, rank, comm, nullptr), szSuccess) << szGetLastError(comm);
-      EXPECT_EQ(szGroupEnd(), szSuccess) << "a send to self is a copy: " << szGetLastError(comm);
-      CUDA_ASSERT(cudaDeviceSynchronize());
-      cudaFree(dev);
-      cudaFree(self);
-      EXPECT_EQ(szCommDestroy(comm), szSuccess);
-    });
-  for (std::thread& t : ranks) t.join();
+  twoRanks("tcp", [](int rank, szComm_t comm) {
+    void *dev = nullptr, *self = nullptr;
+    CUDA_ASSERT(cudaMalloc(&dev, 4096));
+    CUDA_ASSERT(cudaMalloc(&self, 4096));
+    const szResult_t refused = rank == 0 ? szSend(dev, 1024, szBfloat16, 1, comm, nullptr)
+                                         : szRecv(dev, 1024, szBfloat16, 0, comm, nullptr);
+    EXPECT_EQ(refused, szInvalidUsage);
+    EXPECT_NE(std::string(szGetLastError(comm)).find("SZ_ENCRYPT"), std::string::npos) << szGetLastError(comm);
+    std::vector<uint16_t> host(1000, uint16_t(0x3F80 + rank)), got(1000, 0);
+    const szResult_t moved = rank == 0 ? szSend(host.data(), host.size(), szBfloat16, 1, comm, nullptr)
+                                       : szRecv(got.data(), got.size(), szBfloat16, 0, comm, nullptr);
+    EXPECT_EQ(moved, szSuccess) << "host buffers after a refused call: " << szGetLastError(comm);
+    if (rank == 1) {
+      EXPECT_EQ(got, std::vector<uint16_t>(1000, 0x3F80));
+    }
+    ASSERT_EQ(szGroupStart(), szSuccess);
+    EXPECT_EQ(szSend(dev, 1024, szBfloat16, rank, comm, nullptr), szSuccess) << szGetLastError(comm);
+    EXPECT_EQ(szRecv(self, 1024, szBfloat16, rank, comm, nullptr), szSuccess) << szGetLastError(comm);
+    EXPECT_EQ(szGroupEnd(), szSuccess) << "a send to self is a copy: " << szGetLastError(comm);
+    CUDA_ASSERT(cudaDeviceSynchronize());
+    cudaFree(dev);
+    cudaFree(self);
+  });
   unsetenv("SZ_ENCRYPT");
 }
 
