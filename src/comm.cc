@@ -211,6 +211,11 @@ szResult_t connectSlots(szComm* comm, const Placements& placed, const WirePlan& 
       deviceChannel[i] = int(channels.size());
       channels.push_back(SlotProxyChannel{w, w->deviceMemory ? SlotMemory::kDevice : SlotMemory::kPinned,
                                           pcs[i].sliceBytes, pcs[i].nslots, emulatedLinkGBps(comm->cfg, w), ncclComm, serves[i]});
+      // SZ_AUTH_DATA / SZ_ENCRYPT: the proxy seals the slots the kernels fill in pinned memory.
+      if ((comm->cfg.authData || comm->cfg.encrypt) && !w->deviceMemory) {
+        channels.back().macKey = szBootstrapSessionKey(comm->bootstrap);
+        channels.back().encrypt = comm->cfg.encrypt;
+      }
     }
   }
   SZCHECK(SlotProxy::create(comm->bootstrap, tcp, channels, &comm->proxy));

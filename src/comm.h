@@ -67,6 +67,14 @@ namespace sz {
 // The wire this rank uses with `peer` (not itself: a send to self is a copy).
 inline const szWire* commWire(const szComm* comm, int peer) { return comm->wires[size_t(comm->peerWire[size_t(peer)])]; }
 
+// Whether SZ_AUTH_DATA / SZ_ENCRYPT can cover device buffers with `peer`: its bytes never leave
+// the node (ipc), or the slot proxy seals them in host memory on their way (tcp); not where the
+// kernels' slots go out from device memory (nccl) or through the NIC unseen (ib).
+inline bool commDeviceSealable(const szComm* comm, int peer) {
+  const szWire* w = commWire(comm, peer);
+  return w->nodeLocal || (szWireMovesMessages(w) && !w->deviceMemory);
+}
+
 // Whether a call with no buffers to `peer` is stream-ordered, as ncclSend's: its wire moves
 // device memory in its messages (NCCL's); with itself, where every wire of the communicator does.
 inline bool commDeviceOnly(const szComm* comm, int peer) {

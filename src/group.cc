@@ -134,10 +134,11 @@ szResult_t makeOp(const char* fn, bool send, void* const* bufs, const size_t* co
   if (device && peer != comm->rank && comm->slotPath && !comm->slotPath->reaches(peer))
     return szSetError(szInvalidUsage, "%s: rank %d takes no device buffers from rank %d (one of the two has no GPU): "
                       "pass host buffers", fn, peer, comm->rank);
-  if (device && peer != comm->rank && comm->cfg.encrypt && !commWire(comm, peer)->nodeLocal)
-    return szSetError(szInvalidUsage, "%s: SZ_ENCRYPT=1 encrypts host buffers only: device buffers to rank %d on "
-                      "wire %s would travel in the clear (stage them in host memory, or use the ipc wire within a "
-                      "node)", fn, peer, commWire(comm, peer)->name);
+  if (device && peer != comm->rank && (comm->cfg.encrypt || comm->cfg.authData) && !commDeviceSealable(comm, peer))
+    return szSetError(szInvalidUsage, "%s: %s covers host buffers and device buffers on the tcp and ipc wires: device "
+                      "buffers to rank %d on wire %s would travel %s (stage them in host memory, or use SZ_WIRE=tcp)",
+                      fn, comm->cfg.encrypt ? "SZ_ENCRYPT=1" : "SZ_AUTH_DATA=1", peer, commWire(comm, peer)->name,
+                      comm->cfg.encrypt ? "in the clear" : "without a MAC");
   op->device = device;
   *out = op;
   return szSuccess;

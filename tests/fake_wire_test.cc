@@ -36,6 +36,8 @@ struct FakeNet {
   std::map<std::pair<int, int>, std::deque<std::vector<uint8_t>>> queues;
   bool failing = false;  // every request on it fails (a wire that broke)
   uint64_t messages = 0;
+  uint64_t flipAt = ~uint64_t(0);  // this message (0: the first) has one payload bit flipped on the way
+  std::vector<uint8_t> first;      // the first message as it travelled
 };
 
 struct FakeComm {
@@ -64,6 +66,9 @@ szResult_t fakeIsend(void* wireComm, int peer, const void* data, size_t bytes, s
   std::lock_guard<std::mutex> lock(c->net->mu);
   const uint8_t* p = static_cast<const uint8_t*>(data);
   c->net->queues[{c->rank, peer}].emplace_back(p, p + bytes);  // eager: the bytes are copied now
+  std::vector<uint8_t>& m = c->net->queues[{c->rank, peer}].back();
+  if (c->net->messages == c->net->flipAt && m.size() > sz::kSlotHeaderBytes + 100) m[sz::kSlotHeaderBytes + 100] ^= 0x10;
+  if (c->net->messages == 0) c->net->first = m;
   ++c->net->messages;
   *request = new szWireRequest{true, c, peer, nullptr, bytes};
   return szSuccess;
@@ -124,9 +129,12 @@ std::vector<uint16_t> kvLike(size_t n, uint32_t seed) {
 }
 
 // Two ranks as threads, each with a slot proxy whose data and control wires are `data` and
-// `control`, and host slots over it; fn(rank, hostSlots) runs on each.
+// `control`, and host slots over it; fn(rank, hostSlots) runs on each. `seal` (SZ_AUTH_DATA, or
+// with `encrypt` SZ_ENCRYPT): the proxy seals the channel's slots, the host slots do not.
+// `before` runs once both data nets exist, before any operation.
 void onTwoRanks(const szWire* data, const szWire* control,
-                const std::function<void(int, sz::SlotProxy*, sz::HostSlots*)>& fn) {
+                const std::function<void(int, sz::SlotProxy*, sz::HostSlots*)>& fn, bool seal = false,
+                bool encrypt = false, const std::function<void()>& before = {}) {
   {
     std::lock_guard<std::mutex> lock(gNetsMu);
     gNets.clear();
@@ -140,11 +148,19 @@ void onTwoRanks(const szWire* data, const szWire* control,
       szBootstrap* b = nullptr;
       ASSERT_EQ(szBootstrapInit(id, r, 2, 20000, &b), szSuccess) << szGetLastError(nullptr);
       std::unique_ptr<sz::SlotProxy> proxy;
-      const sz::SlotProxyChannel host{data, sz::SlotMemory::kHost, kSlice, kSlots, 0, nullptr, {}};
+      sz::SlotProxyChannel host{data, sz::SlotMemory::kHost, kSlice, kSlots, 0, nullptr, {}};
+      if (seal) {
+        host.macKey = szBootstrapSessionKey(b);
+        host.encrypt = encrypt;
+      }
       ASSERT_EQ(sz::SlotProxy::create(b, control, {host}, &proxy), szSuccess) << szGetLastError(nullptr);
+      EXPECT_EQ(szBootstrapBarrier(b), szSuccess);  // both ranks' nets exist
+      if (r == 0 && before) before();
+      EXPECT_EQ(szBootstrapBarrier(b), szSuccess);
       sz::CodebookDrift codebooks;
       std::unique_ptr<sz::HostSlots> slots;
-      const sz::HostSlotConfig cfg{0, kSlice, 2, 5000, true, nullptr, false};
+      // CRC32C where nothing seals: with the proxy's seal it is off, so only the seal can refuse.
+      const sz::HostSlotConfig cfg{0, kSlice, 2, 5000, !seal, nullptr, false};
       ASSERT_EQ(sz::HostSlots::create(proxy.get(), r, 2, cfg, &codebooks, &slots), szSuccess) << szGetLastError(nullptr);
       fn(r, proxy.get(), slots.get());
       EXPECT_EQ(szBootstrapBarrier(b), szSuccess);
@@ -218,6 +234,67 @@ TEST(FakeWire, ABrokenWireFailsBothSidesWithRemoteError) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(4000)) << "not the 5 s timeout";
   EXPECT_EQ(results[0], szRemoteError);
   EXPECT_EQ(results[1], szRemoteError);
+}
+
+// SZ_AUTH_DATA / SZ_ENCRYPT on a channel whose slots the proxy seals (the tcp wire's device
+// channel: the kernels fill pinned slots): the host slots here seal nothing, the proxy seals each
+// slot it ships and opens each that lands. Bit-exact, frames and raw; encrypted, the bytes on the
+// wire are not the slice's; authenticated only, they are, with a tag.
+TEST(FakeWire, TheProxySealsTheSlotsItShips) {
+  const size_t n = 9 * kSlice / 2 + 321;
+  for (bool encrypt : {false, true})
+    for (bool frames : {true, false}) {
+      SCOPED_TRACE(std::string(encrypt ? "encrypt" : "auth") + (frames ? ", frames" : ", raw"));
+      onTwoRanks(&kFakeWire, &kFakeWire, [&](int rank, sz::SlotProxy*, sz::HostSlots* slots) {
+        std::vector<sz::SlotCompletion> done;
+        if (rank == 0) {
+          std::vector<uint16_t> want = kvLike(n, 9);
+          ASSERT_EQ(slots->run({request(true, 1, want, frames)}, &done), szSuccess) << szGetLastError(nullptr);
+        } else {
+          std::vector<uint16_t> got(n, 0xA5A5);
+          ASSERT_EQ(slots->run({request(false, 0, got, false)}, &done), szSuccess) << szGetLastError(nullptr);
+          EXPECT_TRUE(got == kvLike(n, 9)) << "received bits differ";
+        }
+      }, true, encrypt);
+      ASSERT_GE(gNets.size(), 1u);
+      const std::vector<uint8_t>& m = gNets[0]->first;  // the first slot as it travelled
+      ASSERT_GT(m.size(), sz::kSlotHeaderBytes + 64);
+      sz::SlotHeader h;
+      memcpy(&h, m.data(), sizeof(h));
+      EXPECT_TRUE(h.flags & sz::kSlotMac);
+      EXPECT_EQ(bool(h.flags & sz::kSlotSealed), encrypt);
+      if (!frames) {  // a raw slice's first elements, as sent
+        const std::vector<uint16_t> want = kvLike(32, 9);
+        EXPECT_EQ(memcmp(m.data() + sz::kSlotHeaderBytes, want.data(), 64) == 0, !encrypt);
+      }
+    }
+}
+
+// One bit flipped on the way in a sealed slot: the receiving proxy refuses it, the receive fails
+// with szCorruptFrame and the sender learns it (szRemoteError); no flipped byte reaches the buffer.
+TEST(FakeWire, ASlotChangedOnTheWayIsRefusedByTheProxy) {
+  const size_t n = 9 * kSlice / 2;
+  for (bool encrypt : {false, true}) {
+    SCOPED_TRACE(encrypt ? "encrypt" : "auth");
+    std::vector<szResult_t> results(2, szSuccess);
+    onTwoRanks(&kFakeWire, &kFakeWire, [&](int rank, sz::SlotProxy*, sz::HostSlots* slots) {
+      std::vector<sz::SlotCompletion> done;
+      std::vector<uint16_t> buf = rank == 0 ? kvLike(n, 4) : std::vector<uint16_t>(n, 0);
+      results[size_t(rank)] = slots->run({request(rank == 0, 1 - rank, buf, false)}, &done);
+      if (rank == 1) {  // the slices before the flipped one arrived intact; nothing wrong was written
+        const std::vector<uint16_t> want = kvLike(n, 4);
+        size_t wrong = 0;
+        for (size_t i = 0; i < n; ++i) wrong += buf[i] != 0 && buf[i] != want[i];
+        EXPECT_EQ(wrong, 0u);
+      }
+    }, true, encrypt, [] {
+      std::lock_guard<std::mutex> netsLock(gNetsMu);
+      std::lock_guard<std::mutex> lock(gNets[0]->mu);
+      gNets[0]->flipAt = 2;  // the third slot
+    });
+    EXPECT_EQ(results[1], szCorruptFrame);
+    EXPECT_EQ(results[0], szRemoteError);
+  }
 }
 
 TEST(FakeWire, TheProxyRefusesAWireWithoutMessages) {

@@ -11,6 +11,7 @@
 #include "base/auth.h"
 #include "base/checks.h"
 #include "codec/checksum.h"
+#include "src/proto/slot_seal.h"
 #include "src/proto/slot_slices.h"
 #include "transport/slot_words.h"
 
@@ -53,36 +54,6 @@ const char* describe(int status) {
     case szCorruptFrame: return "a slot held a corrupt frame or header";
     default: return "failed";
   }
-}
-
-// A slot's protection (SZ_AUTH_DATA, SZ_ENCRYPT): AES-256-GCM under the session key, with a nonce
-// made of the sending and receiving ranks and the step, unique per slot of a session, so that no
-// slot is accepted from another pair, step or operation. The header's fields but `ready` (the
-// proxy's word) are authenticated; the payload is too (SZ_AUTH_DATA: GMAC) or is encrypted
-// (kSlotSealed). The sender seals after the CRC32C of the plaintext; the receiver opens first,
-// before any other field of the header is believed.
-struct SlotAad {
-  uint64_t fields[6];
-  uint8_t nonce[12];
-  SlotAad(const SlotHeader& h, int from, int to)
-      : fields{h.bytes, h.opCount, h.opSlices, uint64_t(h.opType) << 32 | h.flags, h.step, uint64_t(h.version) << 32 | h.crc} {
-    const uint32_t pair = uint32_t(from) << 16 | uint32_t(to);  // ranks < 65536
-    memcpy(nonce, &pair, 4);
-    memcpy(nonce + 4, &h.step, 8);
-  }
-};
-
-void sealSlot(const uint8_t* key, SlotHeader* h, uint8_t* payload, int from, int to) {
-  SlotAad a(*h, from, to);
-  memset(h->mac, 0, kSzMacBytes);
-  if (h->flags & kSlotSealed) szAuthSeal(key, a.nonce, {{a.fields, sizeof(a.fields)}}, payload, h->bytes, h->mac);
-  else szAuthSeal(key, a.nonce, {{a.fields, sizeof(a.fields)}, {payload, size_t(h->bytes)}}, nullptr, 0, h->mac);
-}
-
-bool openSlot(const uint8_t* key, const SlotHeader& h, uint8_t* payload, int from, int to) {
-  SlotAad a(h, from, to);
-  if (h.flags & kSlotSealed) return szAuthOpen(key, a.nonce, {{a.fields, sizeof(a.fields)}}, payload, h.bytes, h.mac);
-  return szAuthOpen(key, a.nonce, {{a.fields, sizeof(a.fields)}, {payload, size_t(h.bytes)}}, nullptr, 0, h.mac);
 }
 
 // Stops the channel on this side and tells the peer, as the kernels' failChannel does: a mismatch
@@ -174,6 +145,10 @@ void sendSlice(OpState& o, uint64_t i, CodebookDrift* codebooks, const HostSlotC
   const Op& r = *o.req;
   const SlotChannel& ch = o.ch;
   const uint64_t step = o.stepBase + i;
+  if (cfg.macKey && step >= kSealMaxStep) {  // its nonce would repeat an earlier slot's
+    failOp(o, szInternalError, opName(o) + ": the channel's steps ran out for SZ_AUTH_DATA's nonces");
+    return;
+  }
   const uint32_t j = slotOf(step, ch.nslots);
   uint8_t* slot = ch.ring + uint64_t(j) * ch.stride;
   uint8_t* payload = slot + kSlotHeaderBytes;
@@ -232,7 +207,7 @@ void sendSlice(OpState& o, uint64_t i, CodebookDrift* codebooks, const HostSlotC
   h->version = kSlotProtocolVersion;
   h->crc = crc ? crc32c(payload, bytes) : 0;
   h->flags = flags | (crc ? kSlotCrc : 0) | (cfg.macKey ? kSlotMac : 0) | (cfg.encrypt ? kSlotSealed : 0);
-  if (cfg.macKey) sealSlot(cfg.macKey, h, payload, o.self, r.peer);
+  if (cfg.macKey) sealSlot(cfg.macKey, h, payload, o.self, r.peer, uint32_t(cfg.channel));
   __atomic_store_n(&ch.signals[j].bytes, bytes, __ATOMIC_RELAXED);
   slotStoreRelease(&ch.signals[j].ready, readyValue(step));
   std::lock_guard<std::mutex> lock(o.mu);
@@ -261,7 +236,7 @@ bool recvSlice(OpState& o, uint64_t i, const HostSlotConfig& cfg) {
   }
   // The slot is this side's until its credit returns: it is decrypted where it landed.
   if (cfg.macKey && (!(h.flags & kSlotMac) || bool(h.flags & kSlotSealed) != cfg.encrypt ||
-                     !openSlot(cfg.macKey, h, payload, r.peer, o.self))) {
+                     !openSlot(cfg.macKey, h, payload, r.peer, o.self, uint32_t(cfg.channel)))) {
     failOp(o, szCorruptFrame, opName(o) + ": slice " + std::to_string(i) + " fails its MAC (" +
                                   (cfg.encrypt ? "SZ_ENCRYPT" : "SZ_AUTH_DATA") + ")");
     return false;

@@ -18,6 +18,7 @@
 
 #include "base/bootstrap.h"
 #include "base/checks.h"
+#include "src/proto/slot_seal.h"
 #include "transport/slot_words.h"
 
 namespace sz {
@@ -51,6 +52,7 @@ struct Chan {
   std::deque<szWireRequest*> lands;  // posted receives of steps landNext, landNext + 1, ...
   int sentErrors = 0;  // bit 0: the send side's peer error was forwarded, bit 1: the receive side's
   int ctrlPending = 0;  // this channel's control messages posted and not yet sent
+  bool corrupt = false;  // a landed slot failed its seal: nothing more lands on this channel
 };
 
 struct Peer {
@@ -142,6 +144,13 @@ bool progressChan(State* s, int peer, Peer& p, uint32_t ci, bool* moved) {
     if (slotLoadAcquire(&sig.ready) != readyValue(st)) break;
     const uint64_t bytes = __atomic_load_n(&sig.bytes, __ATOMIC_RELAXED);
     if (bytes > shape.stride - kSlotHeaderBytes) return false;  // not what a sender writes
+    if (shape.cfg.macKey) {  // the kernel's slot, sealed in place on its way out
+      uint8_t* slot = c.send.ring + uint64_t(j) * shape.stride;
+      SlotHeader* h = reinterpret_cast<SlotHeader*>(slot);
+      if (st >= kSealMaxStep || h->bytes != bytes) return false;
+      h->flags |= kSlotMac | (shape.cfg.encrypt ? kSlotSealed : 0);
+      sealSlot(shape.cfg.macKey, h, slot + kSlotHeaderBytes, s->rank, peer, ci);
+    }
     szWireRequest* r = nullptr;
     if (w->isend(shape.data, peer, c.send.ring + uint64_t(j) * shape.stride, kSlotHeaderBytes + bytes, &r) !=
         szSuccess)
@@ -152,7 +161,7 @@ bool progressChan(State* s, int peer, Peer& p, uint32_t ci, bool* moved) {
   }
   // Land: post the receive of each next step whose slot the receiver returned; publish them in
   // step order as they complete (the signal is written after the bytes landed).
-  while (c.landPosted - c.landNext < nslots &&
+  while (!c.corrupt && c.landPosted - c.landNext < nslots &&
          slotFree(slotLoadAcquire(&c.recv.credits[slotOf(c.landPosted, nslots)]), c.landPosted)) {
     szWireRequest* r = nullptr;
     uint8_t* slot = c.recv.ring + uint64_t(slotOf(c.landPosted, nslots)) * shape.stride;
@@ -162,9 +171,22 @@ bool progressChan(State* s, int peer, Peer& p, uint32_t ci, bool* moved) {
     *moved = true;
   }
   size_t got = 0;
-  while (!c.lands.empty() && done(w, c.lands.front(), &ok, &got)) {
+  while (!c.corrupt && !c.lands.empty() && done(w, c.lands.front(), &ok, &got)) {
     if (!ok || got < kSlotHeaderBytes) return false;  // a failed wire, or a message no proxy sends
     c.lands.pop_front();
+    if (shape.cfg.macKey) {  // opened before the receiver may see it; a changed slot stops the channel
+      uint8_t* slot = c.recv.ring + uint64_t(slotOf(c.landNext, nslots)) * shape.stride;
+      SlotHeader h;
+      memcpy(&h, slot, sizeof(h));
+      if (h.bytes != got - kSlotHeaderBytes || !(h.flags & kSlotMac) || bool(h.flags & kSlotSealed) != shape.cfg.encrypt ||
+          !openSlot(shape.cfg.macKey, h, slot + kSlotHeaderBytes, peer, s->rank, ci)) {
+        slotRaiseError(c.recv.error, szCorruptFrame);
+        slotRaiseError(c.recv.peerError, szRemoteError);
+        c.corrupt = true;  // its receiver stops; the posted receives go with the connection
+        *moved = true;
+        break;
+      }
+    }
     // What landed, for a receiver to hold the header's size against (host channels do).
     SlotSignal& sig = c.recv.signals[slotOf(c.landNext, nslots)];
     __atomic_store_n(&sig.bytes, uint64_t(got - kSlotHeaderBytes), __ATOMIC_RELAXED);

@@ -43,6 +43,12 @@ struct SlotProxyChannel {
   // Per rank, 1 where this channel serves the pair (wire_choice.h); empty: every peer. Rings and
   // words are allocated for the pairs served only.
   std::vector<uint8_t> peers;
+  // Non-null (SZ_AUTH_DATA or SZ_ENCRYPT, a channel whose slots the kernels fill in host memory):
+  // kSzKeyBytes of the session key; the proxy seals each slot as it ships it and opens each as it
+  // lands, before the receiver may see it (src/proto/slot_seal.h). A slot that fails stops the
+  // channel with szCorruptFrame. Not for kDevice memory (the CPU cannot reach it).
+  const uint8_t* macKey = nullptr;
+  bool encrypt = false;  // with macKey: the payload travels encrypted (SZ_ENCRYPT)
 };
 
 class SlotProxy {
