@@ -223,6 +223,19 @@ if { [ "$QUICK" = "--defaults" ] || [ "$QUICK" = "--auto" ]; } && [ $COMM_HUNG =
   SZ_IPC_LINK_GBPS=25 SZ_DEBUG=TRACE SZ_DEBUG_SUBSYS=P2P STEP_TIMEOUT=60 step auto_trace sh -c "./build/perf/sendrecv_perf \
     -t 2 --wire ipc --codec auto ${KV_BF16:+--data $KV_BF16} -n 20 -w 2 -b 64M -e 64M 2>&1 | grep -v ' slice ' | tail -n 400"
 fi
+if { [ "$QUICK" = "--defaults" ] || [ "$QUICK" = "--auto" ]; } && [ $COMM_HUNG = 0 ]; then
+  # SZ_AUTH_DATA / SZ_ENCRYPT on device buffers over tcp (the slot proxy seals the pinned slots):
+  # 64 MiB with the codec on, plain and each setting alternately, three rounds; GB/s per run.
+  for R in 1 2 3; do
+    for V in plain SZ_AUTH_DATA SZ_ENCRYPT; do
+      STEP_TIMEOUT=60 step "seal_${V}_$R" env $([ $V != plain ] && echo $V=1) ./build/perf/sendrecv_perf -t 2 --wire tcp \
+        --codec on ${KV_BF16:+--data $KV_BF16} -n 10 -w 2 -b 64M -e 64M -J "$LOGS/seal_${V}_$R.json"
+    done
+  done
+  step seal_cost python3 -c "import json, statistics, sys
+v = {k: statistics.median(json.load(open(f'$LOGS/seal_{k}_{r}.json'))[0]['algbw'] for r in (1, 2, 3)) for k in ('plain', 'SZ_AUTH_DATA', 'SZ_ENCRYPT')}
+print('tcp, device buffers, 64 MiB, codec on, medians of 3 alternating runs: ' + ', '.join(f'{k} {g:.2f} GB/s ({g / v[\"plain\"]:.2f}x)' for k, g in v.items()))"
+fi
 MPI="mpirun --bind-to none --allow-run-as-root --oversubscribe -np 2 -x SZ_SOCKET_IFNAME -x SZ_TIMEOUT_MS -x NCCL_NVLS_ENABLE"
 if [ "$NGPUS" = 1 ] && [ $COMM_HUNG = 0 ] && [ "$QUICK" != "--codec" ]; then
   # Wires per pair (src/wire_choice.h) with the default choice: two processes of two threads on
