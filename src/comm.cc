@@ -211,6 +211,7 @@ szResult_t connectSlots(szComm* comm, const Placements& placed, const WirePlan& 
       deviceChannel[i] = int(channels.size());
       channels.push_back(SlotProxyChannel{w, w->deviceMemory ? SlotMemory::kDevice : SlotMemory::kPinned,
                                           pcs[i].sliceBytes, pcs[i].nslots, emulatedLinkGBps(comm->cfg, w), ncclComm, serves[i]});
+      channels.back().connectAtInit = w->sendsWaitForReceives != 0;
       // SZ_AUTH_DATA / SZ_ENCRYPT: the proxy seals the slots the kernels fill in pinned memory.
       if ((comm->cfg.authData || comm->cfg.encrypt) && !w->deviceMemory) {
         channels.back().macKey = szBootstrapSessionKey(comm->bootstrap);
@@ -271,7 +272,7 @@ szResult_t connectSlots(szComm* comm, const Placements& placed, const WirePlan& 
            "slots per peer and direction, %u blocks, emulated link %g GB/s; slot memory %.1f MiB per peer, %s", me,
            peers, comm->wires[i]->name, (unsigned long long)pcs[i].sliceBytes, pcs[i].nslots, pcs[i].blocks,
            emulatedLinkGBps(comm->cfg, comm->wires[i]), peerMiB[i],
-           deviceChannel[i] >= 0 ? "for every peer at init" : "at the first operation with each");
+           comm->wires[i]->sendsWaitForReceives ? "for every peer at init" : "at the first operation with each");
     }
   }
   comm->codebooks.reset(new CodebookDrift(comm->cfg.followCodebook, &comm->cfg.codebook));
@@ -280,7 +281,7 @@ szResult_t connectSlots(szComm* comm, const Placements& placed, const WirePlan& 
                     comm->cfg.encrypt};
   SZCHECK(HostSlots::create(comm->proxy.get(), comm->rank, comm->nranks, hc, comm->codebooks.get(), &comm->hostSlots));
   INFO(SZ_INIT, "rank %d: host buffers on the slot protocol over tcp: %llu-byte slices, %u slots per peer and "
-       "direction (%.1f MiB of host memory each way), %d threads per group", comm->rank,
+       "direction (%.1f MiB of host memory each way, at the first operation with each peer), %d threads per group", comm->rank,
        (unsigned long long)hostSlice, hostSlots, double(hostSlots * slotStride(hostSlice)) / (1 << 20), comm->cfg.depth);
   return szSuccess;
 }

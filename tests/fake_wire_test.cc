@@ -108,11 +108,11 @@ szResult_t fakeClose(void* wireComm) {
   return szSuccess;
 }
 
-// name, needsGpu, deviceMemory, nodeLocal, defaultSliceBytes, defaultMaxBlocks, connect, channel, isend, irecv, test, close, abort
-const szWire kFakeWire = {"fake", 0, 0, 0, 64 << 10, 0, fakeConnect, nullptr, nullptr, fakeIsend, fakeIrecv, fakeTest, fakeClose, fakeClose};
+// name, needsGpu, deviceMemory, nodeLocal, sendsWaitForReceives, defaultSliceBytes, defaultMaxBlocks, connect, channel, isend, irecv, test, close, abort
+const szWire kFakeWire = {"fake", 0, 0, 0, 0, 64 << 10, 0, fakeConnect, nullptr, nullptr, fakeIsend, fakeIrecv, fakeTest, fakeClose, fakeClose};
 
 szResult_t noChannel(void*, int, int, sz::SlotChannel*) { return szInternalError; }
-const szWire kAreaWire = {"areas", 0, 0, 1, 64 << 10, 0, fakeConnect, nullptr, noChannel, nullptr, nullptr, nullptr, fakeClose, fakeClose};
+const szWire kAreaWire = {"areas", 0, 0, 1, 0, 64 << 10, 0, fakeConnect, nullptr, noChannel, nullptr, nullptr, nullptr, fakeClose, fakeClose};
 
 constexpr uint64_t kSlice = 64 << 10;
 constexpr uint32_t kSlots = 4;
@@ -294,6 +294,35 @@ TEST(FakeWire, ASlotChangedOnTheWayIsRefusedByTheProxy) {
     });
     EXPECT_EQ(results[1], szCorruptFrame);
     EXPECT_EQ(results[0], szRemoteError);
+  }
+}
+
+// A pair's host-channel ring and words are allocated at its first operations, not at create
+// (SlotProxyChannel::connectAtInit false): none before, both ends after; a receiver that comes
+// late (its ends made 300 ms after the sender's slots went out, which waited in the wire) gets
+// every bit.
+TEST(FakeWire, APairsSlotsAreMadeAtItsFirstOperation) {
+  const size_t n = 9 * kSlice / 2 + 7;
+  std::vector<uint64_t> before(2), after(2);
+  onTwoRanks(&kFakeWire, &kFakeWire, [&](int rank, sz::SlotProxy* proxy, sz::HostSlots* slots) {
+    before[size_t(rank)] = proxy->slotBytes();
+    std::vector<sz::SlotCompletion> done;
+    if (rank == 0) {
+      std::vector<uint16_t> want = kvLike(n, 3);
+      ASSERT_EQ(slots->run({request(true, 1, want, true)}, &done), szSuccess) << szGetLastError(nullptr);
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      std::vector<uint16_t> got(n, 0);
+      ASSERT_EQ(slots->run({request(false, 0, got, false)}, &done), szSuccess) << szGetLastError(nullptr);
+      EXPECT_TRUE(got == kvLike(n, 3)) << "received bits differ";
+    }
+    after[size_t(rank)] = proxy->slotBytes();
+  });
+  const uint64_t end = kSlots * sz::slotStride(kSlice);  // a ring, without its words
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(before[size_t(r)], 0u) << "rank " << r;
+    EXPECT_GE(after[size_t(r)], 2 * end) << "rank " << r;
+    EXPECT_LT(after[size_t(r)], 3 * end) << "rank " << r;
   }
 }
 

@@ -244,5 +244,5 @@ szResult_t ibChannel(void* wireComm, int peer, int send, SlotChannel* ch) {
 // 512 KiB slices (one work request each) and at most 64 blocks: 128 slots of a ring hold 64 MiB
 // in flight per direction, and 64 blocks encode faster than any NIC moves the frames. close
 // stops the proxy after it forwarded what is left (bounded): it serves as abort too.
-// name, needsGpu, deviceMemory, nodeLocal, defaultSliceBytes, defaultMaxBlocks, connect, connectPeers, channel, isend, irecv, test, close, abort
-const szWire szWireIb = {"ib", 1, 0, 0, 512 << 10, 64, sz::ibConnect, sz::ibConnectPeers, sz::ibChannel, nullptr, nullptr, nullptr, sz::ibClose, sz::ibClose};
+// name, needsGpu, deviceMemory, nodeLocal, sendsWaitForReceives, defaultSliceBytes, defaultMaxBlocks, connect, connectPeers, channel, isend, irecv, test, close, abort
+const szWire szWireIb = {"ib", 1, 0, 0, 0, 512 << 10, 64, sz::ibConnect, sz::ibConnectPeers, sz::ibChannel, nullptr, nullptr, nullptr, sz::ibClose, sz::ibClose};

@@ -62,6 +62,11 @@ struct szWire {
   // 1: the bytes never leave the node (ipc): nothing on it is readable off the machine, so
   // SZ_ENCRYPT accepts device buffers on it.
   int nodeLocal;
+  // Message wires, 1: a send completes only once the peer has posted the matching receive, and
+  // holds the wire's later operations until then (nccl: one stream). The slot proxy then posts
+  // every served pair's receives from init (SlotProxyChannel::connectAtInit); 0: a message waits
+  // in the wire for its receive (tcp: in the socket) and pairs connect at their first operations.
+  int sendsWaitForReceives;
   // The slot protocol's defaults where SZ_SLOT_SLICE_BYTES / SZ_SLOT_BLOCKS are 0: a slice's
   // bytes, and the most blocks per launch (0: the GPU's multiprocessor count). Proxied wires
   // want fewer, larger slices (each costs a message) and leave multiprocessors to their own work.

@@ -53,6 +53,8 @@ struct Chan {
   int sentErrors = 0;  // bit 0: the send side's peer error was forwarded, bit 1: the receive side's
   int ctrlPending = 0;  // this channel's control messages posted and not yet sent
   bool corrupt = false;  // a landed slot failed its seal: nothing more lands on this channel
+  bool ready = false;    // its ends are allocated (at create, or at the pair's first operations)
+  int pending[2] = {0, 0};  // errors for its receive side (0) and send side (1) before it was ready
 };
 
 struct Peer {
@@ -95,13 +97,20 @@ namespace {
 
 using State = SlotProxy::State;
 
-// The peer's wire failed: every sender and receiver waiting on it stops.
+// An error for one side of `c` (0: its receive side, 1: its send side); kept for when its ends
+// exist if they do not yet. The first error stays.
+void raiseChanError(Chan& c, int side, int code) {
+  if (c.ready) slotRaiseError(side == 0 ? c.recv.error : c.send.error, code);
+  else if (c.pending[side] == 0) c.pending[side] = code;
+}
+
+// The peer's wire failed: every sender and receiver waiting on it stops (and any that starts).
 void breakPeer(Peer& p) {
   p.broken = true;
   for (Chan& c : p.chans) {
     if (!c.served) continue;  // no words: the pair does not use this channel
-    slotRaiseError(c.send.error, szRemoteError);
-    slotRaiseError(c.recv.error, szRemoteError);
+    raiseChanError(c, 0, szRemoteError);
+    raiseChanError(c, 1, szRemoteError);
   }
 }
 
@@ -231,12 +240,12 @@ bool receiveCtrl(State* s, int peer, Peer& p, bool hostOnly, bool* moved) {
     if (!c.served) return false;  // no proxy sends for a channel the pair does not use
     const uint32_t nslots = s->chans[p.ctrlIn.channel].cfg.nslots;
     if (p.ctrlIn.kind == kCredit) {
-      if (p.ctrlIn.step >= c.shipNext) return false;
+      if (!c.ready || p.ctrlIn.step >= c.shipNext) return false;  // a credit for nothing shipped
       uint64_t* credit = &c.send.credits[slotOf(p.ctrlIn.step, nslots)];
       if (slotLoadAcquire(credit) < creditAfter(p.ctrlIn.step, nslots))  // never lowered
         slotStoreRelease(credit, creditAfter(p.ctrlIn.step, nslots));
     } else if (p.ctrlIn.kind == kError) {
-      slotRaiseError(p.ctrlIn.step == 0 ? c.recv.error : c.send.error, p.ctrlIn.code);
+      raiseChanError(c, p.ctrlIn.step == 0 ? 0 : 1, p.ctrlIn.code);
     } else {
       return false;
     }
@@ -253,7 +262,7 @@ bool receiveCtrl(State* s, int peer, Peer& p, bool hostOnly, bool* moved) {
 bool progressPeer(State* s, int peer, Peer& p, bool hostOnly, bool* moved) {
   if (!receiveCtrl(s, peer, p, hostOnly, moved)) return false;
   for (uint32_t ci = 0; ci < s->chans.size() && !p.dataFailed; ++ci) {
-    if (!p.chans[ci].served || (hostOnly && s->chans[ci].cfg.memory != SlotMemory::kHost)) continue;
+    if (!p.chans[ci].ready || (hostOnly && s->chans[ci].cfg.memory != SlotMemory::kHost)) continue;
     if (!progressChan(s, peer, p, ci, moved)) {
       p.dataFailed = true;
       p.dataFailedAt = std::chrono::steady_clock::now();
@@ -359,6 +368,24 @@ void freeEnd(const ChanShape& shape, End& e) {
   release(shape.cfg.memory, false, e.credits);
 }
 
+// Allocates both ends of `c` and raises the errors that came before them; nothing is left
+// allocated on failure.
+szResult_t connectEnds(const ChanShape& shape, Chan* c) {
+  szResult_t res = makeEnd(shape, &c->send);
+  if (res == szSuccess) res = makeEnd(shape, &c->recv);
+  if (res != szSuccess) {
+    freeEnd(shape, c->send);
+    freeEnd(shape, c->recv);
+    c->send = End{};
+    c->recv = End{};
+    return res;
+  }
+  c->ready = true;
+  for (int side = 0; side < 2; ++side)
+    if (c->pending[side] != 0) raiseChanError(*c, side, c->pending[side]);
+  return szSuccess;
+}
+
 // This rank's address of `p` for the channel's users: device pointers unless kHost.
 template <class T>
 T* userAddress(SlotMemory m, T* p) {
@@ -383,6 +410,7 @@ SlotProxy::~SlotProxy() {
   if (s_->ctrl) s_->ctrlWire->abort(s_->ctrl);
   for (Peer& p : s_->peers)
     for (size_t ci = 0; ci < p.chans.size(); ++ci) {
+      if (!p.chans[ci].ready) continue;
       freeEnd(s_->chans[ci], p.chans[ci].send);
       freeEnd(s_->chans[ci], p.chans[ci].recv);
     }
@@ -418,8 +446,7 @@ szResult_t SlotProxy::create(szBootstrap* b, const szWire* control, const std::v
       p.chans[ci].served = serves.empty() || serves[size_t(peer)] != 0;
       if (!p.chans[ci].served) continue;
       needThread |= s->chans[ci].cfg.memory != SlotMemory::kHost;  // kernels cannot progress the proxy
-      SZCHECK(makeEnd(s->chans[ci], &p.chans[ci].send));
-      SZCHECK(makeEnd(s->chans[ci], &p.chans[ci].recv));
+      if (s->chans[ci].cfg.connectAtInit) SZCHECK(connectEnds(s->chans[ci], &p.chans[ci]));
     }
   }
   // Every posted receive waits for the peer's next operation, however long that takes; a closed
@@ -448,8 +475,10 @@ szResult_t SlotProxy::channel(int chan, int peer, int send, SlotChannel* ch) {
     return szSetError(szInvalidArgument, "slot proxy: no channel %d with rank %d", chan, peer);
   const ChanShape& shape = s->chans[size_t(chan)];
   const SlotMemory m = shape.cfg.memory;
-  const Chan& c = s->peers[size_t(peer)].chans[size_t(chan)];
+  std::lock_guard<std::mutex> lock(s->mu);  // the proxy's passes see the ends whole or not at all
+  Chan& c = s->peers[size_t(peer)].chans[size_t(chan)];
   if (!c.served) return szSetError(szInvalidArgument, "slot proxy: channel %d does not serve rank %d", chan, peer);
+  if (!c.ready) SZCHECK(connectEnds(shape, &c));
   const End& e = send ? c.send : c.recv;
   *ch = SlotChannel{};
   ch->ring = m == SlotMemory::kDevice ? e.ring : userAddress(m, e.ring);
@@ -465,6 +494,18 @@ szResult_t SlotProxy::channel(int chan, int peer, int send, SlotChannel* ch) {
   return szSuccess;
 }
 
+uint64_t SlotProxy::slotBytes() {
+  std::lock_guard<std::mutex> lock(s_->mu);
+  uint64_t bytes = 0;
+  for (const Peer& p : s_->peers)
+    for (size_t ci = 0; ci < p.chans.size(); ++ci)
+      if (p.chans[ci].ready) {
+        const ChanShape& shape = s_->chans[ci];
+        bytes += 2 * (shape.stride * shape.cfg.nslots + wordBytes(shape.cfg.nslots));
+      }
+  return bytes;
+}
+
 bool SlotProxy::progress() {
   std::unique_lock<std::mutex> lock(s_->mu, std::try_to_lock);
   return lock.owns_lock() && pass(s_.get(), true);
@@ -475,7 +516,7 @@ bool SlotProxy::flushed(int chan, int peer, uint64_t steps) {
   const Peer& p = s_->peers[size_t(peer)];
   if (p.broken) return true;
   const Chan& c = p.chans[size_t(chan)];
-  if (!c.served) return true;
+  if (!c.ready) return true;
   return c.creditNext >= steps && c.ctrlPending == 0 &&
          (slotLoadError(c.send.peerError) == 0 || (c.sentErrors & 1)) &&
          (slotLoadError(c.recv.peerError) == 0 || (c.sentErrors & 2));

@@ -49,13 +49,20 @@ struct SlotProxyChannel {
   // channel with szCorruptFrame. Not for kDevice memory (the CPU cannot reach it).
   const uint8_t* macKey = nullptr;
   bool encrypt = false;  // with macKey: the payload travels encrypted (SZ_ENCRYPT)
+  // true: every served pair's ends are made at create, with receives posted from the start, for a
+  // wire whose sends wait until the peer posts the matching receive (NCCL's: a send to a peer
+  // that has not connected yet would hold every later operation of the proxy's stream). false:
+  // a pair's ends are made at its first operations (channel()); the peer's messages wait in the
+  // wire (tcp: its socket) until then.
+  bool connectAtInit = false;
 };
 
 class SlotProxy {
  public:
   // Collective over the bootstrap's ranks: connects every channel's data wire and `control`
   // (a message wire of host memory for the credits and error words: the communicator passes
-  // tcp), allocates every ring and word (once), and starts the thread if any channel is not kHost.
+  // tcp), allocates the rings and words of connectAtInit channels, and starts the thread if any
+  // channel is not kHost.
   static szResult_t create(szBootstrap* b, const szWire* control, const std::vector<SlotProxyChannel>& channels,
                            std::unique_ptr<SlotProxy>* out);
   ~SlotProxy();  // after every sender and receiver using the channels has stopped
@@ -63,8 +70,12 @@ class SlotProxy {
   SlotProxy& operator=(const SlotProxy&) = delete;
 
   // This rank's view of channel `chan` with `peer` (send = 1: its sends to the peer), in the
-  // addresses its users take: host pointers for kHost, device pointers otherwise.
+  // addresses its users take: host pointers for kHost, device pointers otherwise. The pair's
+  // ring and words are allocated at the first call (once). Errors: szSystemError or
+  // szUnhandledCudaError (memory), szInvalidArgument (a pair the channel does not serve).
   szResult_t channel(int chan, int peer, int send, SlotChannel* out);
+  // Bytes of rings and words allocated so far (both ends of every connected pair, every channel).
+  uint64_t slotBytes();
   // One pass over every peer, from a thread waiting on a host channel; returns at once if another
   // thread is in a pass. True if anything moved.
   bool progress();
