@@ -398,7 +398,10 @@ szResult_t szCommUserRank(const szComm_t comm, int* rank);
  * szInvalidUsage otherwise); calls to one peer are matched in order.
  * Device buffers: stream-ordered on `stream` like ncclSend/ncclRecv; the call returns once
  * enqueued, and completion on `stream` means the receive buffer holds the data (sender: the
- * buffer may be reused). A count of 0 is a device operation when the buffer is device memory
+ * buffer may be reused). As NCCL connects p2p peers at runtime, a pair's first device operations
+ * connect it: that call (or szGroupEnd) also waits until the peer reaches its own first device
+ * operation with this rank (szTimeout after the timeout, failing the communicator);
+ * SZ_RUNTIME_CONNECT=0 connects every pair at init instead (docs/PIPELINE.md, "Lazy connections"). A count of 0 is a device operation when the buffer is device memory
  * (or NULL on the nccl wire). Host buffers (or a build without CUDA): the call (or, inside a
  * group, szGroupEnd) returns when the operation is complete; `stream` is ignored. With device
  * buffers, see CUDA_DEVICE_MAX_CONNECTIONS in docs/PIPELINE.md.

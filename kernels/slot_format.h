@@ -24,11 +24,12 @@ namespace sz {
 constexpr uint64_t kSlotHeaderBytes = 128;
 constexpr uint32_t kSlotFrame = 0x1;  // the payload is a SplitZip frame (else the raw bytes)
 constexpr uint32_t kSlotCrc = 0x2;    // `crc` holds the payload's CRC32C (host channels, SZ_CRC=1)
-constexpr uint32_t kSlotMac = 0x4;    // `mac` holds an AES-256-GCM tag (host channels, SZ_AUTH_DATA=1 or SZ_ENCRYPT=1)
-constexpr uint32_t kSlotSealed = 0x8; // the payload is AES-256-GCM ciphertext (host channels, SZ_ENCRYPT=1)
+constexpr uint32_t kSlotMac = 0x4;    // `mac` holds an AES-256-GCM tag (SZ_AUTH_DATA=1 or SZ_ENCRYPT=1: host slots, tcp device slots)
+constexpr uint32_t kSlotSealed = 0x8; // the payload is AES-256-GCM ciphertext (SZ_ENCRYPT=1)
 // The slot protocol's version: in every slot header and in the init handshake (src/comm.cc). A
-// rank of another version fails init, naming both. 2: host buffers on slots (1: the slice pipeline).
-constexpr uint32_t kSlotProtocolVersion = 2;
+// rank of another version fails init, naming both. 3: pairs connected at their first operations,
+// the seal's nonce carries the proxy channel (2: host buffers on slots; 1: the slice pipeline).
+constexpr uint32_t kSlotProtocolVersion = 3;
 
 struct SlotHeader {
   uint64_t ready;    // step + 1 once the slot holds that step's slice (written last)

@@ -133,7 +133,7 @@ namespace {
 // What every rank must agree on; exchanged at init.
 struct ConfigDigest {
   char wire[16];
-  int32_t codec, depth, crc, authData, encrypt, nranks;
+  int32_t codec, depth, crc, authData, encrypt, nranks, runtimeConnect;
   uint64_t sliceBytes;
   uint8_t codebook[SZ_CODEBOOK_SIZE];
   int32_t codebookType, followCodebook;
@@ -183,6 +183,7 @@ szResult_t connectSlots(szComm* comm, const Placements& placed, const WirePlan& 
   const uint32_t hostSlots = 2 * uint32_t(comm->cfg.depth);
   std::vector<SlotProxyChannel> channels{
       SlotProxyChannel{tcp, SlotMemory::kHost, hostSlice, hostSlots, comm->cfg.tcpLinkGBps, nullptr, {}}};
+  channels[0].connectAtInit = !comm->cfg.runtimeConnect;
   const size_t nw = comm->wires.size();
   std::vector<std::vector<uint8_t>> serves(nw, std::vector<uint8_t>(size_t(n), 0));
   for (int p = 0; p < n; ++p)  // alike on both sides of a pair: from the placements both see
@@ -211,7 +212,7 @@ szResult_t connectSlots(szComm* comm, const Placements& placed, const WirePlan& 
       deviceChannel[i] = int(channels.size());
       channels.push_back(SlotProxyChannel{w, w->deviceMemory ? SlotMemory::kDevice : SlotMemory::kPinned,
                                           pcs[i].sliceBytes, pcs[i].nslots, emulatedLinkGBps(comm->cfg, w), ncclComm, serves[i]});
-      channels.back().connectAtInit = w->sendsWaitForReceives != 0;
+      channels.back().connectAtInit = w->sendsWaitForReceives != 0 || !comm->cfg.runtimeConnect;
       // SZ_AUTH_DATA / SZ_ENCRYPT: the proxy seals the slots the kernels fill in pinned memory.
       if ((comm->cfg.authData || comm->cfg.encrypt) && !w->deviceMemory) {
         channels.back().macKey = szBootstrapSessionKey(comm->bootstrap);
@@ -263,6 +264,12 @@ szResult_t connectSlots(szComm* comm, const Placements& placed, const WirePlan& 
       if (p != me && serves[i][size_t(p)]) sliceBytes[size_t(p)] = pcs[i].sliceBytes;
     }
     SZCHECK(SlotPath::create(source, me, std::move(sliceBytes), pc, &comm->slotPath));
+    if (!comm->cfg.runtimeConnect) {  // SZ_RUNTIME_CONNECT=0: every pair now, in one exchange
+      std::vector<int> all;
+      for (int p = 0; p < n; ++p)
+        if (comm->slotPath->reaches(p)) all.push_back(p);
+      SZCHECK(comm->slotPath->connect(all));
+    }
     for (size_t i = 0; i < nw; ++i) {
       int peers = 0;
       for (uint8_t x : serves[i]) peers += x;
@@ -272,7 +279,8 @@ szResult_t connectSlots(szComm* comm, const Placements& placed, const WirePlan& 
            "slots per peer and direction, %u blocks, emulated link %g GB/s; slot memory %.1f MiB per peer, %s", me,
            peers, comm->wires[i]->name, (unsigned long long)pcs[i].sliceBytes, pcs[i].nslots, pcs[i].blocks,
            emulatedLinkGBps(comm->cfg, comm->wires[i]), peerMiB[i],
-           comm->wires[i]->sendsWaitForReceives ? "for every peer at init" : "at the first operation with each");
+           comm->wires[i]->sendsWaitForReceives || !comm->cfg.runtimeConnect ? "for every peer at init"
+                                                                              : "at the first operation with each");
     }
   }
   comm->codebooks.reset(new CodebookDrift(comm->cfg.followCodebook, &comm->cfg.codebook));
@@ -321,6 +329,7 @@ szResult_t initComm(szComm* comm, int nranks, const szUniqueId& id, int rank, vo
   mine.crc = comm->cfg.crc;
   mine.authData = comm->cfg.authData;
   mine.encrypt = comm->cfg.encrypt;
+  mine.runtimeConnect = comm->cfg.runtimeConnect;
   mine.nranks = nranks;
   mine.sliceBytes = comm->cfg.sliceBytes;
   memcpy(mine.codebook, comm->cfg.codebook.exponents, SZ_CODEBOOK_SIZE);
@@ -330,7 +339,8 @@ szResult_t initComm(szComm* comm, int nranks, const szUniqueId& id, int rank, vo
   for (int r = 0; r < nranks; ++r)
     if (memcmp(&all[size_t(r)], &mine, sizeof(mine)) != 0)
       return szSetError(szInvalidUsage, "rank %d and rank %d were initialized with different "
-                        "configurations (wire, codec, slice size, depth, CRC, codebook, SZ_AUTH_DATA or SZ_ENCRYPT)", rank, r);
+                        "configurations (wire, codec, slice size, depth, CRC, codebook, SZ_AUTH_DATA, SZ_ENCRYPT or "
+                        "SZ_RUNTIME_CONNECT)", rank, r);
   // Device buffers travel through the slot protocol: straight into the peer's memory (slot-area
   // wires: ipc, ib), or through the proxy over the wire's messages (tcp, nccl). Host buffers take
   // the host channel over tcp on every wire (NCCL itself takes no host buffers).

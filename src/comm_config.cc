@@ -99,6 +99,11 @@ szResult_t resolveConfig(const szConfig_t* c, CommConfig* out) {
   out->blocking = !(c && c->blocking == 0);
   out->crc = c && c->crc >= 0 ? c->crc != 0 : szParamCrc() != 0;
   SZCHECK(onOff("SZ_AUTH_DATA", &out->authData));
+  bool atInit = false;  // SZ_RUNTIME_CONNECT=0
+  if (const char* e = getenv("SZ_RUNTIME_CONNECT")) atInit = strcmp(e, "0") == 0;
+  bool atRun = true;
+  SZCHECK(onOff("SZ_RUNTIME_CONNECT", &atRun));  // validates 0 or 1
+  out->runtimeConnect = !atInit;
   SZCHECK(onOff("SZ_ENCRYPT", &out->encrypt));
   if (out->sliceBytes < 1024 || out->sliceBytes > (size_t(1) << 30) || out->depth < 1 || out->depth > 64 ||
       out->timeoutMs < 1)

@@ -23,6 +23,9 @@ struct CommConfig {
   bool authData;  // SZ_AUTH_DATA: an AES-256-GMAC tag on every host slice
   bool encrypt;   // SZ_ENCRYPT: every host slice AES-256-GCM encrypted and tagged
   bool blocking;  // false: szCommInitRank returns szInProgress and a thread finishes the init
+  // SZ_RUNTIME_CONNECT (NCCL_RUNTIME_CONNECT's name): true, each pair's slots at its first
+  // operations; false, every pair's at init (a device call then never waits for its peer).
+  bool runtimeConnect;
   // Emulated links (GB/s, 0: none): SZ_TCP_LINK_GBPS paces the tcp data connections,
   // SZ_IPC_LINK_GBPS the ipc wire's slot kernels.
   double tcpLinkGBps, ipcLinkGBps;

@@ -146,6 +146,29 @@ szResult_t makeOp(const char* fn, bool send, void* const* bufs, const size_t* co
 
 szResult_t runHost(std::map<szComm*, std::vector<std::shared_ptr<Op>>>& byComm);
 
+// A pair's first operations connect its channels (ipc and ib exchange their slot areas, waiting
+// for the peer's): every device peer of the group at once, before any launch. Several
+// communicators connect on threads of their own, as their host operations run (one thread may
+// drive several ranks: each rank's connect waits for the others'). A failure fails its
+// communicator.
+szResult_t connectPeers(const std::vector<std::pair<szComm*, std::vector<int>>>& connects) {
+  std::vector<szResult_t> results(connects.size(), szSuccess);
+  std::vector<std::string> why(connects.size());
+  auto connectOne = [&](size_t i) {
+    szComm* comm = connects[i].first;
+    DeviceGuard onCommDevice(comm->cudaDevice);
+    results[i] = comm->slotPath->connect(connects[i].second);
+    if (results[i] != szSuccess) why[i] = szThreadLastError();
+  };
+  std::vector<std::thread> others;
+  for (size_t i = 1; i < connects.size(); ++i) others.emplace_back(connectOne, i);
+  if (!connects.empty()) connectOne(0);
+  for (std::thread& t : others) t.join();
+  for (size_t i = 0; i < connects.size(); ++i)
+    if (results[i] != szSuccess) return commFail(connects[i].first, szSetError(results[i], "%s", why[i].c_str()));
+  return szSuccess;
+}
+
 // Whether a send travels as frames: a compressible type and the codec on, or auto and the
 // model of its path (device or host buffers) says frames win (src/proto/auto_model.h).
 bool sendsFrames(szComm* comm, const Op& op) {
@@ -252,18 +275,19 @@ szResult_t runPending(std::vector<PendingOp> pending) {
   // every completed send's escapes.
   std::map<szComm*, std::vector<std::shared_ptr<Op>>> host;  // host operations
   std::map<std::pair<szComm*, cudaStream_t>, std::vector<Op>> launches;
+  std::vector<std::pair<szComm*, std::vector<int>>> connects;  // device peers, per communicator
   for (auto& [comm, ops] : byComm) {
     if (comm->slotPath && std::any_of(ops.begin(), ops.end(), [](const auto& op) { return op->device; })) {
       DeviceGuard onCommDevice(comm->cudaDevice);
       SZCHECK(commReapSlots(comm));
-      // A pair's first operations connect its channels (ipc and ib exchange their slot areas,
-      // waiting for the peer's): every peer of the group at once, before any launch.
-      std::vector<int> peers;
+      std::vector<int> fresh;  // peers not connected yet (checked before: reachable)
       for (const auto& op : ops)
-        if (op->device && op->peer != comm->rank) peers.push_back(op->peer);
-      szResult_t r = comm->slotPath->connect(peers);
-      if (r != szSuccess) return commFail(comm, r);
+        if (op->device && op->peer != comm->rank && !comm->slotPath->connected(op->peer)) fresh.push_back(op->peer);
+      if (!fresh.empty()) connects.emplace_back(comm, std::move(fresh));
     }
+  }
+  SZCHECK(connectPeers(connects));
+  for (auto& [comm, ops] : byComm) {
     for (const auto& op : ops) {
       if (!op->device) {
         host[comm].push_back(op);

@@ -32,6 +32,7 @@ INVALID = {
     "SZ_CRC": ("on", "SZ_CRC"),
     "SZ_AUTH_DATA": ("yes", "SZ_AUTH_DATA"),
     "SZ_ENCRYPT": ("on", "SZ_ENCRYPT"),
+    "SZ_RUNTIME_CONNECT": ("lazy", "SZ_RUNTIME_CONNECT"),
     "SZ_AUTO_MIN_BYTES": ("big", "SZ_AUTO_MIN_BYTES"),
     "SZ_NSOCKS": ("two", "SZ_NSOCKS"),
     "SZ_SOCKET_BUF_BYTES": ("lots", "SZ_SOCKET_BUF_BYTES"),

@@ -102,11 +102,12 @@ TEST(HostSlots, BufferListsSplitDifferentlyOnTheTwoSides) {
   });
 }
 
-// With `var`=1 (SZ_AUTH_DATA or SZ_ENCRYPT, read at each init) `n` bf16 elements cross the host
-// slots bit-exact, as frames and raw; `var`=`bad` fails init with szInvalidArgument.
-void protectedRoundTrip(const char* var, const char* bad, size_t n, uint32_t seed) {
+// With `var`=`value` (SZ_AUTH_DATA=1, SZ_ENCRYPT=1, SZ_RUNTIME_CONNECT=0: read at each init) `n`
+// bf16 elements cross the host slots bit-exact, as frames and raw; `var`=`bad` fails init with
+// szInvalidArgument.
+void protectedRoundTrip(const char* var, const char* bad, size_t n, uint32_t seed, const char* value = "1") {
   setenv("SZ_SOCKET_IFNAME", "lo", 0);
-  setenv(var, "1", 1);
+  setenv(var, value, 1);
   const std::vector<uint16_t> want = bf16Data(n, seed);
   for (int codec : {SZ_CODEC_ON, SZ_CODEC_OFF})
     sztest::onTwoRanks(
@@ -134,6 +135,9 @@ void protectedRoundTrip(const char* var, const char* bad, size_t n, uint32_t see
 TEST(HostSlots, AuthenticatedSlicesRoundTripBitExact) { protectedRoundTrip("SZ_AUTH_DATA", "yes", 3 * kSlice / 2 + 77, 9); }
 
 TEST(HostSlots, EncryptedSlicesRoundTripBitExact) { protectedRoundTrip("SZ_ENCRYPT", "on", 5 * kSlice / 2 + 13, 4); }
+
+// SZ_RUNTIME_CONNECT=0: every pair's slots at init, the same round trips.
+TEST(HostSlots, PairsConnectedAtInitRoundTripBitExact) { protectedRoundTrip("SZ_RUNTIME_CONNECT", "early", 2 * kSlice + 5, 6, "0"); }
 
 TEST(HostSlots, TypeMismatchIsInvalidUsageOnBothSides) {
   setenv("SZ_SOCKET_IFNAME", "lo", 0);

@@ -31,6 +31,7 @@ namespace {
 constexpr uint32_t kInfoMagic = 0x535A4942;  // "SZIB"
 constexpr uint32_t kInfoVersion = 2;
 constexpr int kTagIbInfo = 0x1b;
+constexpr int kTagIbReady = 0x1e;  // whether a side's queue pairs with the peer reached RTS (1) or not (0)
 constexpr uint32_t kSignalEvery = 16;
 
 // What a rank tells one peer.
@@ -212,10 +213,24 @@ szResult_t ibConnectPeers(void* wireComm, const int* peers, int npeers) {
       szBootstrapExchange(c->bootstrap, peers, npeers, kTagIbInfo, mine.data(), theirs.data(), sizeof(PeerInfo));
   if (res != szSuccess) return szSetError(res, "%s", why.c_str());
   SZCHECK(sent);
-  for (int i = 0; i < npeers; ++i) {
-    SZCHECK(connectPeer(c, peers[i], theirs[size_t(i)]));
-    c->ready[size_t(peers[i])].store(true, std::memory_order_release);  // the proxy takes the peer from here
+  // A write to a queue pair still in INIT is dropped and retried until the retries run out: the
+  // proxy takes a pair up only once both sides report their queue pairs at RTS.
+  std::vector<int32_t> rts(static_cast<size_t>(npeers), 1), peerRts(static_cast<size_t>(npeers), 0);
+  for (int i = 0; i < npeers && res == szSuccess; ++i) {
+    res = connectPeer(c, peers[i], theirs[size_t(i)]);
+    if (res != szSuccess) {
+      why = szThreadLastError();
+      for (int32_t& r : rts) r = 0;
+    }
   }
+  SZCHECK(szBootstrapExchange(c->bootstrap, peers, npeers, kTagIbReady, rts.data(), peerRts.data(), sizeof(int32_t)));
+  if (res != szSuccess) return szSetError(res, "%s", why.c_str());
+  for (int i = 0; i < npeers; ++i)
+    if (peerRts[size_t(i)] != 1)
+      return szSetError(szRemoteError, "ib wire: rank %d could not connect its side of the pair with rank %d", peers[i],
+                        c->rank);
+  for (int i = 0; i < npeers; ++i)
+    c->ready[size_t(peers[i])].store(true, std::memory_order_release);  // the proxy takes the peer from here
   return szSuccess;
 }
 

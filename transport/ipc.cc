@@ -21,7 +21,8 @@ using namespace sz;
 
 namespace {
 
-constexpr int kTagIpcArea = 0x1c;  // a rank's AreaInfo for one peer, over the bootstrap
+constexpr int kTagIpcArea = 0x1c;    // a rank's AreaInfo for one peer, over the bootstrap
+constexpr int kTagIpcMapped = 0x1d;  // whether it mapped the peer's area (1) or failed (0)
 
 // Where each part of a peer area starts.
 struct AreaLayout {
@@ -164,7 +165,23 @@ szResult_t ipcConnectPeers(void* wireComm, const int* peers, int npeers) {
       szBootstrapExchange(c->bootstrap, peers, npeers, kTagIpcArea, mine.data(), theirs.data(), sizeof(AreaInfo));
   if (res != szSuccess) return szSetError(res, "%s", why.c_str());
   SZCHECK(sent);
-  for (int i = 0; i < npeers; ++i) SZCHECK(mapArea(c, peers[i], theirs[size_t(i)], &c->peers[size_t(peers[i])]));
+  // Each side tells the other whether it mapped: a pair is used only once both did, so a side
+  // that failed never leaves the other's kernels waiting on a channel it will not serve.
+  std::vector<int32_t> mapped(static_cast<size_t>(npeers), 1), peerMapped(static_cast<size_t>(npeers), 0);
+  for (int i = 0; i < npeers && res == szSuccess; ++i) {
+    res = mapArea(c, peers[i], theirs[size_t(i)], &c->peers[size_t(peers[i])]);
+    if (res != szSuccess) {
+      why = szThreadLastError();
+      for (int32_t& m : mapped) m = 0;
+    }
+  }
+  SZCHECK(szBootstrapExchange(c->bootstrap, peers, npeers, kTagIpcMapped, mapped.data(), peerMapped.data(),
+                              sizeof(int32_t)));
+  if (res != szSuccess) return szSetError(res, "%s", why.c_str());
+  for (int i = 0; i < npeers; ++i)
+    if (peerMapped[size_t(i)] != 1)
+      return szSetError(szRemoteError, "ipc wire: rank %d could not map its side of the pair with rank %d", peers[i],
+                        c->rank);
   return szSuccess;
 }
 

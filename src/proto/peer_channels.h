@@ -47,9 +47,10 @@ class PeerChannels {
     SZCHECK(source_(fresh, &got));
     if (got.size() != 2 * fresh.size())
       return szSetError(szInternalError, "slot channels: %zu channels for %zu peers", got.size(), fresh.size());
-    for (size_t i = 0; i < fresh.size(); ++i) {
+    for (size_t i = 0; i < fresh.size(); ++i)  // all checked before any is taken
       if (got[2 * i].ring == nullptr || got[2 * i + 1].ring == nullptr)
         return szSetError(szInternalError, "slot channels: rank %d's channel has no ring", fresh[i]);
+    for (size_t i = 0; i < fresh.size(); ++i) {
       send_[size_t(fresh[i])] = got[2 * i];
       recv_[size_t(fresh[i])] = got[2 * i + 1];
     }

@@ -48,6 +48,7 @@ class SlotPath {
   }
   // Whether this rank has device channels with `peer` (none where one of the two has no GPU).
   bool reaches(int peer) const { return channels_.reaches(peer); }
+  bool connected(int peer) const { return channels_.connected(peer); }
   // Connects the channels with those of `peers` not connected yet (PeerChannels::connect): every
   // peer of a group at once, before its launches. May wait for those peers to connect too.
   szResult_t connect(const std::vector<int>& peers) { return channels_.connect(peers); }

@@ -156,7 +156,7 @@ bool progressChan(State* s, int peer, Peer& p, uint32_t ci, bool* moved) {
     if (shape.cfg.macKey) {  // the kernel's slot, sealed in place on its way out
       uint8_t* slot = c.send.ring + uint64_t(j) * shape.stride;
       SlotHeader* h = reinterpret_cast<SlotHeader*>(slot);
-      if (st >= kSealMaxStep || h->bytes != bytes) return false;
+      if (st >= kSealMaxStep || h->step != st || h->bytes != bytes) return false;  // the nonce is the step
       h->flags |= kSlotMac | (shape.cfg.encrypt ? kSlotSealed : 0);
       sealSlot(shape.cfg.macKey, h, slot + kSlotHeaderBytes, s->rank, peer, ci);
     }
@@ -187,7 +187,8 @@ bool progressChan(State* s, int peer, Peer& p, uint32_t ci, bool* moved) {
       uint8_t* slot = c.recv.ring + uint64_t(slotOf(c.landNext, nslots)) * shape.stride;
       SlotHeader h;
       memcpy(&h, slot, sizeof(h));
-      if (h.bytes != got - kSlotHeaderBytes || !(h.flags & kSlotMac) || bool(h.flags & kSlotSealed) != shape.cfg.encrypt ||
+      if (h.bytes != got - kSlotHeaderBytes || h.step != c.landNext || !(h.flags & kSlotMac) ||
+          bool(h.flags & kSlotSealed) != shape.cfg.encrypt ||
           !openSlot(shape.cfg.macKey, h, slot + kSlotHeaderBytes, peer, s->rank, ci)) {
         slotRaiseError(c.recv.error, szCorruptFrame);
         slotRaiseError(c.recv.peerError, szRemoteError);
@@ -370,20 +371,25 @@ void freeEnd(const ChanShape& shape, End& e) {
 
 // Allocates both ends of `c` and raises the errors that came before them; nothing is left
 // allocated on failure.
-szResult_t connectEnds(const ChanShape& shape, Chan* c) {
-  szResult_t res = makeEnd(shape, &c->send);
-  if (res == szSuccess) res = makeEnd(shape, &c->recv);
+szResult_t makeEnds(const ChanShape& shape, End* send, End* recv) {
+  szResult_t res = makeEnd(shape, send);
+  if (res == szSuccess) res = makeEnd(shape, recv);
   if (res != szSuccess) {
-    freeEnd(shape, c->send);
-    freeEnd(shape, c->recv);
-    c->send = End{};
-    c->recv = End{};
-    return res;
+    freeEnd(shape, *send);
+    freeEnd(shape, *recv);
+    *send = End{};
+    *recv = End{};
   }
+  return res;
+}
+
+// Takes `send` and `recv` as the ends of `c` and raises the errors that came before them.
+void installEnds(Chan* c, const End& send, const End& recv) {
+  c->send = send;
+  c->recv = recv;
   c->ready = true;
   for (int side = 0; side < 2; ++side)
     if (c->pending[side] != 0) raiseChanError(*c, side, c->pending[side]);
-  return szSuccess;
 }
 
 // This rank's address of `p` for the channel's users: device pointers unless kHost.
@@ -446,7 +452,11 @@ szResult_t SlotProxy::create(szBootstrap* b, const szWire* control, const std::v
       p.chans[ci].served = serves.empty() || serves[size_t(peer)] != 0;
       if (!p.chans[ci].served) continue;
       needThread |= s->chans[ci].cfg.memory != SlotMemory::kHost;  // kernels cannot progress the proxy
-      if (s->chans[ci].cfg.connectAtInit) SZCHECK(connectEnds(s->chans[ci], &p.chans[ci]));
+      if (s->chans[ci].cfg.connectAtInit) {
+        End send, recv;
+        SZCHECK(makeEnds(s->chans[ci], &send, &recv));
+        installEnds(&p.chans[ci], send, recv);
+      }
     }
   }
   // Every posted receive waits for the peer's next operation, however long that takes; a closed
@@ -475,10 +485,24 @@ szResult_t SlotProxy::channel(int chan, int peer, int send, SlotChannel* ch) {
     return szSetError(szInvalidArgument, "slot proxy: no channel %d with rank %d", chan, peer);
   const ChanShape& shape = s->chans[size_t(chan)];
   const SlotMemory m = shape.cfg.memory;
-  std::lock_guard<std::mutex> lock(s->mu);  // the proxy's passes see the ends whole or not at all
+  std::unique_lock<std::mutex> lock(s->mu);  // the proxy's passes see the ends whole or not at all
   Chan& c = s->peers[size_t(peer)].chans[size_t(chan)];
   if (!c.served) return szSetError(szInvalidArgument, "slot proxy: channel %d does not serve rank %d", chan, peer);
-  if (!c.ready) SZCHECK(connectEnds(shape, &c));
+  if (!c.ready) {
+    // Allocated (pinned memory: 2 x 66 MiB for a tcp device pair at the defaults) without the
+    // lock, so that the proxy's thread keeps serving the other peers meanwhile, and never waits
+    // inside the driver's allocator behind another rank's device-wide sync while it holds it.
+    lock.unlock();
+    End sendEnd, recvEnd;
+    SZCHECK(makeEnds(shape, &sendEnd, &recvEnd));
+    lock.lock();
+    if (c.ready) {  // another thread of this rank connected it meanwhile
+      freeEnd(shape, sendEnd);
+      freeEnd(shape, recvEnd);
+    } else {
+      installEnds(&c, sendEnd, recvEnd);
+    }
+  }
   const End& e = send ? c.send : c.recv;
   *ch = SlotChannel{};
   ch->ring = m == SlotMemory::kDevice ? e.ring : userAddress(m, e.ring);

@@ -92,26 +92,34 @@ TEST(SlotIpc, TypeMismatchFailsBothSides) {
   EXPECT_EQ(async[1], szInvalidUsage);
 }
 
-// Rank 1 never posts: rank 0's message is larger than its slots, so it waits for credits
-// that never come and must end in szTimeout within the timeout, its stream completed.
+// Rank 1 never posts. With the pair connected at its first operations (the default), rank 0's
+// send waits at the call for rank 1's side of the connection and fails with szTimeout within the
+// timeout. With SZ_RUNTIME_CONNECT=0 (connected at init) the send is enqueued, its message is
+// larger than its slots, it waits for credits that never come and ends in szTimeout, its stream
+// completed. Either way the communicator reports szTimeout.
 TEST(SlotIpc, PeerThatNeverReceivesTimesOut) {
   SKIP_WITHOUT_GPU();
   const size_t bytes = size_t(256) << 20;
   sztest::DeviceBuffer buf(bytes);
   ASSERT_NE(buf.base, nullptr);
-  szResult_t async[2];
-  bool drained[2];
-  auto t0 = std::chrono::steady_clock::now();
-  twoRanks(1500, [&](int r, szComm_t comm, cudaStream_t s) {
-    if (r == 0) {
-      EXPECT_EQ(szSend(buf.ptr(), bytes / 2, szBfloat16, 1, comm, s), szSuccess);
-    }
-  }, async, drained);
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  EXPECT_TRUE(drained[0] && drained[1]);
-  EXPECT_EQ(async[0], szTimeout) << szGetErrorString(async[0]);
-  EXPECT_EQ(async[1], szSuccess);
-  EXPECT_LT(seconds, 20.0);
+  for (const char* runtime : {"1", "0"}) {
+    SCOPED_TRACE(std::string("SZ_RUNTIME_CONNECT=") + runtime);
+    setenv("SZ_RUNTIME_CONNECT", runtime, 1);
+    szResult_t async[2];
+    bool drained[2];
+    auto t0 = std::chrono::steady_clock::now();
+    twoRanks(1500, [&](int r, szComm_t comm, cudaStream_t s) {
+      if (r == 0) {
+        EXPECT_EQ(szSend(buf.ptr(), bytes / 2, szBfloat16, 1, comm, s), runtime[0] == '1' ? szTimeout : szSuccess);
+      }
+    }, async, drained);
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_TRUE(drained[0] && drained[1]);
+    EXPECT_EQ(async[0], szTimeout) << szGetErrorString(async[0]);
+    EXPECT_EQ(async[1], szSuccess);
+    EXPECT_LT(seconds, 20.0);
+  }
+  unsetenv("SZ_RUNTIME_CONNECT");
 }
 
 // Receives of several messages in one group on one stream, the peer's sends each alone: the
