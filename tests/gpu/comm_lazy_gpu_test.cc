@@ -2,13 +2,15 @@
 // as threads of this process on the ipc wire. Init allocates no slot ring; a ring exchange (each
 // rank with its two neighbours) sets up two pairs per rank; an all-to-all then sets up the rest,
 // and every rank's slot memory stays within 1 GiB. Every exchange is checked bit for bit. The
-// figures (MiB per rank at each stage, per pair) go to stdout for the GPU script's table.
+// figures (MiB per rank at each stage, per pair) go to stdout for the GPU script's table. And one
+// thread driving two ranks in one group, whose connects must not wait for each other.
 //
 // 16 launches of SM-count blocks cannot all be resident at once on one GPU (each spins for its
 // peers): the test runs 8 blocks per launch, and keeps the default ring (twice the GPU's
 // multiprocessors, in slots of 256 KiB) with SZ_SLOT_COUNT, so the memory figures are the
 // defaults'.
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -170,6 +172,57 @@ TEST(CommLazyGpu, SixteenRanksConnectOnlyThePeersTheyUse) {
   // Every rank's slot memory within 1 GiB with all 15 peers connected.
   EXPECT_LE(allPer, 1024.0);
   EXPECT_GE(allPer, 14.0 * pairMiB);
+}
+
+// One thread drives two ranks (NCCL's single-threaded multi-GPU pattern): non-blocking inits,
+// then one group sends from rank 0's communicator and receives on rank 1's. Each rank's first
+// operation connects the pair and waits for the other's, so szGroupEnd connects the two
+// communicators on threads of their own; before that change it timed out.
+TEST(CommLazyGpu, OneThreadDrivesTwoRanksInOneGroup) {
+  SKIP_WITHOUT_GPU();
+  cudaSetDevice(0);
+  szUniqueId id;
+  ASSERT_EQ(szGetUniqueId(&id), szSuccess);
+  szComm_t comms[2] = {nullptr, nullptr};
+  for (int r = 0; r < 2; ++r) {
+    szConfig_t cfg = SZ_CONFIG_INITIALIZER;
+    cfg.blocking = 0;
+    cfg.timeoutMs = 20000;
+    cfg.codec = SZ_CODEC_ON;
+    const szResult_t res = szCommInitRankConfig(&comms[r], 2, id, r, &cfg);
+    ASSERT_TRUE(res == szSuccess || res == szInProgress) << szGetLastError(nullptr);
+  }
+  for (int r = 0; r < 2; ++r) {
+    szResult_t async = szInProgress;
+    while (async == szInProgress) ASSERT_EQ(szCommGetAsyncError(comms[r], &async), szSuccess);
+    ASSERT_EQ(async, szSuccess) << szGetLastError(comms[r]);
+  }
+  const size_t count = 3 << 20;
+  auto data = sztest::kvLikeBf16(count, 7, 0.5f);
+  uint8_t *send = nullptr, *recv = nullptr;
+  CUDA_ASSERT(cudaMalloc(&send, count * 2));
+  CUDA_ASSERT(cudaMalloc(&recv, count * 2));
+  cudaStream_t s[2];
+  for (cudaStream_t& x : s) CUDA_ASSERT(cudaStreamCreateWithFlags(&x, cudaStreamNonBlocking));
+  CUDA_ASSERT(cudaMemcpyAsync(send, data.data(), count * 2, cudaMemcpyHostToDevice, s[0]));
+  CUDA_ASSERT(cudaMemsetAsync(recv, 0, count * 2, s[1]));
+  CUDA_ASSERT(cudaStreamSynchronize(s[0]));
+  CUDA_ASSERT(cudaStreamSynchronize(s[1]));
+  ASSERT_EQ(szGroupStart(), szSuccess);
+  EXPECT_EQ(szSend(send, count, szBfloat16, 1, comms[0], s[0]), szSuccess);
+  EXPECT_EQ(szRecv(recv, count, szBfloat16, 0, comms[1], s[1]), szSuccess);
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(szGroupEnd(), szSuccess) << szGetLastError(nullptr);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10)) << "not the connect's timeout";
+  CUDA_ASSERT(cudaStreamSynchronize(s[0]));
+  CUDA_ASSERT(cudaStreamSynchronize(s[1]));
+  std::vector<uint16_t> got(count);
+  CUDA_ASSERT(cudaMemcpy(got.data(), recv, count * 2, cudaMemcpyDeviceToHost));
+  EXPECT_TRUE(got == data) << "received bits differ";
+  for (szComm_t c : comms) EXPECT_EQ(szCommDestroy(c), szSuccess);
+  for (cudaStream_t x : s) cudaStreamDestroy(x);
+  cudaFree(send);
+  cudaFree(recv);
 }
 
 }  // namespace
