@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include "kernels/cuda_check.h"
+#include "kernels/pinned_host.h"
 #include "kernels/zero_fill.h"
 #endif
 
@@ -327,9 +328,7 @@ szResult_t allocate(SlotMemory memory, bool ring, size_t bytes, void** p) {
     SZCHECK(zeroDeviceMemory(*p, bytes));
     return szSuccess;
   }
-  CUDACHECK(cudaHostAlloc(p, bytes, cudaHostAllocMapped | cudaHostAllocPortable));
-  memset(*p, 0, bytes);
-  return szSuccess;
+  return allocPinnedHost(bytes, p);  // no wait for running kernels (a first contact's)
 #else
   return szSetError(szUnhandledCudaError, "slot proxy: GPU memory in a build without CUDA");
 #endif
@@ -343,7 +342,7 @@ void release(SlotMemory memory, bool ring, void* p) {
   }
 #if SZ_HAVE_CUDA
   if (memory == SlotMemory::kDevice && ring) cudaFree(p);
-  else cudaFreeHost(p);
+  else freePinnedHost(p);
 #else
   (void)ring;
 #endif
@@ -397,8 +396,7 @@ template <class T>
 T* userAddress(SlotMemory m, T* p) {
   if (m == SlotMemory::kHost) return p;
 #if SZ_HAVE_CUDA
-  void* d = nullptr;
-  return cudaHostGetDevicePointer(&d, p, 0) == cudaSuccess ? static_cast<T*>(d) : nullptr;
+  return static_cast<T*>(pinnedDeviceAddress(p));
 #else
   return nullptr;
 #endif
