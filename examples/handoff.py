@@ -18,13 +18,18 @@ It takes --model's tokenizer and vocabulary when the folder exists, else seeded 
     python examples/handoff.py                  # starts both ranks itself (torchrun, gloo), on the
                                                 # GPU when torch sees one (--device cpu or cuda)
     torchrun --nproc-per-node 2 examples/handoff.py
+    python examples/handoff.py --threads        # both ranks as threads of this process
 
 The ranks meet through torch.distributed (gloo): Communicator.from_torch_distributed shares the
-unique ids. Exits 1 if the tokens differ.
+unique ids. With --threads they are two threads of one process, each on a CUDA stream of its own,
+sharing the unique ids in memory: on one GPU that is how prefill and transfer can overlap at all,
+since the kernels of two processes on one GPU take turns (time-slicing) rather than run side by
+side. Exits 1 if the tokens differ.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import inspect
 import json
 import os
@@ -69,7 +74,70 @@ def parse_args() -> argparse.Namespace:
                         "instead of --model's weights (its tokenizer is kept)")
     p.add_argument("--prompt-tokens", type=int, default=0, help="the prompt repeated to this many tokens (0: once)")
     p.add_argument("--json", type=Path, help="write the figures here (rank 1)")
+    p.add_argument("--threads", action="store_true",
+                   help="run both ranks as threads of this process (on one GPU: side by side, not time-sliced)")
     return p.parse_args()
+
+
+class TorchWorld:
+    """The ranks as processes under torchrun, meeting through torch.distributed (gloo)."""
+
+    def __init__(self):
+        dist.init_process_group("gloo")
+        self.rank = dist.get_rank()
+
+    def barrier(self) -> None:
+        dist.barrier()
+
+    def broadcast(self, value, src: int = 0):
+        holder = [value if self.rank == src else None]
+        dist.broadcast_object_list(holder, src=src)
+        return holder[0]
+
+    def communicator(self, **config) -> splitzip.Communicator:
+        return splitzip.Communicator.from_torch_distributed(**config)
+
+    @contextlib.contextmanager
+    def loading(self):
+        yield
+
+    def close(self) -> None:
+        dist.destroy_process_group()
+
+
+class ThreadWorld:
+    """The ranks as two threads of this process: what they share, and one rank's view of it. A
+    rank that fails breaks the barrier, so the other raises instead of waiting for it."""
+
+    class Shared:
+        def __init__(self):
+            self.barrier = threading.Barrier(2, timeout=600)
+            self.lock = threading.Lock()
+            self.box = None
+
+    def __init__(self, shared: ThreadWorld.Shared, rank: int):
+        self.shared, self.rank = shared, rank
+
+    def barrier(self) -> None:
+        self.shared.barrier.wait()
+
+    def broadcast(self, value, src: int = 0):
+        if self.rank == src:
+            self.shared.box = value
+        self.barrier()
+        value = self.shared.box
+        self.barrier()  # read by both before the next broadcast writes
+        return value
+
+    def communicator(self, **config) -> splitzip.Communicator:
+        uid = self.broadcast(splitzip.get_unique_id() if self.rank == 0 else None)
+        return splitzip.Communicator(self.rank, 2, uid, **config)
+
+    def loading(self):
+        return self.shared.lock  # one rank at a time: the seeded weights use torch's global generator
+
+    def close(self) -> None:
+        pass
 
 
 def load_model(args, dtype):
@@ -146,13 +214,16 @@ def forward(model, ids: torch.Tensor, cache=None):
 
 
 def sync(device: torch.device) -> None:
+    """Waits for this rank's stream (not the device: with --threads the other rank's kernels, which
+    may wait for this rank, run on it too)."""
     if device.type == "cuda":
-        torch.cuda.synchronize(device)
+        torch.cuda.current_stream(device).synchronize()
 
 
-def transfer(comm: splitzip.Communicator, blocks: list[torch.Tensor], rank: int, device: torch.device) -> float:
+def transfer(world, comm: splitzip.Communicator, blocks: list[torch.Tensor], device: torch.device) -> float:
     """One KV hand-off, both ranks starting together; returns its seconds as rank 1 sees them."""
-    dist.barrier()
+    rank = world.rank
+    world.barrier()
     start = time.perf_counter()
     if rank == 0:
         comm.send_blocks(blocks, peer=1)
@@ -162,16 +233,16 @@ def transfer(comm: splitzip.Communicator, blocks: list[torch.Tensor], rank: int,
     return time.perf_counter() - start
 
 
-def handoff(model, ids, comm, rank, device, blocks, layered: bool):
+def handoff(world, model, ids, comm, device, blocks, layered: bool):
     """One request: rank 0's prefill and KV hand-off (layer by layer during the prefill, or whole
     after it), and the prefill's first token; rank 1 receives into `blocks` and runs its first
     decode step. Returns (first token, seconds: rank 0's prefill, rank 1's time to first token from
     the common start, and rank 1's first decode token)."""
     from transformers import DynamicCache
     layers = len(blocks) // 2
-    dist.barrier()
+    rank = world.rank
+    world.barrier()
     start = time.perf_counter()
-    token = torch.zeros(1, dtype=torch.int64)
     if rank == 0:
         cache = DynamicCache()
         sender = LayerSender(model, cache, comm, device) if layered else None
@@ -180,48 +251,78 @@ def handoff(model, ids, comm, rank, device, blocks, layered: bool):
         finally:
             if sender:
                 sender.finish()
-        token[0] = int(logits[0, -1].argmax())
+        token = int(logits[0, -1].argmax())
         sync(device)
         prefill_s = time.perf_counter() - start
         if not layered:
             comm.send_blocks([t for layer in cache.layers for t in (layer.keys, layer.values)], peer=1)
             sync(device)
-        dist.broadcast(token, src=0)  # the prefill's token travels with the request
-        return int(token[0]), prefill_s, 0.0, None
+        world.broadcast(token, src=0)  # the prefill's token travels with the request
+        return token, prefill_s, 0.0, None
     if layered:
         for i in range(layers):
             comm.recv_blocks(blocks[2 * i:2 * i + 2], peer=0)
     else:
         comm.recv_blocks(blocks, peer=0)
-    dist.broadcast(token, src=0)
+    token = world.broadcast(None, src=0)
     cache = DynamicCache()
     for i in range(layers):
         cache.update(blocks[2 * i], blocks[2 * i + 1], i)
-    logits, cache = forward(model, torch.tensor([[int(token[0])]], device=device), cache)
+    logits, cache = forward(model, torch.tensor([[token]], device=device), cache)
     second = int(logits[0, -1].argmax())
     sync(device)
-    return int(token[0]), 0.0, time.perf_counter() - start, (second, cache)
+    return token, 0.0, time.perf_counter() - start, (second, cache)
 
 
 def main() -> int:
     args = parse_args()
-    if "LOCAL_RANK" not in os.environ:  # not under torchrun: start the two ranks ourselves
+    if not args.threads and "LOCAL_RANK" not in os.environ:  # not under torchrun: start the two ranks ourselves
         return subprocess.call([sys.executable, "-m", "torch.distributed.run", "--standalone",
                                 "--nproc-per-node=2", __file__, *sys.argv[1:]])
     import transformers
-    from tokenizers import Tokenizer
     transformers.logging.set_verbosity_error()
     transformers.utils.logging.disable_progress_bar()
-
     os.environ.setdefault("SZ_SOCKET_IFNAME", "lo")  # both ranks on this machine
-    dist.init_process_group("gloo")
-    rank = dist.get_rank()
+    if not args.threads:
+        return run_rank(args, TorchWorld())
+    shared, results = ThreadWorld.Shared(), [1, 1]
+
+    def thread(rank: int) -> None:
+        try:
+            results[rank] = run_rank(args, ThreadWorld(shared, rank))
+        except BaseException:
+            shared.barrier.abort()  # the other rank raises at its next barrier instead of waiting
+            raise
+
+    ranks = [threading.Thread(target=thread, args=(r,), name=f"rank {r}") for r in range(2)]
+    for t in ranks:
+        t.start()
+    for t in ranks:
+        t.join()
+    return max(results)
+
+
+def run_rank(args, world) -> int:
+    """One rank's part: rank 0 prefills and sends, rank 1 receives, decodes and reports."""
+    rank = world.rank
     use_cuda = args.device == "cuda" or (args.device == "auto" and torch.cuda.is_available())
     device = torch.device("cuda", rank % torch.cuda.device_count()) if use_cuda else torch.device("cpu")
     if device.type == "cuda":
         torch.cuda.set_device(device)
+    # --threads on a GPU: a stream of this rank's own for everything it does (the legacy default
+    # stream, shared by the threads, would order one rank's kernels behind the other's).
+    on_stream = (torch.cuda.stream(torch.cuda.Stream(device)) if args.threads and device.type == "cuda"
+                 else contextlib.nullcontext())
+    with on_stream:
+        return rank_body(args, world, device)
+
+
+def rank_body(args, world, device: torch.device) -> int:
+    from tokenizers import Tokenizer
+    rank = world.rank
     dtype = {"bf16": torch.bfloat16, "fp32": torch.float32}[args.dtype]
-    model = load_model(args, dtype).to(device).eval()
+    with world.loading():
+        model = load_model(args, dtype).to(device).eval()
     if (Path(args.model) / "tokenizer.json").is_file():
         prompt = Tokenizer.from_file(str(Path(args.model) / "tokenizer.json")).encode(PROMPT).ids
     elif args.random_llama:  # no tokenizer: seeded random token ids, the same on both ranks
@@ -236,15 +337,14 @@ def main() -> int:
     kv_shape = (1, cfg.num_key_value_heads, ids.shape[1], head_dim)
     # codec "on": on loopback the auto mode would measure the CPU codec slower than the wire and
     # send raw (docs/PIPELINE.md); the point here is the compressed path.
-    comms = {"splitzip": splitzip.Communicator.from_torch_distributed(codec="on"),
-             "raw": splitzip.Communicator.from_torch_distributed(codec="off")}
+    comms = {"splitzip": world.communicator(codec="on"), "raw": world.communicator(codec="off")}
     new_blocks = lambda: [torch.empty(kv_shape, dtype=dtype, device=device) for _ in range(2 * cfg.num_hidden_layers)]
 
     with torch.inference_mode():
         blocks = new_blocks()
         # The request that decoding continues from: layer-wise, compressed.
         before = comms["splitzip"].stats()
-        first, prefill_s, _, decoded = handoff(model, ids, comms["splitzip"], rank, device, blocks, True)
+        first, prefill_s, _, decoded = handoff(world, model, ids, comms["splitzip"], device, blocks, True)
         after = comms["splitzip"].stats()
         tokens = [first]
         if rank == 1:
@@ -255,28 +355,25 @@ def main() -> int:
                 tokens.append(int(logits[0, -1].argmax()))
         # The same request handed off whole: the blocks must be the layer-wise ones, bit for bit.
         whole = new_blocks()
-        handoff(model, ids, comms["splitzip"], rank, device, whole, False)
+        handoff(world, model, ids, comms["splitzip"], device, whole, False)
         same_blocks = all(torch.equal(a.view(torch.uint8), b.view(torch.uint8)) for a, b in zip(blocks, whole))
         # Timed: transfers alone, then requests (prefill + hand-off + first decode step) each way.
-        times = {name: [transfer(comm, blocks, rank, device) for _ in range(args.repeats)]
+        times = {name: [transfer(world, comm, blocks, device) for _ in range(args.repeats)]
                  for name, comm in comms.items()}
         ttft = {f"{way}_{'sz' if name == 'splitzip' else 'raw'}":
-                [handoff(model, ids, comm, rank, device, blocks, way == "layer")[2] for _ in range(args.repeats)]
+                [handoff(world, model, ids, comm, device, blocks, way == "layer")[2] for _ in range(args.repeats)]
                 for way in ("whole", "layer") for name, comm in comms.items()}
-        sent = [after[k] - before[k] for k in ("raw_bytes", "wire_bytes")] if rank == 0 else [None, None]
-        dist.broadcast_object_list(sent, src=0)
-        timing = [prefill_s] if rank == 0 else [None]
-        dist.broadcast_object_list(timing, src=0)
-        prefill_s = timing[0]
+        sent = world.broadcast([after[k] - before[k] for k in ("raw_bytes", "wire_bytes")] if rank == 0 else None)
+        prefill_s = world.broadcast(prefill_s)
         for comm in comms.values():
             comm.close()
         if rank == 0:
-            dist.destroy_process_group()
+            world.close()
             return 0
 
         reference = model.generate(ids, max_new_tokens=args.new_tokens, do_sample=False,
                                    pad_token_id=cfg.eos_token_id)[0, ids.shape[1]:].tolist()
-    dist.destroy_process_group()
+    world.close()
     kv_bytes, wire_bytes = sent
     same = tokens == reference and same_blocks
     median_ms = {name: 1e3 * statistics.median(t) for name, t in times.items()}

@@ -38,17 +38,20 @@ def test_handoff_generates_the_same_tokens(dtype, tmp_path):
     assert 0.0 <= figures["hidden_share"] <= 1.0
 
 
-def test_layerwise_handoff_of_a_random_llama(tmp_path):
+@pytest.mark.parametrize("ranks", ["processes", "threads"])
+def test_layerwise_handoff_of_a_random_llama(ranks, tmp_path):
     """--random-llama without a model folder (no download, no ../shared): seeded weights and token
     ids on both ranks; the layer-wise hand-off gives the single-process tokens and the whole-cache
-    blocks, and the figures are written."""
+    blocks, and the figures are written. --threads: both ranks as threads of one process (one
+    GPU's ranks then run side by side), meeting without torch.distributed."""
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
     env = {**os.environ, "SZ_SOCKET_IFNAME": "lo"}
     out = tmp_path / "handoff.json"
     r = subprocess.run([sys.executable, str(REPO / "examples" / "handoff.py"), "--model", str(tmp_path / "no-model"),
                         "--random-llama", "2", "--prompt-tokens", "128", "--new-tokens", "8", "--repeats", "2",
-                        "--json", str(out)], env=env, capture_output=True, text=True, timeout=300)
+                        "--json", str(out)] + (["--threads"] if ranks == "threads" else []),
+                       env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, f"{r.stdout}\n{r.stderr}"
     assert "tokens identical to a single-process run: yes" in r.stdout
     assert "layer-wise blocks identical to the whole-cache hand-off's: yes" in r.stdout

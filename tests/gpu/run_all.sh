@@ -98,12 +98,13 @@ py_suite() {
     STEP_TIMEOUT=200 step py_gdb cuda-gdb -batch -ex run -ex "bt 30" -ex "info sharedlibrary" --args \
       python3 -m pytest -x -q -p no:cacheprovider python/tests
   # The layer-wise hand-off against the whole-cache one (issue: serving engines): a seeded random
-  # Llama of 16 layers, 8 KV heads x 128, a 4096-token prompt (256 MiB of BF16 KV), two processes
-  # on this GPU (tcp wire; the two processes' kernels time-slice, so with one GPU the times to
-  # first token include that switching: two GPUs give the figures that count); its figures with
-  # date, commit and machine in handoff_h200.json.
+  # Llama of 16 layers, 8 KV heads x 128, a 4096-token prompt (256 MiB of BF16 KV), the two ranks
+  # as threads of one process on this GPU (--threads: ipc, each rank on a stream of its own). Two
+  # processes on one GPU time-slice their kernels, so the layer-wise sends could not overlap the
+  # prefill (5006098 on one H100: 1% of the transfer hidden); its figures with date, commit and
+  # machine in handoff_h200.json.
   STEP_TIMEOUT=400 step handoff_layers env ${DEPS:+LD_LIBRARY_PATH=$DEPS/usr/lib/x86_64-linux-gnu} python3 examples/handoff.py \
-    --random-llama 16 --prompt-tokens 4096 --new-tokens 8 --repeats 5 --json "$OUT/handoff_h200.json" &&
+    --threads --random-llama 16 --prompt-tokens 4096 --new-tokens 8 --repeats 5 --json "$OUT/handoff_h200.json" &&
     python3 -c "import json, sys; p = sys.argv[1]; d = json.load(open(p)); d.update(date=sys.argv[2], commit=sys.argv[3],
 machine=sys.argv[4]); json.dump(d, open(p, 'w'), indent=1)" "$OUT/handoff_h200.json" "$(date -u +%F)" "$COMMIT" "$(tr -d '\n' <"$LOGS/gpu.txt")"
   step py_compilers sh -c 'for c in "${CXX:-g++}" /usr/bin/g++; do echo "$c: $($c --version | head -1); shared libstdc++: $($c -print-file-name=libstdc++.so)"; done; python3 -c "import sys; print(sys.version)"'
