@@ -61,8 +61,10 @@ class Communicator:
 
     rank, nranks: this rank (0..nranks-1) and the communicator's size; every rank calls this
       with the same unique_id (from get_unique_id on one rank).
-    wire: "tcp" (host or device buffers) or "nccl" (device buffers); None: SZ_WIRE, else nccl
-      with CUDA, else tcp.
+    wire: "tcp", "ipc", "nccl" or "ib" for every pair of ranks; None: SZ_WIRE, else chosen per
+      pair at init as szCommInitRankConfig does (tcp where either rank has no GPU or two processes
+      share one, ipc between GPUs of one node, else nccl). Host buffers travel over tcp on every
+      wire.
     codec: "on", "off" (a plain pipelined wire), "auto" (compress where it pays), or None:
       SZ_CODEC (default auto).
     codebook: the Codebook compressed slices use; None: the built-in default.
