@@ -123,6 +123,14 @@ ifeq ($(CUDA),1)
   FAKE_APP := $(BUILD)/tests/interpose/fake_app
   INTERPOSE_TEST_ENV := SZ_TEST_INTERPOSER=$(INTERPOSER) SZ_TEST_FAKE_APP=$(FAKE_APP)
 endif
+# The ib wire on a NIC emulated inside one process (tests/ib_fake/): a fake libibverbs.so.1 that
+# a program on the library loads through LD_LIBRARY_PATH, and such a program (ranks as threads);
+# tests/ib_fake_test.cc runs it. Built with the ib wire (CUDA and rdma-core's headers).
+ifeq ($(CUDA)$(IBVERBS),11)
+  IB_FAKE := $(BUILD)/tests/ib_fake/libibverbs.so.1
+  IB_FAKE_APP := $(BUILD)/tests/ib_fake/ib_host_app
+  IB_FAKE_TEST_ENV := SZ_TEST_IB_FAKE_APP=$(IB_FAKE_APP) SZ_TEST_IB_FAKE_DIR=$(dir $(IB_FAKE))
+endif
 
 .PHONY: all lib test gpu-test demo install uninstall clean fuzz print-gencode print-nvcc kept-objects
 .DEFAULT_GOAL := all
@@ -130,8 +138,9 @@ endif
 # intermediate files, deleted after each build (and `make demo` after `make` would recompile).
 # Naming them here keeps them; unlike .SECONDARY, a deleted object is still rebuilt.
 kept-objects: $(EXAMPLE_SRCS:%.cc=$(BUILD)/obj/%.o) $(patsubst %,$(BUILD)/obj/%.o,$(basename $(PERF_SRCS))) \
-  $(PERF_COMMON:%.cc=$(BUILD)/obj/%.o) $(if $(FAKE_APP),$(BUILD)/obj/tests/interpose/fake_app.o $(BUILD)/obj/tests/interpose/fake_nccl.o)
-all: lib $(CLI) $(TESTS) $(GPU_TESTS) $(MPI_TESTS) $(PERFS) $(EXAMPLES) $(INTERPOSER) $(FAKE_APP)
+  $(PERF_COMMON:%.cc=$(BUILD)/obj/%.o) $(if $(FAKE_APP),$(BUILD)/obj/tests/interpose/fake_app.o $(BUILD)/obj/tests/interpose/fake_nccl.o) \
+  $(if $(IB_FAKE),$(BUILD)/obj/tests/ib_fake/fake_verbs.o $(BUILD)/obj/tests/ib_fake/ib_host_app.o)
+all: lib $(CLI) $(TESTS) $(GPU_TESTS) $(MPI_TESTS) $(PERFS) $(EXAMPLES) $(INTERPOSER) $(FAKE_APP) $(IB_FAKE) $(IB_FAKE_APP)
 lib: $(LIB) $(SHLIB)
 
 # Objects of a CUDA and a CUDA=0 build differ (and with or without the ib wire, and for other
@@ -204,10 +213,18 @@ $(FAKE_NCCL): $(BUILD)/obj/tests/interpose/fake_nccl.o
 $(FAKE_APP): $(BUILD)/obj/tests/interpose/fake_app.o $(FAKE_NCCL)
 	$(CXX) -o $@ $< -L$(dir $(FAKE_NCCL)) -l:libnccl.so.2 -Wl,-rpath,'$$ORIGIN' -ldl -pthread
 endif
+ifneq ($(IB_FAKE),)
+$(IB_FAKE): $(BUILD)/obj/tests/ib_fake/fake_verbs.o
+	@mkdir -p $(dir $@)
+	$(CXX) -shared -Wl,-soname,libibverbs.so.1 -o $@ $^ -pthread
+$(IB_FAKE_APP): $(BUILD)/obj/tests/ib_fake/ib_host_app.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(CXX) -o $@ $^ $(LDFLAGS) $(LDLIBS)
+endif
 
 # The tests' ranks all run on this machine: their sockets stay on loopback unless told otherwise.
-test: $(TESTS) $(CLI) $(INTERPOSER) $(FAKE_APP)
-	SZ_SOCKET_IFNAME=$${SZ_SOCKET_IFNAME:-lo} $(INTERPOSE_TEST_ENV) $(TESTS)
+test: $(TESTS) $(CLI) $(INTERPOSER) $(FAKE_APP) $(IB_FAKE) $(IB_FAKE_APP)
+	SZ_SOCKET_IFNAME=$${SZ_SOCKET_IFNAME:-lo} $(INTERPOSE_TEST_ENV) $(IB_FAKE_TEST_ENV) $(TESTS)
 
 # Without a GPU every GPU test skips, and the binary says so (tests/gpu/gpu_presence.cc).
 gpu-test: $(GPU_TESTS)

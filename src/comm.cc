@@ -143,9 +143,9 @@ void destroyComm(szComm* comm) {
   if (comm->initThread.joinable()) comm->initThread.join();
   groupDropComm(comm);
   comm->slotPath.reset();  // after its launches in flight have ended
+  comm->hostSlots.reset();  // before the slot areas its host slots may live in (ib)
   for (size_t i = 0; i < comm->slotAreas.size(); ++i)
     if (comm->slotAreas[i]) comm->wires[i]->close(comm->slotAreas[i]);
-  comm->hostSlots.reset();
   comm->proxy.reset();
   if (comm->bootstrap) szBootstrapClose(comm->bootstrap);
   szSetCommError(comm, nullptr);
@@ -189,6 +189,11 @@ szResult_t connectSlots(szComm* comm, const Placements& placed, const WirePlan& 
   for (int p = 0; p < n; ++p)  // alike on both sides of a pair: from the placements both see
     if (p != me && placed.ranks[size_t(p)].hasGpu && placed.ranks[size_t(me)].hasGpu && comm->cudaDevice >= 0)
       serves[size_t(comm->peerWire[size_t(p)])][size_t(p)] = 1;
+  // Host slots of a slot-area wire that has them (ib), for every pair on it; else the host channel.
+  std::vector<std::vector<uint8_t>> hostServes(nw, std::vector<uint8_t>(size_t(n), 0));
+  for (int p = 0; p < n; ++p)
+    if (p != me && comm->wires[size_t(comm->peerWire[size_t(p)])]->hostChannel != nullptr)
+      hostServes[size_t(comm->peerWire[size_t(p)])][size_t(p)] = 1;
   std::vector<SlotPathConfig> pcs(nw);
   std::vector<int> deviceChannel(nw, -1);  // message wires: the proxy's channel
   SlotPathConfig pc{0, 0, 0, comm->cfg.timeoutMs};
@@ -226,7 +231,7 @@ szResult_t connectSlots(szComm* comm, const Placements& placed, const WirePlan& 
     const szWire* w = comm->wires[i];
     if (szWireMovesMessages(w)) continue;
     szWireConfig wc{comm->cfg.timeoutMs, 0, ncclComm, 0, emulatedLinkGBps(comm->cfg, w), pcs[i].sliceBytes, pcs[i].nslots,
-                    serves[i].data()};
+                    serves[i].data(), hostServes[i].data(), hostSlice, hostSlots};
     SZCHECK(w->connect(comm->bootstrap, wc, &comm->slotAreas[i]));
   }
   if (comm->cudaDevice >= 0) {
@@ -287,9 +292,36 @@ szResult_t connectSlots(szComm* comm, const Placements& placed, const WirePlan& 
   HostSlotConfig hc{kHostChannel, hostSlice, comm->cfg.depth, comm->cfg.timeoutMs, comm->cfg.crc,
                     comm->cfg.authData || comm->cfg.encrypt ? szBootstrapSessionKey(comm->bootstrap) : nullptr,
                     comm->cfg.encrypt};
-  SZCHECK(HostSlots::create(comm->proxy.get(), comm->rank, comm->nranks, hc, comm->codebooks.get(), &comm->hostSlots));
-  INFO(SZ_INIT, "rank %d: host buffers on the slot protocol over tcp: %llu-byte slices, %u slots per peer and "
-       "direction (%.1f MiB of host memory each way, at the first operation with each peer), %d threads per group", comm->rank,
+  // Each peer's host slots: its wire's own (ib: connecting the pair first, as the device path
+  // does, whichever comes first), else the slot proxy's host channel over tcp.
+  ChannelSource hostSource = [comm](const std::vector<int>& peers, std::vector<SlotChannel>* channels) -> szResult_t {
+    for (size_t i = 0; i < comm->wires.size(); ++i) {
+      std::vector<int> mine;
+      for (int p : peers)
+        if (size_t(comm->peerWire[size_t(p)]) == i && comm->wires[i]->hostChannel != nullptr) mine.push_back(p);
+      if (!mine.empty()) SZCHECK(comm->wires[i]->connectPeers(comm->slotAreas[i], mine.data(), int(mine.size())));
+    }
+    channels->assign(2 * peers.size(), SlotChannel{});
+    for (size_t k = 0; k < peers.size(); ++k) {
+      const size_t i = size_t(comm->peerWire[size_t(peers[k])]);
+      for (int send = 1; send >= 0; --send) {
+        SlotChannel& ch = (*channels)[2 * k + size_t(1 - send)];
+        SZCHECK(comm->wires[i]->hostChannel != nullptr ? comm->wires[i]->hostChannel(comm->slotAreas[i], peers[k], send, &ch)
+                                                       : comm->proxy->channel(kHostChannel, peers[k], send, &ch));
+      }
+    }
+    return szSuccess;
+  };
+  // A wire with host slots moves their credits and error words itself and drains them at close.
+  SlotsFlushed hostFlushed = [comm](int peer, uint64_t steps) {
+    return comm->wires[size_t(comm->peerWire[size_t(peer)])]->hostChannel != nullptr ||
+           comm->proxy->flushed(kHostChannel, peer, steps);
+  };
+  SZCHECK(HostSlots::create(comm->proxy.get(), hostSource, hostFlushed, comm->rank, comm->nranks, hc,
+                            comm->codebooks.get(), &comm->hostSlots));
+  INFO(SZ_INIT, "rank %d: host buffers on the slot protocol (the ib wire's host slots with ib peers, else over tcp): "
+       "%llu-byte slices, %u slots per peer and direction (%.1f MiB of host memory each way, at the first operation "
+       "with each peer), %d threads per group", comm->rank,
        (unsigned long long)hostSlice, hostSlots, double(hostSlots * slotStride(hostSlice)) / (1 << 20), comm->cfg.depth);
   return szSuccess;
 }
@@ -343,7 +375,8 @@ szResult_t initComm(szComm* comm, int nranks, const szUniqueId& id, int rank, vo
                         "SZ_RUNTIME_CONNECT)", rank, r);
   // Device buffers travel through the slot protocol: straight into the peer's memory (slot-area
   // wires: ipc, ib), or through the proxy over the wire's messages (tcp, nccl). Host buffers take
-  // the host channel over tcp on every wire (NCCL itself takes no host buffers).
+  // the ib wire's host slots between ib pairs, else the host channel over tcp (NCCL itself takes
+  // no host buffers).
   comm->cudaDevice = currentDevice();
   for (size_t i = 0; i < plan.wires.size(); ++i) {
     const szWire* w = szFindWire(plan.wires[i].c_str());

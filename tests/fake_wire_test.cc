@@ -109,10 +109,10 @@ szResult_t fakeClose(void* wireComm) {
 }
 
 // name, needsGpu, deviceMemory, nodeLocal, sendsWaitForReceives, defaultSliceBytes, defaultMaxBlocks, connect, channel, isend, irecv, test, close, abort
-const szWire kFakeWire = {"fake", 0, 0, 0, 0, 64 << 10, 0, fakeConnect, nullptr, nullptr, fakeIsend, fakeIrecv, fakeTest, fakeClose, fakeClose};
+const szWire kFakeWire = {"fake", 0, 0, 0, 0, 64 << 10, 0, fakeConnect, nullptr, nullptr, nullptr, fakeIsend, fakeIrecv, fakeTest, fakeClose, fakeClose};
 
 szResult_t noChannel(void*, int, int, sz::SlotChannel*) { return szInternalError; }
-const szWire kAreaWire = {"areas", 0, 0, 1, 0, 64 << 10, 0, fakeConnect, nullptr, noChannel, nullptr, nullptr, nullptr, fakeClose, fakeClose};
+const szWire kAreaWire = {"areas", 0, 0, 1, 0, 64 << 10, 0, fakeConnect, nullptr, noChannel, nullptr, nullptr, nullptr, nullptr, fakeClose, fakeClose};
 
 constexpr uint64_t kSlice = 64 << 10;
 constexpr uint32_t kSlots = 4;
@@ -161,7 +161,8 @@ void onTwoRanks(const szWire* data, const szWire* control,
       std::unique_ptr<sz::HostSlots> slots;
       // CRC32C where nothing seals: with the proxy's seal it is off, so only the seal can refuse.
       const sz::HostSlotConfig cfg{0, kSlice, 2, 5000, !seal, nullptr, false};
-      ASSERT_EQ(sz::HostSlots::create(proxy.get(), r, 2, cfg, &codebooks, &slots), szSuccess) << szGetLastError(nullptr);
+      ASSERT_EQ(sz::HostSlots::create(proxy.get(), sz::proxyChannelSource(proxy.get(), 0), sz::proxyFlushed(proxy.get(), 0), r, 2,
+                                      cfg, &codebooks, &slots), szSuccess) << szGetLastError(nullptr);
       fn(r, proxy.get(), slots.get());
       EXPECT_EQ(szBootstrapBarrier(b), szSuccess);
       slots.reset();

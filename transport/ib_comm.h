@@ -1,16 +1,23 @@
 // The ib slot wire's state (transport/ib_wire.cc sets it up, transport/ib_proxy.cc moves the
-// slots). Per peer, in memory allocated and registered once at connect:
+// slots). Per peer up to two links, each one slot channel per direction with queue pairs of its
+// own: the device link for the slot kernels (pairs of two GPU ranks) and the host link for the
+// CPU codec's host slots (every pair the wire serves, GPUs or not). Per link, in memory allocated
+// and registered once at the pair's first operations:
 //
-//   send ring   nslots slots the kernels fill (GPU memory, or pinned host memory), read by the NIC
+//   send ring   nslots slots the kernels or the CPU codec fill (device link: GPU memory or pinned
+//               host memory; host link: host memory), read by the NIC
 //   recv ring   nslots slots the peer's NIC writes into (registered for remote writes)
-//   control     pinned host memory: first what the peer writes (registered for remote writes:
-//               this rank's send credits and the peer's error words), then this rank's own words
-//               (its SlotSignals, the receive side's credit words, the kernels' error words)
+//   control     host memory (pinned on the device link): first what the peer writes (registered
+//               for remote writes: this rank's send credits and the peer's error words), then
+//               this rank's own words (its SlotSignals, the receive side's credit words, the
+//               senders' and receivers' error words)
 #pragma once
 
+#include <array>
 #include <atomic>
-#include <memory>
 #include <chrono>
+#include <memory>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -50,7 +57,16 @@ struct IbRemote {
   uint32_t ringRkey = 0, controlRkey = 0;
 };
 
-struct IbPeer {
+enum IbLinkKind : int { kIbDeviceLink = 0, kIbHostLink = 1, kIbLinkKinds = 2 };
+
+// A link's slots: the same on both ranks of a pair (checked at connect).
+struct IbLinkShape {
+  uint64_t sliceBytes = 0, stride = 0;
+  uint32_t nslots = 0;
+};
+
+// One link with one peer.
+struct IbLink {
   szIbBuffer sendRing, recvRing, control;
   std::vector<szIbQp> qps;  // one per local port; the first `stripes` are connected
   std::vector<IbSendQueue> sendq;
@@ -58,7 +74,7 @@ struct IbPeer {
   uint32_t stripes = 0;
   IbLanding landing;
   uint64_t shipNext = 0;
-  bool served = false;  // the wire serves this pair (szWireConfig::peers)
+  bool served = false;  // the wire serves this pair with this link (szWireConfig::peers, hostPeers)
   int forwarded = 0;  // bit 0: the send side's error went to the peer; bit 1: the receive side's
   bool broken = false;
   std::chrono::steady_clock::time_point lastBeat{};
@@ -68,14 +84,14 @@ struct IbComm {
   szBootstrap* bootstrap = nullptr;  // the communicator's: pairs connect over it (ibConnectPeers)
   const szIbVerbs* verbs = nullptr;
   std::vector<szIbPort> ports;
-  int rank = 0, nranks = 0, device = 0;
-  uint32_t nslots = 0;
-  uint64_t stride = 0, sliceBytes = 0;
+  int rank = 0, nranks = 0, device = -1;  // device: -1 on a rank without a GPU
+  IbLinkShape shape[kIbLinkKinds];
   bool gpuDirect = false, needFlush = false;
-  std::vector<IbPeer> peers;
+  std::vector<std::array<IbLink, kIbLinkKinds>> links;  // per peer
   // Per rank: its pair is set up and connected (ibConnectPeers, at the first operations with it);
   // the proxy thread touches a peer only after reading true here.
   std::unique_ptr<std::atomic<bool>[]> ready;
+  std::mutex connectMu;  // the device path and the host slots connect pairs, one call at a time
   std::atomic<bool> stop{false};
   std::thread thread;
 };

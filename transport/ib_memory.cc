@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include "base/checks.h"
@@ -69,11 +70,36 @@ void szIbFlushGpuWrites() {
                                      cudaFlushGPUDirectRDMAWritesToOwner);
 }
 
+namespace {
+
+// Registers the first `registered` bytes of `b` on every port.
+szResult_t registerHost(const szIbVerbs* v, const std::vector<szIbPort>& ports, size_t registered, int access,
+                        szIbBuffer* b) {
+  for (const szIbPort& port : ports) {
+    ibv_mr* mr = v->regMr(port.pd, b->addr, registered, access | IBV_ACCESS_LOCAL_WRITE);
+    if (mr == nullptr)
+      return szSetError(szSystemError, "ib wire: %s: ibv_reg_mr of %zu bytes failed: %s (the locked-memory limit, "
+                        "ulimit -l?)", port.name.c_str(), registered, strerror(errno));
+    b->mrs.push_back(mr);
+  }
+  return szSuccess;
+}
+
+}  // namespace
+
 szResult_t szIbAlloc(const szIbVerbs* v, const std::vector<szIbPort>& ports, size_t bytes, size_t registered,
-                     bool gpu, int access, szIbBuffer* b) {
+                     szIbMemory memory, int access, szIbBuffer* b) {
   *b = szIbBuffer{};
   if (registered == 0) registered = bytes;
-  if (gpu) {
+  if (memory == szIbMemory::kHost) {
+    b->bytes = (bytes + 4095) / 4096 * 4096;
+    b->addr = b->kernel = static_cast<uint8_t*>(aligned_alloc(4096, b->bytes));
+    if (b->addr == nullptr) return szSetError(szSystemError, "ib wire: cannot allocate %zu bytes of host slots", bytes);
+    b->host = true;
+    memset(b->addr, 0, b->bytes);
+    return registerHost(v, ports, registered, access, b);
+  }
+  if (memory == szIbMemory::kGpu) {
     b->bytes = (bytes + kGpuPage - 1) / kGpuPage * kGpuPage;
     void* p = nullptr;
     CUDACHECK(cudaMalloc(&p, b->bytes));
@@ -93,20 +119,14 @@ szResult_t szIbAlloc(const szIbVerbs* v, const std::vector<szIbPort>& ports, siz
   void* d = nullptr;
   CUDACHECK(cudaHostGetDevicePointer(&d, p, 0));
   b->kernel = static_cast<uint8_t*>(d);
-  for (const szIbPort& port : ports) {
-    ibv_mr* mr = v->regMr(port.pd, p, registered, access | IBV_ACCESS_LOCAL_WRITE);
-    if (mr == nullptr)
-      return szSetError(szSystemError, "ib wire: %s: ibv_reg_mr of %zu bytes failed: %s (the locked-memory limit, "
-                        "ulimit -l?)", port.name.c_str(), registered, strerror(errno));
-    b->mrs.push_back(mr);
-  }
-  return szSuccess;
+  return registerHost(v, ports, registered, access, b);
 }
 
 void szIbFree(const szIbVerbs* v, szIbBuffer* b) {
   for (ibv_mr* mr : b->mrs) v->deregMr(mr);
   if (b->addr && b->gpu) cudaFree(b->addr);
+  else if (b->addr && b->host) free(b->addr);
   else if (b->addr) cudaFreeHost(b->addr);
-  cudaGetLastError();
+  if (!b->host) cudaGetLastError();
   *b = szIbBuffer{};
 }

@@ -1,4 +1,5 @@
-// The ib wire's proxy thread (NCCL's net proxy): one per communicator, polling every peer.
+// The ib wire's proxy thread (NCCL's net proxy): one per communicator, polling every link of every
+// peer (the device link's slots are the kernels', the host link's the CPU codec's: the same moves).
 //
 //   ship     the next step's send slot is published in its SlotSignal (the kernels wrote bytes,
 //            then ready): RDMA_WRITE_WITH_IMM of exactly header + payload into the same slot of
@@ -32,26 +33,32 @@ constexpr int kSpinPasses = 1024;  // idle passes before the thread starts sleep
 
 struct Proxy {
   IbComm* c;
-  IbControlLayout layout;
-  std::vector<std::pair<uint32_t, uint64_t>> landed;  // this pass, per peer: (slot, step)
+  IbControlLayout layout[kIbLinkKinds];
+  struct Landed {
+    uint32_t slot;
+    uint64_t step, bytes;  // bytes: the payload's (the write's, less the slot header)
+  };
+  std::vector<Landed> landed;  // this pass, per link
 };
 
-// Stops both channels with `peer` (their kernels see `code`); logged once.
-void breakPeer(Proxy& x, int peer, szResult_t code, const char* why) {
-  IbPeer& p = x.c->peers[size_t(peer)];
+const char* const kLinkName[kIbLinkKinds] = {"device", "host"};
+
+// Stops both channels of a link with `peer` (their senders and receivers see `code`); logged once.
+void breakPeer(Proxy& x, int peer, int kind, szResult_t code, const char* why) {
+  IbLink& p = x.c->links[size_t(peer)][kind];
   if (!p.broken)  // INFO, not WARN: a peer that closed its communicator first ends this way too
-    INFO(SZ_NET, "ib wire: rank %d: the connection with rank %d failed (%s): %s", x.c->rank, peer, szResultName(code),
-         why);
+    INFO(SZ_NET, "ib wire: rank %d: the %s link with rank %d failed (%s): %s", x.c->rank, kLinkName[kind], peer,
+         szResultName(code), why);
   p.broken = true;
-  slotRaiseError(ibWord<int>(p.control, x.layout.sendError), code);
-  slotRaiseError(ibWord<int>(p.control, x.layout.recvError), code);
+  slotRaiseError(ibWord<int>(p.control, x.layout[kind].sendError), code);
+  slotRaiseError(ibWord<int>(p.control, x.layout[kind].recvError), code);
 }
 
 // Posts one RDMA write on `stripe` (the caller checked that its queue has room): `sge` null
 // for an empty write, `inlineData` for control words, `imm` >= 0 for a slot.
-bool postWrite(Proxy& x, int peer, uint32_t stripe, ibv_sge* sge, bool inlineData, int64_t imm, uint64_t remoteAddr,
-               uint32_t rkey, bool force) {
-  IbPeer& p = x.c->peers[size_t(peer)];
+bool postWrite(Proxy& x, int peer, int kind, uint32_t stripe, ibv_sge* sge, bool inlineData, int64_t imm,
+               uint64_t remoteAddr, uint32_t rkey, bool force) {
+  IbLink& p = x.c->links[size_t(peer)][kind];
   ibv_send_wr wr{}, *bad = nullptr;
   const bool signal = p.sendq[stripe].post(force, &wr.wr_id);
   wr.sg_list = sge;
@@ -62,66 +69,73 @@ bool postWrite(Proxy& x, int peer, uint32_t stripe, ibv_sge* sge, bool inlineDat
   wr.wr.rdma.remote_addr = remoteAddr;
   wr.wr.rdma.rkey = rkey;
   const int rc = ibv_post_send(p.qps[stripe].qp, &wr, &bad);
-  if (rc != 0) breakPeer(x, peer, szSystemError, strerror(rc));
+  if (rc != 0) breakPeer(x, peer, kind, szSystemError, strerror(rc));
   return rc == 0;
 }
 
-bool postRecv(Proxy& x, int peer, uint32_t stripe) {
+bool postRecv(Proxy& x, int peer, int kind, uint32_t stripe) {
   ibv_recv_wr wr{}, *bad = nullptr;  // wr_id 0: a receive (every send's id is >= 1)
-  const int rc = ibv_post_recv(x.c->peers[size_t(peer)].qps[stripe].qp, &wr, &bad);
-  if (rc != 0) breakPeer(x, peer, szSystemError, strerror(rc));
+  const int rc = ibv_post_recv(x.c->links[size_t(peer)][kind].qps[stripe].qp, &wr, &bad);
+  if (rc != 0) breakPeer(x, peer, kind, szSystemError, strerror(rc));
   return rc == 0;
 }
 
 // Completions of every stripe; landed slots are published after one flush for all of them.
-bool poll(Proxy& x, int peer) {
-  IbPeer& p = x.c->peers[size_t(peer)];
+bool poll(Proxy& x, int peer, int kind) {
+  IbLink& p = x.c->links[size_t(peer)][kind];
   x.landed.clear();
   bool moved = false;
   for (uint32_t s = 0; s < p.stripes && !p.broken; ++s) {
     ibv_wc wc[kPollBatch];
     const int n = ibv_poll_cq(p.qps[s].cq, kPollBatch, wc);
-    if (n < 0) breakPeer(x, peer, szSystemError, "ibv_poll_cq failed");
+    if (n < 0) breakPeer(x, peer, kind, szSystemError, "ibv_poll_cq failed");
     for (int i = 0; i < n && !p.broken; ++i) {
       moved = true;
       if (wc[i].status != IBV_WC_SUCCESS) {
-        breakPeer(x, peer, szIbWcResult(wc[i].status), szIbWcReason(wc[i].status));
+        breakPeer(x, peer, kind, szIbWcResult(wc[i].status), szIbWcReason(wc[i].status));
       } else if (wc[i].wr_id != 0) {
         p.sendq[s].complete(wc[i].wr_id);
       } else {
         uint32_t slot = 0;
         uint64_t step = 0;
-        if (!(wc[i].wc_flags & IBV_WC_WITH_IMM) || p.landing.land(ntohl(wc[i].imm_data), &slot, &step) != szSuccess)
-          breakPeer(x, peer, szRemoteError, "a write named a slot or step out of turn");
-        else if (postRecv(x, peer, s))
-          x.landed.emplace_back(slot, step);
+        if (!(wc[i].wc_flags & IBV_WC_WITH_IMM) || wc[i].byte_len < kSlotHeaderBytes ||
+            p.landing.land(ntohl(wc[i].imm_data), &slot, &step) != szSuccess)
+          breakPeer(x, peer, kind, szRemoteError, "a write named a slot or step out of turn, or held no slot header");
+        else if (postRecv(x, peer, kind, s))
+          x.landed.push_back({slot, step, uint64_t(wc[i].byte_len) - kSlotHeaderBytes});
       }
     }
   }
   if (x.landed.empty() || p.broken) return moved;
   if (p.recvRing.gpu && x.c->needFlush) szIbFlushGpuWrites();
-  SlotSignal* signals = ibWord<SlotSignal>(p.control, x.layout.recvSignals);
-  for (auto [slot, step] : x.landed) slotStoreRelease(&signals[slot].ready, readyValue(step));
+  SlotSignal* signals = ibWord<SlotSignal>(p.control, x.layout[kind].recvSignals);
+  for (const Proxy::Landed& l : x.landed) {
+    // What landed, for a host receiver to hold the header's size against (as over tcp).
+    __atomic_store_n(&signals[l.slot].bytes, l.bytes, __ATOMIC_RELAXED);
+    slotStoreRelease(&signals[l.slot].ready, readyValue(l.step));
+  }
   return true;
 }
 
-bool ship(Proxy& x, int peer) {
+bool ship(Proxy& x, int peer, int kind) {
   IbComm* c = x.c;
-  IbPeer& p = c->peers[size_t(peer)];
-  SlotSignal* signals = ibWord<SlotSignal>(p.control, x.layout.sendSignals);
+  IbLink& p = c->links[size_t(peer)][kind];
+  const IbLinkShape& shape = c->shape[kind];
+  SlotSignal* signals = ibWord<SlotSignal>(p.control, x.layout[kind].sendSignals);
   bool moved = false;
   while (!p.broken) {
     const uint64_t s = p.shipNext;
-    const uint32_t j = slotOf(s, c->nslots), stripe = ibStripeOf(s, p.stripes);
+    const uint32_t j = slotOf(s, shape.nslots), stripe = ibStripeOf(s, p.stripes);
     if (slotLoadAcquire(&signals[j].ready) != readyValue(s) || p.sendq[stripe].full()) break;
-    const uint64_t bytes = ibWriteBytes(reinterpret_cast<volatile uint64_t*>(&signals[j].bytes)[0], c->stride);
+    const uint64_t bytes = ibWriteBytes(reinterpret_cast<volatile uint64_t*>(&signals[j].bytes)[0], shape.stride);
     if (bytes == 0) {
-      breakPeer(x, peer, szInternalError, "a send slot's signal holds more bytes than a slot");
+      breakPeer(x, peer, kind, szInternalError, "a send slot's signal holds more bytes than a slot");
       break;
     }
-    ibv_sge sge{uint64_t(p.sendRing.addr + uint64_t(j) * c->stride), uint32_t(bytes), p.sendRing.mrs[stripe]->lkey};
+    ibv_sge sge{uint64_t(p.sendRing.addr + uint64_t(j) * shape.stride), uint32_t(bytes), p.sendRing.mrs[stripe]->lkey};
     const IbRemote& r = p.remote[stripe];
-    if (!postWrite(x, peer, stripe, &sge, false, ibImm(j, s), r.ring + uint64_t(j) * c->stride, r.ringRkey, false))
+    if (!postWrite(x, peer, kind, stripe, &sge, false, ibImm(j, s), r.ring + uint64_t(j) * shape.stride, r.ringRkey,
+                   false))
       break;
     ++p.shipNext;
     moved = true;
@@ -130,9 +144,9 @@ bool ship(Proxy& x, int peer) {
 }
 
 // Credits and error words to the peer, the peer's error words to the kernels.
-bool control(Proxy& x, int peer) {
-  IbPeer& p = x.c->peers[size_t(peer)];
-  const IbControlLayout& l = x.layout;
+bool control(Proxy& x, int peer, int kind) {
+  IbLink& p = x.c->links[size_t(peer)][kind];
+  const IbControlLayout& l = x.layout[kind];
   bool moved = false;
   uint32_t slot = 0;
   uint64_t credit = 0;
@@ -142,8 +156,8 @@ bool control(Proxy& x, int peer) {
     if (p.sendq[stripe].full()) break;
     ibv_sge sge{uint64_t(&credit), sizeof(credit), 0};  // inline: copied at the post
     const IbRemote& r = p.remote[stripe];
-    if (!postWrite(x, peer, stripe, &sge, true, -1, r.control + l.sendCredits + 8 * uint64_t(slot), r.controlRkey,
-                   false))
+    if (!postWrite(x, peer, kind, stripe, &sge, true, -1, r.control + l.sendCredits + 8 * uint64_t(slot),
+                   r.controlRkey, false))
       break;
     p.landing.creditSent();
     moved = true;
@@ -153,7 +167,7 @@ bool control(Proxy& x, int peer) {
     if (e == 0 || (p.forwarded & (1 << side)) || p.sendq[0].full()) continue;
     ibv_sge sge{uint64_t(&e), sizeof(e), 0};
     const uint64_t to = side == 0 ? l.recvErrorIn : l.sendErrorIn;  // the peer's other side
-    if (postWrite(x, peer, 0, &sge, true, -1, p.remote[0].control + to, p.remote[0].controlRkey, false))
+    if (postWrite(x, peer, kind, 0, &sge, true, -1, p.remote[0].control + to, p.remote[0].controlRkey, false))
       p.forwarded |= 1 << side;
     moved = true;
   }
@@ -165,25 +179,28 @@ bool control(Proxy& x, int peer) {
 }
 
 // An empty write on every stripe each kHeartbeat; `force`: signalled, so that the queue can drain.
-void heartbeat(Proxy& x, int peer, bool force) {
-  IbPeer& p = x.c->peers[size_t(peer)];
+void heartbeat(Proxy& x, int peer, int kind, bool force) {
+  IbLink& p = x.c->links[size_t(peer)][kind];
   const auto now = std::chrono::steady_clock::now();
   if (!force && now - p.lastBeat < kHeartbeat) return;
   p.lastBeat = now;
   for (uint32_t s = 0; s < p.stripes && !p.broken; ++s)
     if (!p.sendq[s].full() && (!force || !p.sendq[s].tailSignalled()))
-      postWrite(x, peer, s, nullptr, false, -1, p.remote[s].control, p.remote[s].controlRkey, force);
+      postWrite(x, peer, kind, s, nullptr, false, -1, p.remote[s].control, p.remote[s].controlRkey, force);
 }
 
 bool drainedAll(const Proxy& x) {
   for (int peer = 0; peer < x.c->nranks; ++peer) {
-    const IbPeer& p = x.c->peers[size_t(peer)];
-    if (peer == x.c->rank || !x.c->ready[size_t(peer)].load(std::memory_order_acquire) || p.broken) continue;
-    uint32_t slot;
-    uint64_t credit;
-    if (p.landing.drained(ibWord<uint64_t>(p.control, x.layout.recvCredits), &slot, &credit)) return false;
-    for (uint32_t s = 0; s < p.stripes; ++s)
-      if (!p.sendq[s].idle()) return false;
+    if (peer == x.c->rank || !x.c->ready[size_t(peer)].load(std::memory_order_acquire)) continue;
+    for (int kind = 0; kind < kIbLinkKinds; ++kind) {
+      const IbLink& p = x.c->links[size_t(peer)][kind];
+      if (!p.served || p.broken) continue;
+      uint32_t slot;
+      uint64_t credit;
+      if (p.landing.drained(ibWord<uint64_t>(p.control, x.layout[kind].recvCredits), &slot, &credit)) return false;
+      for (uint32_t s = 0; s < p.stripes; ++s)
+        if (!p.sendq[s].idle()) return false;
+    }
   }
   return true;
 }
@@ -192,7 +209,7 @@ bool drainedAll(const Proxy& x) {
 
 void ibProxyLoop(IbComm* c) {
   if (c->gpuDirect && c->needFlush) cudaSetDevice(c->device);  // the flush acts on the current device
-  Proxy x{c, IbControlLayout(c->nslots), {}};
+  Proxy x{c, {IbControlLayout(c->shape[kIbDeviceLink].nslots), IbControlLayout(c->shape[kIbHostLink].nslots)}, {}};
   int idle = 0;
   std::chrono::steady_clock::time_point drainUntil{};
   for (;;) {
@@ -201,12 +218,14 @@ void ibProxyLoop(IbComm* c) {
       drainUntil = std::chrono::steady_clock::now() + kDrainLimit;
     bool moved = false;
     for (int peer = 0; peer < c->nranks; ++peer) {
-      if (peer == c->rank || !c->ready[size_t(peer)].load(std::memory_order_acquire) || c->peers[size_t(peer)].broken)
-        continue;
-      moved |= poll(x, peer);
-      moved |= ship(x, peer);
-      moved |= control(x, peer);
-      heartbeat(x, peer, stopping);
+      if (peer == c->rank || !c->ready[size_t(peer)].load(std::memory_order_acquire)) continue;
+      for (int kind = 0; kind < kIbLinkKinds; ++kind) {
+        if (!c->links[size_t(peer)][kind].served || c->links[size_t(peer)][kind].broken) continue;
+        moved |= poll(x, peer, kind);
+        moved |= ship(x, peer, kind);
+        moved |= control(x, peer, kind);
+        heartbeat(x, peer, kind, stopping);
+      }
     }
     if (stopping && (drainedAll(x) || std::chrono::steady_clock::now() > drainUntil)) return;
     idle = moved ? 0 : idle + 1;

@@ -5,17 +5,20 @@
 //                 every rank fail at once with its reason, instead of leaving the others to time
 //                 out): libibverbs (dlopen), the selected ports, the knobs; then the proxy thread
 //                 that moves the slots (transport/ib_proxy.cc)
-//   connectPeers  pairwise, at the first operations with a peer: the pair's rings and control
-//                 words allocated and registered on every port, one RC queue pair and completion
-//                 queue per port, receives posted; connection data (QPNs, LIDs, GIDs, PSNs,
-//                 addresses, rkeys) to and from the peer over the bootstrap's authenticated
-//                 point-to-point connections; queue pairs to RTS, striped over min(this rank's
-//                 ports, the peer's) stripes. The receives are posted before the data goes out,
-//                 so before the peer's queue pair can reach RTS.
+//   connectPeers  pairwise, at the first operations with a peer (from the device path or the host
+//                 slots, whichever comes first; a connected peer is skipped): per link the pair
+//                 serves (device: two GPU ranks; host: every pair), the rings and control words
+//                 allocated and registered on every port, one RC queue pair and completion queue
+//                 per port, receives posted; connection data (QPNs, LIDs, GIDs, PSNs, addresses,
+//                 rkeys) to and from the peer over the bootstrap's authenticated point-to-point
+//                 connections; queue pairs to RTS, striped over min(this rank's ports, the
+//                 peer's) stripes. The receives are posted before the data goes out, so before
+//                 the peer's queue pair can reach RTS.
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 #include <string>
 
 #include "base/bootstrap.h"
@@ -29,18 +32,19 @@ namespace sz {
 namespace {
 
 constexpr uint32_t kInfoMagic = 0x535A4942;  // "SZIB"
-constexpr uint32_t kInfoVersion = 2;
+constexpr uint32_t kInfoVersion = 3;
 constexpr int kTagIbInfo = 0x1b;
 constexpr int kTagIbReady = 0x1e;  // whether a side's queue pairs with the peer reached RTS (1) or not (0)
 constexpr uint32_t kSignalEvery = 16;
+constexpr uint32_t kLinkAbsent = 2;  // PeerInfo::valid: the pair has no such link
 
-// What a rank tells one peer.
+// What a rank tells one peer about one link.
 struct PeerInfo {
   uint32_t magic, version;
   int32_t rank, peer;
   uint64_t sliceBytes;
   uint32_t nslots, ports;
-  uint32_t valid, pad;  // 0: the sender could not set up its side (its own error says why)
+  uint32_t valid, kind;  // valid 0: the sender could not set up its side (its own error says why)
   uint64_t ring, control;
   szIbQpInfo qp[kSzIbMaxPorts];
   uint32_t ringRkey[kSzIbMaxPorts], controlRkey[kSzIbMaxPorts];
@@ -68,40 +72,41 @@ szResult_t agree(szBootstrap* b, szResult_t mine, const char* step) {
   return szSuccess;
 }
 
-szResult_t checkConfig(const szWireConfig& config) {
-  if (config.sliceBytes == 0 || config.sliceBytes % kSliceAlign != 0 || config.nslots == 0 ||
-      config.nslots > kIbMaxSlots)
-    return szSetError(szInvalidArgument, "ib wire: slice bytes %llu (a multiple of %llu) and %u slots (1..%u)",
-                      (unsigned long long)config.sliceBytes, (unsigned long long)kSliceAlign, config.nslots,
-                      kIbMaxSlots);
+szResult_t checkShape(const IbLinkShape& s, const char* what) {
+  if (s.sliceBytes == 0 || s.sliceBytes % kSliceAlign != 0 || s.nslots == 0 || s.nslots > kIbMaxSlots)
+    return szSetError(szInvalidArgument, "ib wire: %s slots of %llu bytes (a multiple of %llu) and %u slots (1..%u)",
+                      what, (unsigned long long)s.sliceBytes, (unsigned long long)kSliceAlign, s.nslots, kIbMaxSlots);
+  return szSuccess;
+}
+
+szResult_t checkConfig(const IbComm* c) {
+  bool served[kIbLinkKinds] = {false, false};
+  for (const auto& links : c->links)
+    for (int k = 0; k < kIbLinkKinds; ++k) served[k] = served[k] || links[k].served;
+  if (served[kIbDeviceLink]) SZCHECK(checkShape(c->shape[kIbDeviceLink], "device"));
+  if (served[kIbHostLink]) SZCHECK(checkShape(c->shape[kIbHostLink], "host"));
   if (szParamIbTimeout() < 1 || szParamIbTimeout() > 31 || szParamIbRetryCnt() > 7)
     return szSetError(szInvalidArgument, "SZ_IB_TIMEOUT=%lld (1..31) and SZ_IB_RETRY_CNT=%lld (0..7)",
                       (long long)szParamIbTimeout(), (long long)szParamIbRetryCnt());
   return szSuccess;
 }
 
-// One peer's side: memory, queue pairs, receives; fills what the peer is told.
-szResult_t setUpPeer(IbComm* c, int peer, PeerInfo* info) {
-  IbPeer& p = c->peers[size_t(peer)];
-  const IbControlLayout layout(c->nslots);
-  const uint64_t ringBytes = c->stride * c->nslots;
-  SZCHECK(szIbAlloc(c->verbs, c->ports, ringBytes, 0, c->gpuDirect, 0, &p.sendRing));
-  SZCHECK(szIbAlloc(c->verbs, c->ports, ringBytes, 0, c->gpuDirect, IBV_ACCESS_REMOTE_WRITE, &p.recvRing));
-  SZCHECK(szIbAlloc(c->verbs, c->ports, layout.bytes, layout.remoteBytes, false, IBV_ACCESS_REMOTE_WRITE, &p.control));
+// One link's side with `peer`: memory, queue pairs, receives; fills what the peer is told.
+szResult_t setUpLink(IbComm* c, int peer, int kind, PeerInfo* info) {
+  IbLink& p = c->links[size_t(peer)][kind];
+  const IbLinkShape& shape = c->shape[kind];
+  const IbControlLayout layout(shape.nslots);
+  const uint64_t ringBytes = shape.stride * shape.nslots;
+  const szIbMemory rings = kind == kIbHostLink ? szIbMemory::kHost : c->gpuDirect ? szIbMemory::kGpu : szIbMemory::kPinned;
+  const szIbMemory words = kind == kIbHostLink ? szIbMemory::kHost : szIbMemory::kPinned;
+  SZCHECK(szIbAlloc(c->verbs, c->ports, ringBytes, 0, rings, 0, &p.sendRing));
+  SZCHECK(szIbAlloc(c->verbs, c->ports, ringBytes, 0, rings, IBV_ACCESS_REMOTE_WRITE, &p.recvRing));
+  SZCHECK(szIbAlloc(c->verbs, c->ports, layout.bytes, layout.remoteBytes, words, IBV_ACCESS_REMOTE_WRITE, &p.control));
   uint64_t* credits[2] = {ibWord<uint64_t>(p.control, layout.sendCredits), ibWord<uint64_t>(p.control, layout.recvCredits)};
-  for (uint32_t j = 0; j < c->nslots; ++j) credits[0][j] = credits[1][j] = initialCredit(j);
-  p.landing = IbLanding(c->nslots);
+  for (uint32_t j = 0; j < shape.nslots; ++j) credits[0][j] = credits[1][j] = initialCredit(j);
+  p.landing = IbLanding(shape.nslots);
   // Writes in flight per queue pair: every slot once, its credit, two error words, heartbeats.
-  const uint32_t sendDepth = 2 * c->nslots + 8, recvDepth = c->nslots;
-  memset(info, 0, sizeof(*info));  // padding included: it goes over the network
-  info->magic = kInfoMagic;
-  info->version = kInfoVersion;
-  info->rank = c->rank;
-  info->peer = peer;
-  info->sliceBytes = c->sliceBytes;
-  info->nslots = c->nslots;
-  info->ports = uint32_t(c->ports.size());
-  info->valid = 1;
+  const uint32_t sendDepth = 2 * shape.nslots + 8, recvDepth = shape.nslots;
   info->ring = uint64_t(p.recvRing.addr);
   info->control = uint64_t(p.control.addr);
   p.qps.resize(c->ports.size());
@@ -120,19 +125,39 @@ szResult_t setUpPeer(IbComm* c, int peer, PeerInfo* info) {
   return szSuccess;
 }
 
-// Checks what the peer sent and connects the stripes.
-szResult_t connectPeer(IbComm* c, int peer, const PeerInfo& in) {
+// What this rank tells `peer` about its link `kind`, set up where the pair has one.
+szResult_t setUpPeerLink(IbComm* c, int peer, int kind, PeerInfo* info) {
+  memset(info, 0, sizeof(*info));  // padding included: it goes over the network
+  info->magic = kInfoMagic;
+  info->version = kInfoVersion;
+  info->rank = c->rank;
+  info->peer = peer;
+  info->kind = uint32_t(kind);
+  info->sliceBytes = c->shape[kind].sliceBytes;
+  info->nslots = c->shape[kind].nslots;
+  info->ports = uint32_t(c->ports.size());
+  info->valid = c->links[size_t(peer)][kind].served ? 1 : kLinkAbsent;
+  return info->valid == 1 ? setUpLink(c, peer, kind, info) : szSuccess;
+}
+
+// Checks what the peer sent about link `kind` and connects its stripes.
+szResult_t connectLink(IbComm* c, int peer, int kind, const PeerInfo& in) {
+  IbLink& p = c->links[size_t(peer)][kind];
   if (in.magic == kInfoMagic && in.version == kInfoVersion && in.valid == 0)
     return szSetError(szRemoteError, "ib wire: rank %d could not set up its side of the pair with rank %d", peer, c->rank);
   if (in.magic != kInfoMagic || in.version != kInfoVersion || in.rank != peer || in.peer != c->rank ||
-      in.ports == 0 || in.ports > uint32_t(kSzIbMaxPorts))
+      in.kind != uint32_t(kind) || in.ports == 0 || in.ports > uint32_t(kSzIbMaxPorts))
     return szSetError(szRemoteError, "ib wire: rank %d sent connection data that is not the ib wire's (version %u)",
                       peer, in.version);
-  if (in.sliceBytes != c->sliceBytes || in.nslots != c->nslots)
+  if ((in.valid == 1) != p.served)  // both sides derive the links from the placements they share
+    return szSetError(szInternalError, "ib wire: ranks %d and %d disagree on their %s link", c->rank, peer,
+                      kind == kIbHostLink ? "host" : "device");
+  if (!p.served) return szSuccess;
+  if (in.sliceBytes != c->shape[kind].sliceBytes || in.nslots != c->shape[kind].nslots)
     return szSetError(szInvalidUsage, "ib wire: rank %d uses %llu-byte slices and %u slots, rank %d %llu and %u "
-                      "(SZ_SLOT_SLICE_BYTES, SZ_SLOT_COUNT)", peer, (unsigned long long)in.sliceBytes, in.nslots,
-                      c->rank, (unsigned long long)c->sliceBytes, c->nslots);
-  IbPeer& p = c->peers[size_t(peer)];
+                      "(%s)", peer, (unsigned long long)in.sliceBytes, in.nslots, c->rank,
+                      (unsigned long long)c->shape[kind].sliceBytes, c->shape[kind].nslots,
+                      kind == kIbHostLink ? "SZ_SLICE_BYTES, SZ_PIPELINE_DEPTH" : "SZ_SLOT_SLICE_BYTES, SZ_SLOT_COUNT");
   p.stripes = std::min(uint32_t(c->ports.size()), in.ports);
   p.remote.resize(p.stripes);
   for (uint32_t s = 0; s < p.stripes; ++s) {
@@ -147,24 +172,33 @@ szResult_t ibClose(void* wireComm) {
   if (c == nullptr) return szSuccess;
   c->stop.store(true, std::memory_order_release);
   if (c->thread.joinable()) c->thread.join();
-  for (IbPeer& p : c->peers) {
-    for (szIbQp& q : p.qps) szIbDestroyQp(c->verbs, &q);
-    szIbFree(c->verbs, &p.sendRing);
-    szIbFree(c->verbs, &p.recvRing);
-    szIbFree(c->verbs, &p.control);
-  }
+  for (auto& links : c->links)
+    for (IbLink& p : links) {
+      for (szIbQp& q : p.qps) szIbDestroyQp(c->verbs, &q);
+      szIbFree(c->verbs, &p.sendRing);
+      szIbFree(c->verbs, &p.recvRing);
+      szIbFree(c->verbs, &p.control);
+    }
   if (c->verbs) szIbClosePorts(c->verbs, &c->ports);
   delete c;
   return szSuccess;
 }
 
-szResult_t setUpLocal(IbComm* c, const szWireConfig& config) {
-  SZCHECK(checkConfig(config));
+szResult_t setUpLocal(IbComm* c) {
+  SZCHECK(checkConfig(c));
   SZCHECK(szIbVerbsGet(&c->verbs));
   SZCHECK(szIbOpenPorts(c->verbs, &c->ports));
-  CUDACHECK(cudaGetDevice(&c->device));
-  c->gpuDirect = szParamIbGdr() != 0 && szIbGpuDirectUsable(&c->needFlush);
+  bool deviceLinks = false;
+  for (const auto& links : c->links) deviceLinks = deviceLinks || links[kIbDeviceLink].served;
+  if (deviceLinks) {  // a rank without a GPU serves host links only
+    CUDACHECK(cudaGetDevice(&c->device));
+    c->gpuDirect = szParamIbGdr() != 0 && szIbGpuDirectUsable(&c->needFlush);
+  }
   return szSuccess;
+}
+
+IbLinkShape linkShape(uint64_t sliceBytes, uint32_t nslots) {
+  return IbLinkShape{sliceBytes, slotStride(sliceBytes), nslots};
 }
 
 szResult_t ibConnect(szBootstrap* b, const szWireConfig& config, void** wireComm) {
@@ -172,74 +206,88 @@ szResult_t ibConnect(szBootstrap* b, const szWireConfig& config, void** wireComm
   c->bootstrap = b;
   c->rank = szBootstrapRank(b);
   c->nranks = szBootstrapNranks(b);
-  c->nslots = config.nslots;
-  c->sliceBytes = config.sliceBytes;
-  c->stride = slotStride(config.sliceBytes);
-  c->peers.resize(size_t(c->nranks));
+  c->shape[kIbDeviceLink] = linkShape(config.sliceBytes, config.nslots);
+  c->shape[kIbHostLink] = linkShape(config.hostSliceBytes, config.hostSlots);
+  c->links.resize(size_t(c->nranks));
   c->ready.reset(new std::atomic<bool>[size_t(c->nranks)]);
   for (int peer = 0; peer < c->nranks; ++peer) {
     c->ready[size_t(peer)].store(false, std::memory_order_relaxed);
-    c->peers[size_t(peer)].served = peer != c->rank && szWireServes(config, peer);
+    c->links[size_t(peer)][kIbDeviceLink].served = peer != c->rank && szWireServes(config, peer);
+    c->links[size_t(peer)][kIbHostLink].served = peer != c->rank && config.hostPeers != nullptr && config.hostPeers[peer] != 0;
   }
-  szResult_t res = agree(b, setUpLocal(c, config), "set up its RDMA ports");
+  szResult_t res = agree(b, setUpLocal(c), "set up its RDMA ports");
   if (res != szSuccess) {
     ibClose(c);
     return res;
   }
-  INFO(SZ_INIT | SZ_NET, "ib wire: rank %d: %zu port(s) (first %s), slot rings in %s memory", c->rank,
-       c->ports.size(), c->ports[0].name.c_str(), c->gpuDirect ? "GPU (GPUDirect RDMA)" : "pinned host");
+  INFO(SZ_INIT | SZ_NET, "ib wire: rank %d: %zu port(s) (first %s), host slots in host memory%s%s", c->rank,
+       c->ports.size(), c->ports[0].name.c_str(), c->device < 0 ? "" : ", device slot rings in ",
+       c->device < 0 ? "" : c->gpuDirect ? "GPU memory (GPUDirect RDMA)" : "pinned host memory");
   c->thread = std::thread(ibProxyLoop, c);
   *wireComm = c;
   return szSuccess;
 }
 
 // A failure keeps what was set up (ibClose frees it): the peer may be connected to it already.
-szResult_t ibConnectPeers(void* wireComm, const int* peers, int npeers) {
+szResult_t ibConnectPeers(void* wireComm, const int* requested, int nrequested) {
   IbComm* c = static_cast<IbComm*>(wireComm);
-  for (int i = 0; i < npeers; ++i) {
-    const int p = peers[i];
-    if (p < 0 || p >= c->nranks || !c->peers[size_t(p)].served || !c->peers[size_t(p)].qps.empty())
-      return szSetError(szInternalError, "ib wire: rank %d does not serve rank %d, or has connected it", c->rank, p);
+  std::lock_guard<std::mutex> lock(c->connectMu);
+  std::vector<int> peers;  // those not connected yet
+  for (int i = 0; i < nrequested; ++i) {
+    const int p = requested[i];
+    if (p < 0 || p >= c->nranks || p == c->rank ||
+        !(c->links[size_t(p)][kIbDeviceLink].served || c->links[size_t(p)][kIbHostLink].served))
+      return szSetError(szInternalError, "ib wire: rank %d does not serve rank %d", c->rank, p);
+    if (!c->ready[size_t(p)].load(std::memory_order_acquire) && c->links[size_t(p)][kIbDeviceLink].qps.empty() &&
+        c->links[size_t(p)][kIbHostLink].qps.empty())
+      peers.push_back(p);
   }
-  std::vector<PeerInfo> mine(static_cast<size_t>(npeers)), theirs(static_cast<size_t>(npeers));
+  const int npeers = int(peers.size());
+  if (npeers == 0) return szSuccess;
+  const size_t nlinks = size_t(npeers) * kIbLinkKinds;
+  std::vector<PeerInfo> mine(nlinks), theirs(nlinks);
   szResult_t res = szSuccess;
-  for (int i = 0; i < npeers && res == szSuccess; ++i) res = setUpPeer(c, peers[i], &mine[size_t(i)]);
+  for (size_t i = 0; i < nlinks && res == szSuccess; ++i)
+    res = setUpPeerLink(c, peers[i / kIbLinkKinds], int(i % kIbLinkKinds), &mine[i]);
   std::string why;
   if (res != szSuccess) {  // the peers learn it from the data sent below (valid 0)
     why = szThreadLastError();
     for (PeerInfo& m : mine) m.valid = 0;
   }
-  const szResult_t sent =
-      szBootstrapExchange(c->bootstrap, peers, npeers, kTagIbInfo, mine.data(), theirs.data(), sizeof(PeerInfo));
+  const szResult_t sent = szBootstrapExchange(c->bootstrap, peers.data(), npeers, kTagIbInfo, mine.data(),
+                                              theirs.data(), sizeof(PeerInfo) * kIbLinkKinds);
   if (res != szSuccess) return szSetError(res, "%s", why.c_str());
   SZCHECK(sent);
   // A write to a queue pair still in INIT is dropped and retried until the retries run out: the
   // proxy takes a pair up only once both sides report their queue pairs at RTS.
   std::vector<int32_t> rts(static_cast<size_t>(npeers), 1), peerRts(static_cast<size_t>(npeers), 0);
-  for (int i = 0; i < npeers && res == szSuccess; ++i) {
-    res = connectPeer(c, peers[i], theirs[size_t(i)]);
+  for (size_t i = 0; i < nlinks && res == szSuccess; ++i) {
+    res = connectLink(c, peers[i / kIbLinkKinds], int(i % kIbLinkKinds), theirs[i]);
     if (res != szSuccess) {
       why = szThreadLastError();
       for (int32_t& r : rts) r = 0;
     }
   }
-  SZCHECK(szBootstrapExchange(c->bootstrap, peers, npeers, kTagIbReady, rts.data(), peerRts.data(), sizeof(int32_t)));
+  SZCHECK(szBootstrapExchange(c->bootstrap, peers.data(), npeers, kTagIbReady, rts.data(), peerRts.data(), sizeof(int32_t)));
   if (res != szSuccess) return szSetError(res, "%s", why.c_str());
   for (int i = 0; i < npeers; ++i)
     if (peerRts[size_t(i)] != 1)
-      return szSetError(szRemoteError, "ib wire: rank %d could not connect its side of the pair with rank %d", peers[i],
+      return szSetError(szRemoteError, "ib wire: rank %d could not connect its side of the pair with rank %d", peers[size_t(i)],
                         c->rank);
-  for (int i = 0; i < npeers; ++i)
-    c->ready[size_t(peers[i])].store(true, std::memory_order_release);  // the proxy takes the peer from here
+  for (int p : peers) c->ready[size_t(p)].store(true, std::memory_order_release);  // the proxy takes the peer from here
   return szSuccess;
 }
 
-szResult_t ibChannel(void* wireComm, int peer, int send, SlotChannel* ch) {
-  IbComm* c = static_cast<IbComm*>(wireComm);
-  if (peer < 0 || peer >= c->nranks || peer == c->rank || !c->ready[size_t(peer)].load(std::memory_order_acquire))
-    return szSetError(szInvalidArgument, "ib wire: no channel with rank %d (not connected)", peer);
-  const IbPeer& p = c->peers[size_t(peer)];
-  const IbControlLayout l(c->nslots);
+// Link `kind`'s channel with a connected `peer`, in the addresses its users take (the kernels'
+// for the device link, the host's for the host link).
+szResult_t linkChannel(IbComm* c, int peer, int kind, int send, SlotChannel* ch) {
+  if (peer < 0 || peer >= c->nranks || peer == c->rank || !c->ready[size_t(peer)].load(std::memory_order_acquire) ||
+      !c->links[size_t(peer)][kind].served)
+    return szSetError(szInvalidArgument, "ib wire: no %s channel with rank %d (not connected)",
+                      kind == kIbHostLink ? "host" : "device", peer);
+  const IbLink& p = c->links[size_t(peer)][kind];
+  const IbLinkShape& shape = c->shape[kind];
+  const IbControlLayout l(shape.nslots);
   uint8_t* control = p.control.kernel;
   *ch = SlotChannel{};
   ch->ring = send ? p.sendRing.kernel : p.recvRing.kernel;
@@ -247,17 +295,26 @@ szResult_t ibChannel(void* wireComm, int peer, int send, SlotChannel* ch) {
   ch->credits = reinterpret_cast<uint64_t*>(control + (send ? l.sendCredits : l.recvCredits));
   ch->localError = reinterpret_cast<int*>(control + (send ? l.sendError : l.recvError));
   ch->peerError = reinterpret_cast<int*>(control + (send ? l.sendPeerError : l.recvPeerError));
-  ch->stride = c->stride;
-  ch->sliceBytes = c->sliceBytes;
-  ch->nslots = c->nslots;
+  ch->stride = shape.stride;
+  ch->sliceBytes = shape.sliceBytes;
+  ch->nslots = shape.nslots;
   return szSuccess;
+}
+
+szResult_t ibChannel(void* wireComm, int peer, int send, SlotChannel* ch) {
+  return linkChannel(static_cast<IbComm*>(wireComm), peer, kIbDeviceLink, send, ch);
+}
+
+szResult_t ibHostChannel(void* wireComm, int peer, int send, SlotChannel* ch) {
+  return linkChannel(static_cast<IbComm*>(wireComm), peer, kIbHostLink, send, ch);
 }
 
 }  // namespace
 }  // namespace sz
 
 // 512 KiB slices (one work request each) and at most 64 blocks: 128 slots of a ring hold 64 MiB
-// in flight per direction, and 64 blocks encode faster than any NIC moves the frames. close
+// in flight per direction, and 64 blocks encode faster than any NIC moves the frames. Host
+// buffers take the host link's slots (hostChannel): a rank without a GPU runs on ib too. close
 // stops the proxy after it forwarded what is left (bounded): it serves as abort too.
-// name, needsGpu, deviceMemory, nodeLocal, sendsWaitForReceives, defaultSliceBytes, defaultMaxBlocks, connect, connectPeers, channel, isend, irecv, test, close, abort
-const szWire szWireIb = {"ib", 1, 0, 0, 0, 512 << 10, 64, sz::ibConnect, sz::ibConnectPeers, sz::ibChannel, nullptr, nullptr, nullptr, sz::ibClose, sz::ibClose};
+// name, needsGpu, deviceMemory, nodeLocal, sendsWaitForReceives, defaultSliceBytes, defaultMaxBlocks, connect, connectPeers, channel, hostChannel, isend, irecv, test, close, abort
+const szWire szWireIb = {"ib", 0, 0, 0, 0, 512 << 10, 64, sz::ibConnect, sz::ibConnectPeers, sz::ibChannel, sz::ibHostChannel, nullptr, nullptr, nullptr, sz::ibClose, sz::ibClose};

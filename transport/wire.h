@@ -48,6 +48,12 @@ struct szWireConfig {
   // agrees (wire_choice.h), so a wire connects, allocates and registers for the pairs it serves
   // only. nccl and tcp connect every pair (their connect is one collective). Copied by connect.
   const uint8_t* peers;
+  // Wires with host slots (hostChannel, ib): per rank, 1 where this rank's host buffers travel
+  // with that rank on this wire (null: none), whether the two have GPUs or not; the host slots'
+  // payload bytes and count per (peer, direction). Copied by connect.
+  const uint8_t* hostPeers;
+  uint64_t hostSliceBytes;
+  uint32_t hostSlots;
 };
 
 // Whether `config` has this rank use the wire with `peer`.
@@ -55,7 +61,7 @@ inline bool szWireServes(const szWireConfig& config, int peer) { return config.p
 
 struct szWire {
   const char* name;
-  // 1: the wire needs a CUDA device at init (ipc, ib, nccl); tcp serves ranks without one.
+  // 1: the wire needs a CUDA device at init (ipc, nccl); tcp and ib serve ranks without one.
   int needsGpu;
   // 1: a message wire whose isend/irecv take device memory (nccl); 0: host memory (tcp).
   int deviceMemory;
@@ -79,16 +85,21 @@ struct szWire {
   szResult_t (*connect)(szBootstrap* bootstrap, const szWireConfig& config, void** wireComm);
 
   // Slot-area wires (null for message wires). connectPeers sets up this rank's slot areas with
-  // `peers` (distinct, served by the wire, none set up before), once each: allocates and
-  // registers their rings and words and exchanges them with each peer over the bootstrap
-  // (szBootstrapExchange). Pairwise: it returns once each of `peers` has called it with this rank
-  // too, in any call of its own. Errors: szTimeout (a peer did not connect within timeoutMs),
+  // `peers` (distinct, served by the wire; those set up before are skipped, so the device path
+  // and the host slots may each ask), once each: allocates and registers their rings and words
+  // and exchanges them with each peer over the bootstrap (szBootstrapExchange). Pairwise: it
+  // returns once each of `peers` has called it with this rank too, in any call of its own.
+  // Errors: szTimeout (a peer did not connect within timeoutMs),
   // szRemoteError, szInvalidUsage (the peer's slots differ, or it is on another node: ipc),
   // szUnhandledCudaError, szSystemError.
   szResult_t (*connectPeers)(void* wireComm, const int* peers, int npeers);
   // This rank's view of its channel with a connected `peer`, send = 1 for this rank's sends to
   // the peer, in the addresses the slot kernels take.
   szResult_t (*channel)(void* wireComm, int peer, int send, sz::SlotChannel* channel);
+  // Slot-area wires with host slots (ib; null otherwise): as channel, for the host slots (the CPU
+  // codec's, src/proto/host_slots.h) of the pairs in szWireConfig::hostPeers, in host addresses.
+  // Host buffers of a wire without it travel through the slot proxy's host channel over tcp.
+  szResult_t (*hostChannel)(void* wireComm, int peer, int send, sz::SlotChannel* channel);
 
   // Message wires (null for slot-area wires). isend posts a send of `bytes` at `data` to `peer`;
   // `data` stays valid until test() says done. irecv posts a receive of at most `capacity` bytes

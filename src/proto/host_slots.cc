@@ -101,28 +101,35 @@ std::string opName(const OpState& o) {
 
 }  // namespace
 
-szResult_t HostSlots::create(SlotProxy* proxy, int rank, int nranks, const HostSlotConfig& config,
-                             CodebookDrift* codebooks, std::unique_ptr<HostSlots>* out) {
+ChannelSource proxyChannelSource(SlotProxy* proxy, int chan) {
+  return [proxy, chan](const std::vector<int>& peers, std::vector<SlotChannel>* channels) {
+    channels->assign(2 * peers.size(), SlotChannel{});
+    for (size_t i = 0; i < peers.size(); ++i) {
+      SZCHECK(proxy->channel(chan, peers[i], 1, &(*channels)[2 * i]));
+      SZCHECK(proxy->channel(chan, peers[i], 0, &(*channels)[2 * i + 1]));
+    }
+    return szSuccess;
+  };
+}
+
+SlotsFlushed proxyFlushed(SlotProxy* proxy, int chan) {
+  return [proxy, chan](int peer, uint64_t steps) { return proxy->flushed(chan, peer, steps); };
+}
+
+szResult_t HostSlots::create(SlotProxy* proxy, const ChannelSource& source, const SlotsFlushed& flushed, int rank,
+                             int nranks, const HostSlotConfig& config, CodebookDrift* codebooks,
+                             std::unique_ptr<HostSlots>* out) {
   std::unique_ptr<HostSlots> h(new HostSlots());
   h->proxy_ = proxy;
+  h->flushed_ = flushed;
   h->rank_ = rank;
   h->nranks_ = nranks;
   h->cfg_ = config;
   h->cfg_.workers = std::max(1, config.workers);
   h->codebooks_ = codebooks;
-  const int chan = config.channel;
   std::vector<uint64_t> sliceBytes(size_t(nranks), config.sliceBytes);
   sliceBytes[size_t(rank)] = 0;
-  h->channels_.init(
-      [proxy, chan](const std::vector<int>& peers, std::vector<SlotChannel>* channels) {
-        channels->assign(2 * peers.size(), SlotChannel{});
-        for (size_t i = 0; i < peers.size(); ++i) {
-          SZCHECK(proxy->channel(chan, peers[i], 1, &(*channels)[2 * i]));
-          SZCHECK(proxy->channel(chan, peers[i], 0, &(*channels)[2 * i + 1]));
-        }
-        return szSuccess;
-      },
-      rank, std::move(sliceBytes));
+  h->channels_.init(source, rank, std::move(sliceBytes));
   *out = std::move(h);
   return szSuccess;
 }
@@ -300,7 +307,7 @@ bool sliceReady(const OpState& o, uint64_t i) {
 // receive when its credits have left; a failed one once no thread works on its slices and its
 // error has left (bounded: the peer may be gone). Closing takes `next`, so no slice is claimed
 // after the caller may have returned. True if it finished now.
-bool finish(HostSlots::Run& run, OpState& o, SlotProxy* proxy, const HostSlotConfig& cfg) {
+bool finish(HostSlots::Run& run, OpState& o, const SlotsFlushed& flushed, const HostSlotConfig& cfg) {
   uint64_t claimed = o.next.load();
   if (claimed == kClosed || o.finished.load() != claimed) return false;
   const int status = o.status.load();
@@ -310,10 +317,10 @@ bool finish(HostSlots::Run& run, OpState& o, SlotProxy* proxy, const HostSlotCon
       const uint64_t end = o.stepBase + o.slices;
       for (uint64_t step = end - std::min<uint64_t>(o.slices, o.ch.nslots); step < end; ++step)
         if (slotLoadAcquire(&o.ch.credits[slotOf(step, o.ch.nslots)]) < creditAfter(step, o.ch.nslots)) return false;
-    } else if (!proxy->flushed(cfg.channel, o.req->peer, o.stepBase + o.slices)) {
+    } else if (!flushed(o.req->peer, o.stepBase + o.slices)) {
       return false;
     }
-  } else if (!proxy->flushed(cfg.channel, o.req->peer, 0) &&
+  } else if (!flushed(o.req->peer, 0) &&
              nowNs() - run.lastMove.load() < int64_t(cfg.timeoutMs) * 1000000) {
     return false;
   }
@@ -330,7 +337,8 @@ bool finish(HostSlots::Run& run, OpState& o, SlotProxy* proxy, const HostSlotCon
 // slot is ready, and between them drives the proxy. Every thread of the run runs this; pool
 // threads (`caller` false) back off sooner when nothing is ready, leaving the cores to the caller
 // and the wire.
-void work(HostSlots::Run& run, SlotProxy* proxy, const HostSlotConfig& cfg, CodebookDrift* codebooks, bool caller) {
+void work(HostSlots::Run& run, SlotProxy* proxy, const SlotsFlushed& flushed, const HostSlotConfig& cfg,
+          CodebookDrift* codebooks, bool caller) {
   int idle = 0;
   while (run.left.load() > 0) {
     bool moved = false;
@@ -347,7 +355,7 @@ void work(HostSlots::Run& run, SlotProxy* proxy, const HostSlotConfig& cfg, Code
           moved = true;
         }
       }
-      moved |= finish(run, o, proxy, cfg);
+      moved |= finish(run, o, flushed, cfg);
       // An error word stops the operation unless it is through: a peer that closes its
       // connections after its last credit left fails this side's proxy after it delivered them.
       if (!o.closed() && o.status.load() == 0) {
@@ -427,7 +435,7 @@ szResult_t HostSlots::run(const std::vector<Op>& reqs, std::vector<SlotCompletio
     run_ = run;
   }
   if (pool) cv_.notify_all();
-  work(*run, proxy_, cfg_, codebooks_, true);
+  work(*run, proxy_, flushed_, cfg_, codebooks_, true);
   if (pool) {
     std::unique_lock<std::mutex> lock(mu_);
     run_.reset();
@@ -459,7 +467,7 @@ void HostSlots::workerLoop() {
       run = last = run_;
       ++busy_;
     }
-    work(*run, proxy_, cfg_, codebooks_, false);
+    work(*run, proxy_, flushed_, cfg_, codebooks_, false);
     std::lock_guard<std::mutex> lock(mu_);
     if (--busy_ == 0) idle_.notify_all();
   }

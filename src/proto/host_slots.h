@@ -2,14 +2,16 @@
 // the slot kernels. A send's slice waits for its slot's credit, is encoded by the CPU codec (or
 // copied) straight into the slot, gets its slot header and is published; a receive's slice waits
 // for its slot, has its header checked (kernels/slot_format.h's checkSlotHeader, as the kernels
-// do), is decoded (or copied) into the user's buffers, and its credit goes back. The slots are
-// the host channel of the communicator's slot proxy (src/proto/slot_proxy.h), which moves them
-// over tcp. A group's host operations run together in the calling thread, with up to
+// do), is decoded (or copied) into the user's buffers, and its credit goes back. A peer's slots
+// are the host channel of the communicator's slot proxy (src/proto/slot_proxy.h), which moves
+// them over tcp, or a slot-area wire's host slots (ib: RDMA writes by the wire's proxy thread),
+// as the channel source gives them. A group's host operations run together in the calling thread, with up to
 // `workers - 1` pool threads joining where there is codec work over more than one slice; the caller returns
 // once all have finished. Nothing here knows the communicator.
 #pragma once
 
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -24,8 +26,13 @@
 
 namespace sz {
 
+// Whether the credits of a peer's receives up to `steps` have left this rank, and its error words
+// (the slot proxy's, for its host channel: SlotProxy::flushed; a wire that moves them itself and
+// drains them at close: always true).
+using SlotsFlushed = std::function<bool(int peer, uint64_t steps)>;
+
 struct HostSlotConfig {
-  int channel;          // the slot proxy's host channel
+  int channel;          // the host channel's number (the seal's nonce: src/proto/slot_seal.h)
   uint64_t sliceBytes;  // the channel's: a multiple of kSliceAlign
   int workers;          // threads per group, the caller's included (>= 1)
   int timeoutMs;        // a wait that sees no progress this long fails with szTimeout
@@ -36,11 +43,18 @@ struct HostSlotConfig {
   bool encrypt;  // SZ_ENCRYPT=1 (with macKey): the payload travels as AES-256-GCM ciphertext
 };
 
+// The slot proxy's channel `chan` as the host slots' channel source, and its flushed().
+ChannelSource proxyChannelSource(SlotProxy* proxy, int chan);
+SlotsFlushed proxyFlushed(SlotProxy* proxy, int chan);
+
 class HostSlots {
  public:
-  // `codebooks`: the senders' codebooks (may be null when no send has frames).
-  static szResult_t create(SlotProxy* proxy, int rank, int nranks, const HostSlotConfig& config,
-                           CodebookDrift* codebooks, std::unique_ptr<HostSlots>* out);
+  // `source` gives each peer's host channels at the first operation with it; `proxy` is driven
+  // while operations wait (its host channel's peers). `codebooks`: the senders' codebooks (may be
+  // null when no send has frames).
+  static szResult_t create(SlotProxy* proxy, const ChannelSource& source, const SlotsFlushed& flushed, int rank,
+                           int nranks, const HostSlotConfig& config, CodebookDrift* codebooks,
+                           std::unique_ptr<HostSlots>* out);
   ~HostSlots();
   HostSlots(const HostSlots&) = delete;
   HostSlots& operator=(const HostSlots&) = delete;
@@ -58,6 +72,7 @@ class HostSlots {
   void workerLoop();
 
   SlotProxy* proxy_ = nullptr;
+  SlotsFlushed flushed_;
   int rank_ = 0, nranks_ = 0;
   HostSlotConfig cfg_{};
   CodebookDrift* codebooks_ = nullptr;

@@ -461,10 +461,10 @@ szResult_t SlotProxy::create(szBootstrap* b, const szWire* control, const std::v
   // or reset connection still fails it at once (senders and receivers time out on their own).
   for (ChanShape& c : s->chans) {
     szWireConfig wc{szBootstrapTimeoutMs(b), 0, c.cfg.ncclComm, 1, c.cfg.linkGBps, 0, 0,
-                    c.cfg.peers.empty() ? nullptr : c.cfg.peers.data()};
+                    c.cfg.peers.empty() ? nullptr : c.cfg.peers.data(), nullptr, 0, 0};
     SZCHECK(c.cfg.wire->connect(b, wc, &c.data));
   }
-  szWireConfig wc{szBootstrapTimeoutMs(b), 0, nullptr, 1, 0, 0, 0, nullptr};  // the control messages are not the link under test
+  szWireConfig wc{szBootstrapTimeoutMs(b), 0, nullptr, 1, 0, 0, 0, nullptr, nullptr, 0, 0};  // the control messages are not the link under test
   SZCHECK(s->ctrlWire->connect(b, wc, &s->ctrl));
   int device = -1;
 #if SZ_HAVE_CUDA
