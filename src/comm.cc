@@ -144,9 +144,9 @@ void destroyComm(szComm* comm) {
   groupDropComm(comm);
   comm->slotPath.reset();  // after its launches in flight have ended
   comm->hostSlots.reset();  // before the slot areas its host slots may live in (ib)
+  comm->proxy.reset();      // its passes drive slot-area wires' proxies (ib): stopped before they close
   for (size_t i = 0; i < comm->slotAreas.size(); ++i)
     if (comm->slotAreas[i]) comm->wires[i]->close(comm->slotAreas[i]);
-  comm->proxy.reset();
   if (comm->bootstrap) szBootstrapClose(comm->bootstrap);
   szSetCommError(comm, nullptr);
   delete comm;
@@ -233,6 +233,7 @@ szResult_t connectSlots(szComm* comm, const Placements& placed, const WirePlan& 
     szWireConfig wc{comm->cfg.timeoutMs, 0, ncclComm, 0, emulatedLinkGBps(comm->cfg, w), pcs[i].sliceBytes, pcs[i].nslots,
                     serves[i].data(), hostServes[i].data(), hostSlice, hostSlots};
     SZCHECK(w->connect(comm->bootstrap, wc, &comm->slotAreas[i]));
+    if (w->progress != nullptr) SZCHECK(comm->proxy->drive(w, comm->slotAreas[i]));  // one proxy loop
   }
   if (comm->cudaDevice >= 0) {
     // Each peer's channels from its pair's wire, at the first operations with it (slot-area

@@ -109,10 +109,10 @@ szResult_t fakeClose(void* wireComm) {
 }
 
 // name, needsGpu, deviceMemory, nodeLocal, sendsWaitForReceives, defaultSliceBytes, defaultMaxBlocks, connect, channel, isend, irecv, test, close, abort
-const szWire kFakeWire = {"fake", 0, 0, 0, 0, 64 << 10, 0, fakeConnect, nullptr, nullptr, nullptr, fakeIsend, fakeIrecv, fakeTest, fakeClose, fakeClose};
+const szWire kFakeWire = {"fake", 0, 0, 0, 0, 64 << 10, 0, fakeConnect, nullptr, nullptr, nullptr, nullptr, fakeIsend, fakeIrecv, fakeTest, fakeClose, fakeClose};
 
 szResult_t noChannel(void*, int, int, sz::SlotChannel*) { return szInternalError; }
-const szWire kAreaWire = {"areas", 0, 0, 1, 0, 64 << 10, 0, fakeConnect, nullptr, noChannel, nullptr, nullptr, nullptr, nullptr, fakeClose, fakeClose};
+const szWire kAreaWire = {"areas", 0, 0, 1, 0, 64 << 10, 0, fakeConnect, nullptr, noChannel, nullptr, nullptr, nullptr, nullptr, nullptr, fakeClose, fakeClose};
 
 constexpr uint64_t kSlice = 64 << 10;
 constexpr uint32_t kSlots = 4;

@@ -18,7 +18,6 @@
 #include <chrono>
 #include <memory>
 #include <mutex>
-#include <thread>
 #include <vector>
 
 #include "transport/ib_memory.h"
@@ -92,8 +91,6 @@ struct IbComm {
   // the proxy thread touches a peer only after reading true here.
   std::unique_ptr<std::atomic<bool>[]> ready;
   std::mutex connectMu;  // the device path and the host slots connect pairs, one call at a time
-  std::atomic<bool> stop{false};
-  std::thread thread;
 };
 
 template <class T>
@@ -101,9 +98,14 @@ T* ibWord(const szIbBuffer& control, uint64_t offset) {
   return reinterpret_cast<T*>(control.addr + offset);
 }
 
-// The proxy thread: ships published send slots, lands the peer's writes, forwards credits and
-// error words, watches the peer with heartbeats; on `stop` it forwards what is left and waits
-// (bounded) for its writes to complete.
-void ibProxyLoop(IbComm* comm);
+// One pass of the wire's proxy over every connected link: ships published send slots, lands the
+// peer's writes, forwards credits and error words, watches each peer with heartbeats (`stopping`:
+// signalled ones, so that the queues drain). Callers take turns (the slot proxy's lock); true if
+// anything moved. `hostOnly`: the host links only (a thread waiting on host slots: a device
+// link's landing may need a GPUDirect flush on the communicator's device).
+bool ibProgress(IbComm* comm, bool stopping, bool hostOnly);
+// At close, once nothing else drives the wire: passes until what is left was forwarded and the
+// posted writes completed, at most 2 s.
+void ibDrain(IbComm* comm);
 
 }  // namespace sz

@@ -1,5 +1,7 @@
-// The ib wire's proxy thread (NCCL's net proxy): one per communicator, polling every link of every
-// peer (the device link's slots are the kernels', the host link's the CPU codec's: the same moves).
+// The ib wire's proxy (NCCL's net proxy): passes over every link of every peer (the device link's
+// slots are the kernels', the host link's the CPU codec's: the same moves), driven by the
+// communicator's slot proxy (src/proto/slot_proxy.h: its thread, and threads waiting on host slots)
+// through szWire::progress, as it drives every proxied wire.
 //
 //   ship     the next step's send slot is published in its SlotSignal (the kernels wrote bytes,
 //            then ready): RDMA_WRITE_WITH_IMM of exactly header + payload into the same slot of
@@ -17,6 +19,7 @@
 #include <cuda_runtime.h>
 
 #include <cstring>
+#include <thread>
 
 #include "base/checks.h"
 #include "transport/ib_comm.h"
@@ -29,7 +32,6 @@ namespace {
 constexpr auto kHeartbeat = std::chrono::milliseconds(100);
 constexpr auto kDrainLimit = std::chrono::seconds(2);
 constexpr int kPollBatch = 32;
-constexpr int kSpinPasses = 1024;  // idle passes before the thread starts sleeping
 
 struct Proxy {
   IbComm* c;
@@ -207,30 +209,33 @@ bool drainedAll(const Proxy& x) {
 
 }  // namespace
 
-void ibProxyLoop(IbComm* c) {
-  if (c->gpuDirect && c->needFlush) cudaSetDevice(c->device);  // the flush acts on the current device
-  Proxy x{c, {IbControlLayout(c->shape[kIbDeviceLink].nslots), IbControlLayout(c->shape[kIbHostLink].nslots)}, {}};
-  int idle = 0;
-  std::chrono::steady_clock::time_point drainUntil{};
-  for (;;) {
-    const bool stopping = c->stop.load(std::memory_order_acquire);
-    if (stopping && drainUntil == std::chrono::steady_clock::time_point{})
-      drainUntil = std::chrono::steady_clock::now() + kDrainLimit;
-    bool moved = false;
-    for (int peer = 0; peer < c->nranks; ++peer) {
-      if (peer == c->rank || !c->ready[size_t(peer)].load(std::memory_order_acquire)) continue;
-      for (int kind = 0; kind < kIbLinkKinds; ++kind) {
-        if (!c->links[size_t(peer)][kind].served || c->links[size_t(peer)][kind].broken) continue;
-        moved |= poll(x, peer, kind);
-        moved |= ship(x, peer, kind);
-        moved |= control(x, peer, kind);
-        heartbeat(x, peer, kind, stopping);
-      }
+bool ibProgress(IbComm* c, bool stopping, bool hostOnly) {
+  thread_local Proxy x{nullptr, {IbControlLayout(0), IbControlLayout(0)}, {}};
+  x.c = c;
+  for (int kind = 0; kind < kIbLinkKinds; ++kind) x.layout[kind] = IbControlLayout(c->shape[kind].nslots);
+  bool moved = false;
+  for (int peer = 0; peer < c->nranks; ++peer) {
+    if (peer == c->rank || !c->ready[size_t(peer)].load(std::memory_order_acquire)) continue;
+    for (int kind = hostOnly ? int(kIbHostLink) : 0; kind < kIbLinkKinds; ++kind) {
+      if (!c->links[size_t(peer)][kind].served || c->links[size_t(peer)][kind].broken) continue;
+      moved |= poll(x, peer, kind);
+      moved |= ship(x, peer, kind);
+      moved |= control(x, peer, kind);
+      heartbeat(x, peer, kind, stopping);
     }
-    if (stopping && (drainedAll(x) || std::chrono::steady_clock::now() > drainUntil)) return;
-    idle = moved ? 0 : idle + 1;
-    if (idle > kSpinPasses) std::this_thread::sleep_for(std::chrono::microseconds(20));
   }
+  return moved;
+}
+
+void ibDrain(IbComm* c) {
+  int saved = -1;  // the flush acts on the current device: the communicator's, the caller's restored
+  const bool flush = c->gpuDirect && c->needFlush && cudaGetDevice(&saved) == cudaSuccess && saved != c->device;
+  if (flush) cudaSetDevice(c->device);
+  const auto until = std::chrono::steady_clock::now() + kDrainLimit;
+  Proxy x{c, {IbControlLayout(c->shape[kIbDeviceLink].nslots), IbControlLayout(c->shape[kIbHostLink].nslots)}, {}};
+  while (ibProgress(c, true, false), !drainedAll(x) && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+  if (flush) cudaSetDevice(saved);
 }
 
 }  // namespace sz

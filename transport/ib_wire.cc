@@ -3,8 +3,9 @@
 //
 //   connect       collective, ending in an agreement of all ranks (so a rank that fails makes
 //                 every rank fail at once with its reason, instead of leaving the others to time
-//                 out): libibverbs (dlopen), the selected ports, the knobs; then the proxy thread
-//                 that moves the slots (transport/ib_proxy.cc)
+//                 out): libibverbs (dlopen), the selected ports, the knobs. The slots are moved
+//                 by transport/ib_proxy.cc's passes, which the communicator's slot proxy drives
+//                 (szWire::progress)
 //   connectPeers  pairwise, at the first operations with a peer (from the device path or the host
 //                 slots, whichever comes first; a connected peer is skipped): per link the pair
 //                 serves (device: two GPU ranks; host: every pair), the rings and control words
@@ -170,8 +171,7 @@ szResult_t connectLink(IbComm* c, int peer, int kind, const PeerInfo& in) {
 szResult_t ibClose(void* wireComm) {
   IbComm* c = static_cast<IbComm*>(wireComm);
   if (c == nullptr) return szSuccess;
-  c->stop.store(true, std::memory_order_release);
-  if (c->thread.joinable()) c->thread.join();
+  if (c->verbs) ibDrain(c);
   for (auto& links : c->links)
     for (IbLink& p : links) {
       for (szIbQp& q : p.qps) szIbDestroyQp(c->verbs, &q);
@@ -223,7 +223,6 @@ szResult_t ibConnect(szBootstrap* b, const szWireConfig& config, void** wireComm
   INFO(SZ_INIT | SZ_NET, "ib wire: rank %d: %zu port(s) (first %s), host slots in host memory%s%s", c->rank,
        c->ports.size(), c->ports[0].name.c_str(), c->device < 0 ? "" : ", device slot rings in ",
        c->device < 0 ? "" : c->gpuDirect ? "GPU memory (GPUDirect RDMA)" : "pinned host memory");
-  c->thread = std::thread(ibProxyLoop, c);
   *wireComm = c;
   return szSuccess;
 }
@@ -309,12 +308,15 @@ szResult_t ibHostChannel(void* wireComm, int peer, int send, SlotChannel* ch) {
   return linkChannel(static_cast<IbComm*>(wireComm), peer, kIbHostLink, send, ch);
 }
 
+bool ibProgressWire(void* wireComm, bool hostOnly) { return ibProgress(static_cast<IbComm*>(wireComm), false, hostOnly); }
+
 }  // namespace
 }  // namespace sz
 
 // 512 KiB slices (one work request each) and at most 64 blocks: 128 slots of a ring hold 64 MiB
 // in flight per direction, and 64 blocks encode faster than any NIC moves the frames. Host
-// buffers take the host link's slots (hostChannel): a rank without a GPU runs on ib too. close
-// stops the proxy after it forwarded what is left (bounded): it serves as abort too.
-// name, needsGpu, deviceMemory, nodeLocal, sendsWaitForReceives, defaultSliceBytes, defaultMaxBlocks, connect, connectPeers, channel, hostChannel, isend, irecv, test, close, abort
-const szWire szWireIb = {"ib", 0, 0, 0, 0, 512 << 10, 64, sz::ibConnect, sz::ibConnectPeers, sz::ibChannel, sz::ibHostChannel, nullptr, nullptr, nullptr, sz::ibClose, sz::ibClose};
+// buffers take the host link's slots (hostChannel): a rank without a GPU runs on ib too. The
+// slot proxy drives its passes (progress). close forwards what is left (bounded), after the slot
+// proxy stopped: it serves as abort too.
+// name, needsGpu, deviceMemory, nodeLocal, sendsWaitForReceives, defaultSliceBytes, defaultMaxBlocks, connect, connectPeers, channel, hostChannel, progress, isend, irecv, test, close, abort
+const szWire szWireIb = {"ib", 0, 0, 0, 0, 512 << 10, 64, sz::ibConnect, sz::ibConnectPeers, sz::ibChannel, sz::ibHostChannel, sz::ibProgressWire, nullptr, nullptr, nullptr, sz::ibClose, sz::ibClose};

@@ -350,5 +350,5 @@ szResult_t ncclAbortWire(void* wireComm) { return closeWire(wireComm, true); }
 
 // The slot proxy's device channel: 1 MiB slices (each a message) on at most 32 blocks, leaving
 // multiprocessors to NCCL's own kernels.
-// name, needsGpu, deviceMemory, nodeLocal, sendsWaitForReceives, defaultSliceBytes, defaultMaxBlocks, connect, connectPeers, channel, hostChannel, isend, irecv, test, close, abort
-const szWire szWireNccl = {"nccl", 1, 1, 0, 1, 1 << 20, 32, ncclConnect, nullptr, nullptr, nullptr, ncclIsend, ncclIrecv, ncclTest, ncclClose, ncclAbortWire};
+// name, needsGpu, deviceMemory, nodeLocal, sendsWaitForReceives, defaultSliceBytes, defaultMaxBlocks, connect, connectPeers, channel, hostChannel, progress, isend, irecv, test, close, abort
+const szWire szWireNccl = {"nccl", 1, 1, 0, 1, 1 << 20, 32, ncclConnect, nullptr, nullptr, nullptr, nullptr, ncclIsend, ncclIrecv, ncclTest, ncclClose, ncclAbortWire};

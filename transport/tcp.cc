@@ -405,5 +405,5 @@ szResult_t tcpAbort(void* wireComm) {
 }  // namespace
 
 // Device buffers: 256 KiB slices (each a message) on every multiprocessor.
-// name, needsGpu, deviceMemory, nodeLocal, sendsWaitForReceives, defaultSliceBytes, defaultMaxBlocks, connect, connectPeers, channel, hostChannel, isend, irecv, test, close, abort
-extern const szWire szWireTcp = {"tcp", 0, 0, 0, 0, 256 << 10, 0, tcpConnect, nullptr, nullptr, nullptr, tcpIsend, tcpIrecv, tcpTest, tcpClose, tcpAbort};
+// name, needsGpu, deviceMemory, nodeLocal, sendsWaitForReceives, defaultSliceBytes, defaultMaxBlocks, connect, connectPeers, channel, hostChannel, progress, isend, irecv, test, close, abort
+extern const szWire szWireTcp = {"tcp", 0, 0, 0, 0, 256 << 10, 0, tcpConnect, nullptr, nullptr, nullptr, nullptr, tcpIsend, tcpIrecv, tcpTest, tcpClose, tcpAbort};

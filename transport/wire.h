@@ -100,6 +100,12 @@ struct szWire {
   // codec's, src/proto/host_slots.h) of the pairs in szWireConfig::hostPeers, in host addresses.
   // Host buffers of a wire without it travel through the slot proxy's host channel over tcp.
   szResult_t (*hostChannel)(void* wireComm, int peer, int send, sz::SlotChannel* channel);
+  // Slot-area wires whose slots the host moves (ib: RDMA writes posted by a proxy; null where the
+  // kernels write the peer's memory themselves, ipc): one pass of that proxy, true if anything
+  // moved. The communicator's slot proxy drives it from its thread and from threads waiting on
+  // host slots, one call at a time (src/proto/slot_proxy.h: one proxy loop for every wire);
+  // `hostOnly` (a thread waiting on host slots): only what host slots use, counted as moved.
+  bool (*progress)(void* wireComm, bool hostOnly);
 
   // Message wires (null for slot-area wires). isend posts a send of `bytes` at `data` to `peer`;
   // `data` stays valid until test() says done. irecv posts a receive of at most `capacity` bytes

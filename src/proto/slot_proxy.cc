@@ -84,6 +84,11 @@ struct ChanShape {
 }  // namespace
 
 struct SlotProxy::State {
+  struct Driven {
+    const szWire* wire;
+    void* comm;
+  };
+  std::vector<Driven> driven;  // slot-area wires whose own proxies the passes drive
   const szWire* ctrlWire = nullptr;
   void* ctrl = nullptr;
   int rank = 0, nranks = 0;
@@ -292,8 +297,11 @@ bool pass(State* s, bool hostOnly) {
       moved = true;
     }
   }
+  for (const State::Driven& d : s->driven) moved |= d.wire->progress(d.comm, hostOnly);
   return moved;
 }
+
+constexpr int kSpinPasses = 1024;  // idle passes of the proxy's thread before it sleeps between passes
 
 void proxyLoop(State* s, int device) {
 #if SZ_HAVE_CUDA
@@ -301,13 +309,15 @@ void proxyLoop(State* s, int device) {
 #else
   (void)device;
 #endif
+  int idle = 0;
   while (!s->stop.load(std::memory_order_relaxed)) {
     bool moved;
     {
       std::lock_guard<std::mutex> lock(s->mu);
       moved = pass(s, false);
     }
-    if (!moved) std::this_thread::sleep_for(std::chrono::microseconds(20));
+    idle = moved ? 0 : idle + 1;  // spins a while after the last move, as NCCL's proxy, then naps
+    if (idle > kSpinPasses) std::this_thread::sleep_for(std::chrono::microseconds(20));
   }
 }
 
@@ -513,6 +523,27 @@ szResult_t SlotProxy::channel(int chan, int peer, int send, SlotChannel* ch) {
   ch->nslots = shape.cfg.nslots;
   if (!ch->ring || !ch->signals || !ch->credits || !ch->localError || !ch->peerError)
     return szSetError(szUnhandledCudaError, "slot proxy: pinned memory has no device address");
+  return szSuccess;
+}
+
+szResult_t SlotProxy::drive(const szWire* wire, void* wireComm) {
+  State* s = s_.get();
+  if (wire == nullptr || wire->progress == nullptr || wireComm == nullptr)
+    return szSetError(szInternalError, "slot proxy: a wire without a proxy of its own to drive");
+  {
+    std::lock_guard<std::mutex> lock(s->mu);
+    s->driven.push_back(State::Driven{wire, wireComm});
+  }
+  if (!s->thread.joinable()) {  // its slots move with nobody waiting on them (credits, heartbeats)
+    int device = -1;
+#if SZ_HAVE_CUDA
+    if (cudaGetDevice(&device) != cudaSuccess) {
+      cudaGetLastError();
+      device = -1;  // a rank without a GPU
+    }
+#endif
+    s->thread = std::thread(proxyLoop, s, device);
+  }
   return szSuccess;
 }
 

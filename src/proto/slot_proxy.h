@@ -14,6 +14,10 @@
 // the host channel every communicator has), each on its own data connections, with one control
 // connection. Device channels are progressed by the proxy's thread (kernels cannot call it);
 // a proxy of host channels only has no thread: the CPU threads waiting on its words drive it.
+//
+// It is the one proxy loop of the communicator: the slot-area wires whose slots the host moves
+// (ib's RDMA writes: szWire::progress) are driven by its passes too (drive), from its thread and
+// from the CPU threads waiting on host slots.
 #pragma once
 
 #include <memory>
@@ -79,6 +83,10 @@ class SlotProxy {
   // One pass over every peer, from a thread waiting on a host channel; returns at once if another
   // thread is in a pass. True if anything moved.
   bool progress();
+  // Has every pass drive `wire`'s own proxy too (`wire->progress(wireComm)`, one call at a time),
+  // and starts the thread if there is none, on the current device (if any). Before the first
+  // operation; `wireComm` must outlive this proxy's passes (close the wire after destroying it).
+  szResult_t drive(const szWire* wire, void* wireComm);
   // Whether what this rank's receiver owes `peer` on channel `chan` has left: the credits of
   // its steps below `steps` and its error words (a receiver returns only then: the sender's
   // completion waits for those credits). A broken peer has nothing more to send: true.
