@@ -5,29 +5,18 @@
 // (SZ_TEST_IB_FAKE_APP, SZ_TEST_IB_FAKE_DIR); a build without the ib wire skips these tests.
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <cstdlib>
 #include <string>
 
+#include "child_run.h"
+
 namespace {
 
-struct AppRun {
-  std::string out;
-  int status = -1;
-};
-
-AppRun run(const std::string& mode, const std::string& env = "") {
+sztest::ChildRun run(const std::string& mode, const std::string& env = "") {
   const std::string cmd = std::string("env -u SZ_CODEC -u SZ_WIRE -u SZ_ENCRYPT -u SZ_AUTH_DATA SZ_SOCKET_IFNAME=lo ") +
                           "LD_LIBRARY_PATH=" + getenv("SZ_TEST_IB_FAKE_DIR") + " " + env + " timeout 120 " +
                           getenv("SZ_TEST_IB_FAKE_APP") + " " + mode + " 2>&1";
-  AppRun r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
-  r.status = pclose(p);
-  return r;
+  return sztest::runChild(cmd);
 }
 
 #define SKIP_WITHOUT_FAKE_NIC()                                                 \
@@ -35,7 +24,7 @@ AppRun run(const std::string& mode, const std::string& env = "") {
   GTEST_SKIP() << "SKIPPED: no ib wire in this build (CUDA=0 or no rdma-core headers), or not run by make test"
 
 void expectPass(const std::string& mode, const std::string& env = "") {
-  const AppRun r = run(mode, env);
+  const sztest::ChildRun r = run(mode, env);
   EXPECT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("PASS " + mode), std::string::npos) << r.out;
 }

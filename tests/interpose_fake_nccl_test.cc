@@ -15,12 +15,11 @@
 #include <string>
 #include <vector>
 
+#include "child_run.h"
+
 namespace {
 
-struct AppRun {
-  std::string out;  // stdout and stderr
-  int status = -1;
-};
+using AppRun = sztest::ChildRun;
 
 const char* interposer() { return getenv("SZ_TEST_INTERPOSER"); }
 const char* app() { return getenv("SZ_TEST_FAKE_APP"); }
@@ -33,14 +32,7 @@ AppRun run(const std::string& mode, const std::string& env, bool preload = true)
   std::string cmd = "env -u SZ_CODEC -u SZ_INTERPOSE -u SZ_AUTO_MIN_BYTES CUDA_VISIBLE_DEVICES= SZ_DEBUG=INFO " + env +
                     (preload ? std::string(" LD_PRELOAD=") + interposer() : std::string()) + " timeout 60 " + app() +
                     " " + mode + " 2>&1";
-  AppRun r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
-  r.status = pclose(p);
-  return r;
+  return sztest::runChild(cmd);
 }
 
 bool has(const AppRun& r, const std::string& s) { return r.out.find(s) != std::string::npos; }
