@@ -49,6 +49,11 @@ TEST(IbFakeNic, DepartedPeerFailsAReceiveSoon) {
   expectPass("gone");
 }
 
+TEST(IbFakeNic, BitFlippedOnTheWireIsRefusedUnderAuthData) {
+  SKIP_WITHOUT_FAKE_NIC();
+  expectPass("tampered", "SZ_AUTH_DATA=1 FAKE_IB_FLIP=3");
+}
+
 TEST(IbFakeNic, PortDownFailsInitOnEveryRank) {
   SKIP_WITHOUT_FAKE_NIC();
   expectPass("down", "FAKE_IB_PORT_STATE=down");

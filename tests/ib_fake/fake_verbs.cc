@@ -7,7 +7,8 @@
 // IBV_WC_RETRY_EXC_ERR / IBV_WC_REM_ACCESS_ERR as a real NIC reports it; a write with an
 // immediate and no posted receive, with IBV_WC_RNR_RETRY_EXC_ERR.
 //
-// FAKE_IB_PORT_STATE=down reports the port down. Only what the ib wire calls is implemented.
+// FAKE_IB_PORT_STATE=down reports the port down; FAKE_IB_FLIP=N flips one payload bit of the N-th
+// slot write (an attacker on the wire). Only what the ib wire calls is implemented.
 #include <infiniband/verbs.h>
 
 #include <cstdlib>
@@ -71,6 +72,9 @@ int postSend(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad) {
     } else {
       if (len > 0) memcpy(reinterpret_cast<void*>(wr->wr.rdma.remote_addr), reinterpret_cast<void*>(wr->sg_list[0].addr), len);
       if (wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM) {
+        static const char* flip = getenv("FAKE_IB_FLIP");
+        if (flip && gImmWrites + 1 == strtoull(flip, nullptr, 10) && len > 200)
+          reinterpret_cast<uint8_t*>(wr->wr.rdma.remote_addr)[200] ^= 0x10;  // past the 128-byte slot header
         ++gImmWrites;
         gImmBytes += len;
         FakeQp* p = peer->second;

@@ -10,6 +10,8 @@
 //   gone      rank 1 destroys its communicator while rank 0 waits in a receive: rank 0 fails
 //             with szRemoteError (the link's heartbeat fails) well before its timeout
 //   down      the port is down (FAKE_IB_PORT_STATE=down): init fails on both ranks, naming it
+//   tampered  one payload bit flipped on the wire (FAKE_IB_FLIP) under SZ_AUTH_DATA=1: the receive
+//             fails with szCorruptFrame and the sender does not succeed silently
 #include <dlfcn.h>
 
 #include <chrono>
@@ -158,6 +160,20 @@ void gone() {
   if (seconds > 10) fail("the departed peer was seen after " + std::to_string(seconds) + " s");
 }
 
+void tampered() {
+  szResult_t init[2] = {szInternalError, szInternalError};
+  szResult_t res[2] = {szSuccess, szSuccess};
+  twoRanks(SZ_CODEC_OFF, 10000, [&](int r, szComm_t comm) {
+    const size_t n = size_t(1) << 20;  // 2 MiB: several slots
+    std::vector<uint16_t> buf = kv(n, 3);
+    res[r] = r == 0 ? szSend(buf.data(), n, szBfloat16, 1, comm, nullptr)
+                    : szRecv(buf.data(), n, szBfloat16, 0, comm, nullptr);
+  }, init);
+  if (init[0] != szSuccess || init[1] != szSuccess) fail("init on the fake NIC");
+  if (res[1] != szCorruptFrame) fail(std::string("a tampered slot gave the receiver ") + szGetErrorString(res[1]));
+  if (res[0] == szSuccess) fail("the sender of a tampered transfer succeeded");
+}
+
 void down() {
   szResult_t init[2] = {szSuccess, szSuccess};
   twoRanks(SZ_CODEC_ON, 5000, [](int, szComm_t) {}, init);
@@ -173,8 +189,9 @@ int main(int argc, char** argv) {
   else if (mode == "mismatch") mismatch();
   else if (mode == "gone") gone();
   else if (mode == "down") down();
+  else if (mode == "tampered") tampered();
   else {
-    fprintf(stderr, "usage: %s bits|sealed|mismatch|gone|down\n", argv[0]);
+    fprintf(stderr, "usage: %s bits|sealed|mismatch|gone|down|tampered\n", argv[0]);
     return 2;
   }
   if (failures == 0) printf("PASS %s\n", mode.c_str());
