@@ -44,3 +44,6 @@ SZ_PARAM(IbGidIndex, "IB_GID_INDEX", -1)
 SZ_PARAM(IbTimeout, "IB_TIMEOUT", 18)
 SZ_PARAM(IbRetryCnt, "IB_RETRY_CNT", 7)
 SZ_PARAM(IbGdr, "IB_GDR", 1)
+// 0: pinned host memory (the proxied wires' slot rings) from cudaHostAlloc instead of the driver's
+// virtual memory calls (kernels/pinned_host.h), for drivers whose host-NUMA cuMemCreate misbehaves.
+SZ_PARAM(CumemHost, "CUMEM_HOST", 1)

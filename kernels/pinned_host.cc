@@ -6,9 +6,12 @@
 #include <cuda_runtime.h>
 
 #include <cstring>
+#include <iterator>
+#include <map>
 #include <mutex>
 
 #include "base/debug.h"
+#include "base/param.h"
 #include "kernels/cuda_check.h"
 
 namespace {
@@ -23,8 +26,6 @@ struct Vmm {
   decltype(&cuMemUnmap) unmap = nullptr;
   decltype(&cuMemSetAccess) setAccess = nullptr;
   decltype(&cuMemGetAllocationGranularity) granularity = nullptr;
-  decltype(&cuMemRetainAllocationHandle) retain = nullptr;
-  decltype(&cuMemGetAddressRange) range = nullptr;
   bool usable = false;
 };
 
@@ -41,25 +42,23 @@ bool entry(const char* name, F* f) {
   return true;
 }
 
-const Vmm& vmm() {
-  static const Vmm v = [] {
-    Vmm r;
-    r.usable = entry("cuMemCreate", &r.create) && entry("cuMemRelease", &r.release) &&
-               entry("cuMemAddressReserve", &r.reserve) && entry("cuMemAddressFree", &r.addressFree) &&
-               entry("cuMemMap", &r.map) && entry("cuMemUnmap", &r.unmap) && entry("cuMemSetAccess", &r.setAccess) &&
-               entry("cuMemGetAllocationGranularity", &r.granularity) &&
-               entry("cuMemRetainAllocationHandle", &r.retain) && entry("cuMemGetAddressRange", &r.range);
-    return r;
-  }();
-  return v;
-}
+// What vmmAlloc mapped: base address -> bytes and device, so that freeing and device addresses
+// need no driver query (which would need a current context on the caller's thread).
+struct Mapping {
+  size_t bytes;
+  int device;
+};
+std::mutex gMu;
+std::map<uintptr_t, Mapping> gMappings;
 
-// Maps `bytes` of a host NUMA node's memory for the current device and the host; false (nothing
-// left allocated) where any step is refused.
-bool vmmAlloc(size_t bytes, void** host) {
-  const Vmm& v = vmm();
+// Maps `bytes` (rounded up to the granularity) of a host NUMA node's memory for the current
+// device and the host; CUDA_SUCCESS or the failing call's result (nothing left allocated).
+CUresult vmmMap(const Vmm& v, size_t bytes, void** host, size_t* mapped, int* deviceOut) {
   int device = -1, numa = -1;
-  if (!v.usable || cudaGetDevice(&device) != cudaSuccess) return false;
+  if (cudaGetDevice(&device) != cudaSuccess) {
+    cudaGetLastError();
+    return CUDA_ERROR_INVALID_CONTEXT;
+  }
   if (cudaDeviceGetAttribute(&numa, cudaDevAttrHostNumaId, device) != cudaSuccess || numa < 0) {
     cudaGetLastError();
     numa = 0;  // one NUMA node, or a driver that does not say
@@ -70,16 +69,17 @@ bool vmmAlloc(size_t bytes, void** host) {
   prop.location.id = numa;
   prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_NONE;
   size_t grain = 0;
-  if (v.granularity(&grain, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM) != CUDA_SUCCESS || grain == 0) return false;
+  CUresult r = v.granularity(&grain, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
+  if (r != CUDA_SUCCESS || grain == 0) return r != CUDA_SUCCESS ? r : CUDA_ERROR_INVALID_VALUE;
   const size_t size = (bytes + grain - 1) / grain * grain;
   CUmemGenericAllocationHandle handle{};
-  if (v.create(&handle, size, &prop, 0) != CUDA_SUCCESS) return false;
+  if ((r = v.create(&handle, size, &prop, 0)) != CUDA_SUCCESS) return r;
   CUdeviceptr va = 0;
-  if (v.reserve(&va, size, grain, 0, 0) != CUDA_SUCCESS) {
+  if ((r = v.reserve(&va, size, grain, 0, 0)) != CUDA_SUCCESS) {
     v.release(handle);
-    return false;
+    return r;
   }
-  bool ok = v.map(va, size, 0, handle, 0) == CUDA_SUCCESS;
+  r = v.map(va, size, 0, handle, 0);
   v.release(handle);  // the mapping holds the memory from here on; unmapping frees it
   CUmemAccessDesc access[2]{};
   access[0].location.type = CU_MEM_LOCATION_TYPE_DEVICE;
@@ -88,26 +88,64 @@ bool vmmAlloc(size_t bytes, void** host) {
   access[1].location.type = CU_MEM_LOCATION_TYPE_HOST_NUMA;
   access[1].location.id = numa;
   access[1].flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-  if (ok) ok = v.setAccess(va, size, &access[0], 1) == CUDA_SUCCESS && v.setAccess(va, size, &access[1], 1) == CUDA_SUCCESS;
-  if (!ok) {
+  if (r == CUDA_SUCCESS) r = v.setAccess(va, size, &access[0], 1);
+  if (r == CUDA_SUCCESS) r = v.setAccess(va, size, &access[1], 1);
+  if (r != CUDA_SUCCESS) {
     v.unmap(va, size);
     v.addressFree(va, size);
-    return false;
+    return r;
   }
   *host = reinterpret_cast<void*>(va);
-  return true;
+  *mapped = size;
+  *deviceOut = device;
+  return CUDA_SUCCESS;
 }
 
-// Whether `p` lies in a range mapped by the driver's virtual memory calls (any address in it).
-bool vmmMapped(void* p) {
-  const Vmm& v = vmm();
-  CUmemGenericAllocationHandle h{};
-  if (!v.usable || v.retain(&h, p) != CUDA_SUCCESS) {
-    cudaGetLastError();
-    return false;
-  }
-  v.release(h);
-  return true;
+void vmmUnmap(const Vmm& v, void* p, const Mapping& m) {
+  int saved = -1;  // the calls act in the device's context: made current on this thread for them
+  const bool switched = cudaGetDevice(&saved) == cudaSuccess && saved != m.device;
+  if (switched || saved < 0) cudaSetDevice(m.device);
+  v.unmap(CUdeviceptr(p), m.bytes);
+  v.addressFree(CUdeviceptr(p), m.bytes);
+  if (switched) cudaSetDevice(saved);
+  cudaGetLastError();
+}
+
+// The calls, and whether this process uses them: SZ_CUMEM_HOST=0 (drivers whose cuMemCreate on a
+// host NUMA node misbehaves) or a first allocation of one granule that fails turns them off.
+const Vmm& vmm() {
+  static const Vmm v = [] {
+    Vmm r;
+    if (szParamCumemHost() == 0) return r;
+    const bool found = entry("cuMemCreate", &r.create) && entry("cuMemRelease", &r.release) &&
+                       entry("cuMemAddressReserve", &r.reserve) && entry("cuMemAddressFree", &r.addressFree) &&
+                       entry("cuMemMap", &r.map) && entry("cuMemUnmap", &r.unmap) &&
+                       entry("cuMemSetAccess", &r.setAccess) && entry("cuMemGetAllocationGranularity", &r.granularity);
+    void* probe = nullptr;
+    size_t bytes = 0;
+    int device = -1;
+    const CUresult res = found ? vmmMap(r, 1, &probe, &bytes, &device) : CUDA_ERROR_NOT_FOUND;
+    if (res == CUDA_SUCCESS) {
+      vmmUnmap(r, probe, Mapping{bytes, device});
+      r.usable = true;
+    } else {
+      INFO(SZ_INIT, "pinned host memory: the driver's virtual memory calls %s (CUresult %d): cudaHostAlloc "
+                    "instead, which waits for this process's running kernels on the device (a pair's first "
+                    "operation then waits for them; SZ_RUNTIME_CONNECT=0 connects every pair at init)",
+           found ? "failed" : "are missing", int(res));
+    }
+    return r;
+  }();
+  return v;
+}
+
+// The mapping that holds `p` (any address inside it), or gMappings.end().
+std::map<uintptr_t, Mapping>::const_iterator mappingOf(const void* p) {
+  const uintptr_t a = uintptr_t(p);
+  auto it = gMappings.upper_bound(a);
+  if (it == gMappings.begin()) return gMappings.end();
+  --it;
+  return a < it->first + it->second.bytes ? it : gMappings.end();
 }
 
 }  // namespace
@@ -116,14 +154,17 @@ namespace sz {
 
 szResult_t allocPinnedHost(size_t bytes, void** host) {
   *host = nullptr;
-  if (!vmmAlloc(bytes, host)) {
+  const Vmm& v = vmm();
+  size_t mapped = 0;
+  int device = -1;
+  CUresult r = v.usable ? vmmMap(v, bytes, host, &mapped, &device) : CUDA_ERROR_NOT_SUPPORTED;
+  if (r == CUDA_SUCCESS) {
+    std::lock_guard<std::mutex> lock(gMu);
+    gMappings[uintptr_t(*host)] = Mapping{mapped, device};
+  } else {
     cudaGetLastError();
-    static std::once_flag said;
-    std::call_once(said, [] {
-      INFO(SZ_INIT, "pinned host memory: the driver's virtual memory calls are unavailable here; cudaHostAlloc "
-                    "instead, which waits for this process's running kernels on the device (a pair's first "
-                    "operation then waits for them; SZ_RUNTIME_CONNECT=0 connects every pair at init)");
-    });
+    if (v.usable)
+      INFO(SZ_INIT, "pinned host memory: mapping %zu bytes failed (CUresult %d): cudaHostAlloc instead", bytes, int(r));
     CUDACHECK(cudaHostAlloc(host, bytes, cudaHostAllocMapped | cudaHostAllocPortable));
   }
   memset(*host, 0, bytes);
@@ -132,7 +173,10 @@ szResult_t allocPinnedHost(size_t bytes, void** host) {
 
 void* pinnedDeviceAddress(void* host) {
   if (host == nullptr) return nullptr;
-  if (vmmMapped(host)) return host;  // one address for the host and the device
+  {
+    std::lock_guard<std::mutex> lock(gMu);
+    if (mappingOf(host) != gMappings.end()) return host;  // one address for the host and the device
+  }
   void* d = nullptr;
   if (cudaHostGetDevicePointer(&d, host, 0) == cudaSuccess) return d;
   cudaGetLastError();
@@ -140,15 +184,18 @@ void* pinnedDeviceAddress(void* host) {
 }
 
 void freePinnedHost(void* host) {
-  size_t size = 0;
-  CUdeviceptr base = 0;
   if (host == nullptr) return;
-  if (vmmMapped(host) && vmm().range(&base, &size, CUdeviceptr(host)) == CUDA_SUCCESS && base == CUdeviceptr(host)) {
-    vmm().unmap(CUdeviceptr(host), size);
-    vmm().addressFree(CUdeviceptr(host), size);
-  } else {
-    cudaFreeHost(host);
+  Mapping m{0, -1};
+  {
+    std::lock_guard<std::mutex> lock(gMu);
+    auto it = gMappings.find(uintptr_t(host));
+    if (it != gMappings.end()) {
+      m = it->second;
+      gMappings.erase(it);
+    }
   }
+  if (m.bytes > 0) vmmUnmap(vmm(), host, m);
+  else cudaFreeHost(host);
   cudaGetLastError();
 }
 

@@ -44,7 +44,7 @@ INVALID = {
     "SZ_TCP_LINK_GBPS": ("-3", "SZ_TCP_LINK_GBPS"),
     "SZ_IPC_LINK_GBPS": ("fast", "SZ_IPC_LINK_GBPS"),
 }
-GPU_ONLY = {"SZ_SLOT_SLICE_BYTES", "SZ_SLOT_BLOCKS", "SZ_SLOT_COUNT"}
+GPU_ONLY = {"SZ_SLOT_SLICE_BYTES", "SZ_SLOT_BLOCKS", "SZ_SLOT_COUNT", "SZ_CUMEM_HOST"}
 # Read by the NCCL interposer alone (interpose/), not by sendrecv_perf: its invalid values are
 # checked with the interposer preloaded by tests/interpose_fake_nccl_test.cc (SZ_REAL_NCCL's by
 # tests/interpose/pynccl_ctypes_test.py).

@@ -338,7 +338,12 @@ szResult_t allocate(SlotMemory memory, bool ring, size_t bytes, void** p) {
     SZCHECK(zeroDeviceMemory(*p, bytes));
     return szSuccess;
   }
-  return allocPinnedHost(bytes, p);  // no wait for running kernels (a first contact's)
+  if (memory == SlotMemory::kDevice) {  // the words of a channel connected at init (nccl): small
+    CUDACHECK(cudaHostAlloc(p, bytes, cudaHostAllocMapped | cudaHostAllocPortable));
+    memset(*p, 0, bytes);
+    return szSuccess;
+  }
+  return allocPinnedHost(bytes, p);  // ring and words in one: no wait for running kernels (a first contact's)
 #else
   return szSetError(szUnhandledCudaError, "slot proxy: GPU memory in a build without CUDA");
 #endif
@@ -352,6 +357,7 @@ void release(SlotMemory memory, bool ring, void* p) {
   }
 #if SZ_HAVE_CUDA
   if (memory == SlotMemory::kDevice && ring) cudaFree(p);
+  else if (memory == SlotMemory::kDevice) cudaFreeHost(p);
   else freePinnedHost(p);
 #else
   (void)ring;
@@ -364,8 +370,13 @@ szResult_t makeEnd(const ChanShape& shape, End* e) {
   if (__builtin_mul_overflow(size_t(shape.stride), size_t(shape.cfg.nslots), &ringBytes) || ringBytes > (size_t(1) << 40))
     return szSetError(szInvalidArgument, "slot proxy: %u slots of %llu bytes overflow a ring", shape.cfg.nslots,
                       (unsigned long long)shape.stride);
-  SZCHECK(allocate(m, true, ringBytes, reinterpret_cast<void**>(&e->ring)));
-  SZCHECK(allocate(m, false, wordBytes(shape.cfg.nslots), reinterpret_cast<void**>(&e->credits)));
+  if (m == SlotMemory::kPinned) {  // one mapping for ring and words (a mapping is whole granules)
+    SZCHECK(allocate(m, true, ringBytes + wordBytes(shape.cfg.nslots), reinterpret_cast<void**>(&e->ring)));
+    e->credits = reinterpret_cast<uint64_t*>(e->ring + ringBytes);  // ringBytes: whole slots of 256-byte multiples
+  } else {
+    SZCHECK(allocate(m, true, ringBytes, reinterpret_cast<void**>(&e->ring)));
+    SZCHECK(allocate(m, false, wordBytes(shape.cfg.nslots), reinterpret_cast<void**>(&e->credits)));
+  }
   for (uint32_t j = 0; j < shape.cfg.nslots; ++j) e->credits[j] = initialCredit(j);
   e->error = reinterpret_cast<int*>(e->credits + shape.cfg.nslots);
   e->peerError = e->error + 16;
@@ -375,7 +386,7 @@ szResult_t makeEnd(const ChanShape& shape, End* e) {
 
 void freeEnd(const ChanShape& shape, End& e) {
   release(shape.cfg.memory, true, e.ring);
-  release(shape.cfg.memory, false, e.credits);
+  if (shape.cfg.memory != SlotMemory::kPinned) release(shape.cfg.memory, false, e.credits);  // else inside the ring's
 }
 
 // Allocates both ends of `c` and raises the errors that came before them; nothing is left
