@@ -110,6 +110,10 @@ struct SlotChannel {
   uint64_t sliceBytes;
   uint32_t nslots;
   uint32_t maxBlocks;   // host side: the most blocks one operation on the channel takes (0: no cap)
+  // 1: the peer may write the receive ring at any time (ib: RDMA writes under its rkey), so a host
+  // receiver copies a landed slot out before it checks and decodes it, and nothing the peer
+  // writes afterwards can change what was checked.
+  uint32_t peerWritable;
 };
 
 // A piece of a szSendv/szRecvv buffer list.

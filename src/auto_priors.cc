@@ -24,9 +24,9 @@ constexpr double kSlotCodecLatency = 10e-6;
 
 }  // namespace
 
-AutoPrior hostAutoPrior(const CommConfig& cfg, int rank) {
+AutoPrior hostAutoPrior(const CommConfig& cfg, int rank, bool overTcp) {
   AutoPrior host;
-  host.wireBps = cfg.tcpLinkGBps * 1e9;  // host buffers travel on the host channel (tcp)
+  host.wireBps = overTcp ? cfg.tcpLinkGBps * 1e9 : 0;  // the host channel's emulated tcp link
   // The CPU codec: one thread's measured rate times the threads a group's slices are coded on.
   if (cfg.codec == SZ_CODEC_AUTO) {
     host.codecBps = cpuCodecThreadBps() * std::max(1u, std::min(unsigned(cfg.depth), std::thread::hardware_concurrency()));

@@ -10,9 +10,10 @@
 
 namespace sz {
 
-// The host path's prior (host buffers travel the host channel, tcp): the emulated tcp link's rate
-// if any, and under SZ_CODEC=auto the CPU codec's rate measured once per process (tentative).
-AutoPrior hostAutoPrior(const CommConfig& cfg, int rank);
+// The host path's prior: the emulated tcp link's rate if any and every peer's host buffers travel
+// the slot proxy's host channel over tcp (`overTcp`; else unknown: measured, as on ib's host
+// links), and under SZ_CODEC=auto the CPU codec's rate measured once per process (tentative).
+AutoPrior hostAutoPrior(const CommConfig& cfg, int rank, bool overTcp);
 
 // The device path's prior for each rank `p` != `rank` over its pair's wire `peerWires[p]`: the
 // slot kernels' codec from the GPU's DRAM bandwidth, the wire's rate where known (an emulated

@@ -181,19 +181,22 @@ szResult_t connectSlots(szComm* comm, const Placements& placed, const WirePlan& 
   const szWire* tcp = szFindWire("tcp");  // host buffers, and the proxy's control messages
   const uint64_t hostSlice = (comm->cfg.sliceBytes + kSliceAlign - 1) / kSliceAlign * kSliceAlign;
   const uint32_t hostSlots = 2 * uint32_t(comm->cfg.depth);
+  // The host channel serves the pairs whose wire has no host slots of its own (ib has).
+  std::vector<uint8_t> proxiedHost(size_t(n), 1);
+  for (int p = 0; p < n; ++p)
+    if (p != me && comm->wires[size_t(comm->peerWire[size_t(p)])]->hostChannel != nullptr) proxiedHost[size_t(p)] = 0;
   std::vector<SlotProxyChannel> channels{
-      SlotProxyChannel{tcp, SlotMemory::kHost, hostSlice, hostSlots, comm->cfg.tcpLinkGBps, nullptr, {}}};
+      SlotProxyChannel{tcp, SlotMemory::kHost, hostSlice, hostSlots, comm->cfg.tcpLinkGBps, nullptr, proxiedHost}};
   channels[0].connectAtInit = !comm->cfg.runtimeConnect;
   const size_t nw = comm->wires.size();
   std::vector<std::vector<uint8_t>> serves(nw, std::vector<uint8_t>(size_t(n), 0));
   for (int p = 0; p < n; ++p)  // alike on both sides of a pair: from the placements both see
     if (p != me && placed.ranks[size_t(p)].hasGpu && placed.ranks[size_t(me)].hasGpu && comm->cudaDevice >= 0)
       serves[size_t(comm->peerWire[size_t(p)])][size_t(p)] = 1;
-  // Host slots of a slot-area wire that has them (ib), for every pair on it; else the host channel.
+  // Host slots of a slot-area wire that has them (ib), for every pair on it.
   std::vector<std::vector<uint8_t>> hostServes(nw, std::vector<uint8_t>(size_t(n), 0));
   for (int p = 0; p < n; ++p)
-    if (p != me && comm->wires[size_t(comm->peerWire[size_t(p)])]->hostChannel != nullptr)
-      hostServes[size_t(comm->peerWire[size_t(p)])][size_t(p)] = 1;
+    if (!proxiedHost[size_t(p)]) hostServes[size_t(comm->peerWire[size_t(p)])][size_t(p)] = 1;
   std::vector<SlotPathConfig> pcs(nw);
   std::vector<int> deviceChannel(nw, -1);  // message wires: the proxy's channel
   SlotPathConfig pc{0, 0, 0, comm->cfg.timeoutMs};
@@ -248,7 +251,7 @@ szResult_t connectSlots(szComm* comm, const Placements& placed, const WirePlan& 
         for (int p : peers)
           if (size_t(comm->peerWire[size_t(p)]) == i) mine.push_back(p);
         if (mine.empty() || deviceChannel[i] >= 0) continue;
-        SZCHECK(comm->wires[i]->connectPeers(comm->slotAreas[i], mine.data(), int(mine.size())));
+        SZCHECK(comm->wires[i]->connectPeers(comm->slotAreas[i], mine.data(), int(mine.size()), 0));
       }
       channels->assign(2 * peers.size(), SlotChannel{});
       for (size_t k = 0; k < peers.size(); ++k) {
@@ -293,14 +296,14 @@ szResult_t connectSlots(szComm* comm, const Placements& placed, const WirePlan& 
   HostSlotConfig hc{kHostChannel, hostSlice, comm->cfg.depth, comm->cfg.timeoutMs, comm->cfg.crc,
                     comm->cfg.authData || comm->cfg.encrypt ? szBootstrapSessionKey(comm->bootstrap) : nullptr,
                     comm->cfg.encrypt};
-  // Each peer's host slots: its wire's own (ib: connecting the pair first, as the device path
-  // does, whichever comes first), else the slot proxy's host channel over tcp.
+  // Each peer's host slots: its wire's own (ib's host link, connected at its first use; no CUDA),
+  // else the slot proxy's host channel over tcp.
   ChannelSource hostSource = [comm](const std::vector<int>& peers, std::vector<SlotChannel>* channels) -> szResult_t {
     for (size_t i = 0; i < comm->wires.size(); ++i) {
       std::vector<int> mine;
       for (int p : peers)
         if (size_t(comm->peerWire[size_t(p)]) == i && comm->wires[i]->hostChannel != nullptr) mine.push_back(p);
-      if (!mine.empty()) SZCHECK(comm->wires[i]->connectPeers(comm->slotAreas[i], mine.data(), int(mine.size())));
+      if (!mine.empty()) SZCHECK(comm->wires[i]->connectPeers(comm->slotAreas[i], mine.data(), int(mine.size()), 1));
     }
     channels->assign(2 * peers.size(), SlotChannel{});
     for (size_t k = 0; k < peers.size(); ++k) {
@@ -393,7 +396,9 @@ szResult_t initComm(szComm* comm, int nranks, const szUniqueId& id, int rank, vo
   SZCHECK(connectSlots(comm, placed, plan, ncclComm));
   for (int p = 0; p < nranks; ++p)
     if (p != rank) TRACE(SZ_INIT, "rank %d: wire %s with rank %d", rank, commWire(comm, p)->name, p);
-  comm->autoHost.setPriors({}, hostAutoPrior(comm->cfg, rank));
+  bool hostOverTcp = true;  // no pair on a wire with host slots of its own (ib)
+  for (const szWire* w : comm->wires) hostOverTcp = hostOverTcp && w->hostChannel == nullptr;
+  comm->autoHost.setPriors({}, hostAutoPrior(comm->cfg, rank, hostOverTcp));
   if (comm->slotPath) {
     std::vector<const szWire*> peerWires(size_t(nranks), nullptr);
     for (int p = 0; p < nranks; ++p)

@@ -36,8 +36,9 @@ struct szComm {
   sz::CommConfig cfg;
   szBootstrap* bootstrap = nullptr;
   // Every communicator: the slot proxy (src/proto/slot_proxy.h) with the host channel (host
-  // buffers, over tcp) and, on the tcp or nccl wire with a GPU, the device channel; and the host
-  // slots that run host operations on it.
+  // buffers over tcp, for pairs on wires without host slots of their own: all but ib) and, on the
+  // tcp or nccl wire with a GPU, the device channel, whose passes also drive ib's proxy; and the
+  // host slots that run host operations on it (or on ib's host links).
   std::unique_ptr<sz::SlotProxy> proxy;
   std::unique_ptr<sz::HostSlots> hostSlots;
   // Device buffers travel through the slot path, on each pair's wire (src/wire_choice.h): its

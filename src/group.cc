@@ -129,7 +129,7 @@ szResult_t makeOp(const char* fn, bool send, void* const* bufs, const size_t* co
   for (const SlotSegment& s : op->segs)
     if (isDevicePointer(s.ptr) != device)
       return szSetError(szInvalidArgument, "%s: buffer list mixes host and device memory", fn);
-  // SZ_ENCRYPT protects the host slots' bytes on the tcp wire; device buffers on a wire that
+  // SZ_ENCRYPT protects the host slots' bytes on every wire; device buffers on a wire that
   // leaves the node would travel in the clear, so they are refused rather than sent so.
   if (device && peer != comm->rank && comm->slotPath && !comm->slotPath->reaches(peer))
     return szSetError(szInvalidUsage, "%s: rank %d takes no device buffers from rank %d (one of the two has no GPU): "

@@ -11,8 +11,9 @@
 //   tcp   otherwise.
 // A decode rank that receives from a prefill rank of its node and one of another node then
 // takes ipc for the first and nccl for the second. SZ_WIRE / szConfig_t.wire names one wire for
-// every pair. Host buffers take tcp on every pair (docs/PIPELINE.md). The ib wire is taken only
-// when named (it has not yet run on RDMA hardware).
+// every pair. Host buffers take tcp on every pair but ib's, which carries them in host slots of
+// its own (docs/PIPELINE.md). The ib wire is taken only when named (it has not yet run on RDMA
+// hardware).
 #pragma once
 
 #include <cstdint>

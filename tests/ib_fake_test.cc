@@ -34,6 +34,11 @@ TEST(IbFakeNic, HostBuffersCrossAsRdmaWritesBitExact) {
   expectPass("bits");
 }
 
+TEST(IbFakeNic, ThreeRanksExchangeWithBothNeighboursAtOnce) {
+  SKIP_WITHOUT_FAKE_NIC();
+  expectPass("three");
+}
+
 TEST(IbFakeNic, EncryptedHostSlotsCrossBitExact) {
   SKIP_WITHOUT_FAKE_NIC();
   expectPass("sealed", "SZ_ENCRYPT=1");

@@ -190,6 +190,24 @@ TEST(IbSteps, ImmediatesOutOfTurnAreRefused) {
   EXPECT_EQ(l.land(ibImm(2, 2), &slot, &step), szRemoteError) << "twice";
 }
 
+TEST(IbSteps, AWriteOverASlotNotYetCreditedIsRefused) {
+  // Slot 1 of 2 holds step 1; its next step, 3, may come only once step 1's credit went back.
+  const uint32_t nslots = 2;
+  IbLanding l(nslots);
+  std::vector<uint64_t> credits(nslots);
+  for (uint32_t j = 0; j < nslots; ++j) credits[j] = initialCredit(j);
+  uint32_t slot = 0;
+  uint64_t step = 0, value = 0;
+  ASSERT_EQ(l.land(ibImm(1, 1), &slot, &step), szSuccess);
+  EXPECT_EQ(l.land(ibImm(1, 3), &slot, &step), szRemoteError) << "step 1 is still being read";
+  credits[1] = creditAfter(1, nslots);  // drained, but the credit has not left
+  EXPECT_EQ(l.land(ibImm(1, 3), &slot, &step), szRemoteError) << "the sender has no credit yet";
+  ASSERT_TRUE(l.drained(credits.data(), &slot, &value));
+  l.creditSent();
+  EXPECT_EQ(l.land(ibImm(1, 3), &slot, &step), szSuccess);
+  EXPECT_EQ(step, 3u);
+}
+
 TEST(IbSendQueue, SelectiveSignallingAndBound) {
   IbSendQueue q(8, 4);
   EXPECT_TRUE(q.idle());

@@ -175,8 +175,7 @@ TEST(IbWire, CommInitFailsCleanly) {
   for (int r = 0; r < kRanks; ++r) {
 #if SZ_HAVE_CUDA
     EXPECT_EQ(results[size_t(r)], szInvalidUsage) << messages[size_t(r)];
-    EXPECT_TRUE(contains(messages[size_t(r)], "no RDMA device") || contains(messages[size_t(r)], "needs a GPU"))
-        << messages[size_t(r)];
+    EXPECT_TRUE(contains(messages[size_t(r)], "no RDMA device")) << messages[size_t(r)];  // with a GPU or not
 #else
     EXPECT_EQ(results[size_t(r)], szInvalidArgument) << messages[size_t(r)];
 #endif

@@ -73,7 +73,8 @@ struct IbLink {
   uint32_t stripes = 0;
   IbLanding landing;
   uint64_t shipNext = 0;
-  bool served = false;  // the wire serves this pair with this link (szWireConfig::peers, hostPeers)
+  bool served = false;     // the wire serves this pair with this link (szWireConfig::peers, hostPeers)
+  bool attempted = false;  // set up (or tried: a failed link is not tried again)
   int forwarded = 0;  // bit 0: the send side's error went to the peer; bit 1: the receive side's
   bool broken = false;
   std::chrono::steady_clock::time_point lastBeat{};
@@ -87,11 +88,15 @@ struct IbComm {
   IbLinkShape shape[kIbLinkKinds];
   bool gpuDirect = false, needFlush = false;
   std::vector<std::array<IbLink, kIbLinkKinds>> links;  // per peer
-  // Per rank: its pair is set up and connected (ibConnectPeers, at the first operations with it);
-  // the proxy thread touches a peer only after reading true here.
+  // Per (rank, link kind): the link is set up and connected (ibConnectPeers, at the first
+  // operations that use it); the proxy touches a link only after reading true here.
   std::unique_ptr<std::atomic<bool>[]> ready;
   std::mutex connectMu;  // the device path and the host slots connect pairs, one call at a time
 };
+
+inline bool linkReady(const IbComm* c, int peer, int kind) {
+  return c->ready[size_t(peer) * kIbLinkKinds + size_t(kind)].load(std::memory_order_acquire);
+}
 
 template <class T>
 T* ibWord(const szIbBuffer& control, uint64_t offset) {

@@ -193,10 +193,10 @@ void heartbeat(Proxy& x, int peer, int kind, bool force) {
 
 bool drainedAll(const Proxy& x) {
   for (int peer = 0; peer < x.c->nranks; ++peer) {
-    if (peer == x.c->rank || !x.c->ready[size_t(peer)].load(std::memory_order_acquire)) continue;
+    if (peer == x.c->rank) continue;
     for (int kind = 0; kind < kIbLinkKinds; ++kind) {
       const IbLink& p = x.c->links[size_t(peer)][kind];
-      if (!p.served || p.broken) continue;
+      if (!linkReady(x.c, peer, kind) || p.broken) continue;
       uint32_t slot;
       uint64_t credit;
       if (p.landing.drained(ibWord<uint64_t>(p.control, x.layout[kind].recvCredits), &slot, &credit)) return false;
@@ -215,9 +215,9 @@ bool ibProgress(IbComm* c, bool stopping, bool hostOnly) {
   for (int kind = 0; kind < kIbLinkKinds; ++kind) x.layout[kind] = IbControlLayout(c->shape[kind].nslots);
   bool moved = false;
   for (int peer = 0; peer < c->nranks; ++peer) {
-    if (peer == c->rank || !c->ready[size_t(peer)].load(std::memory_order_acquire)) continue;
+    if (peer == c->rank) continue;
     for (int kind = hostOnly ? int(kIbHostLink) : 0; kind < kIbLinkKinds; ++kind) {
-      if (!c->links[size_t(peer)][kind].served || c->links[size_t(peer)][kind].broken) continue;
+      if (!linkReady(c, peer, kind) || c->links[size_t(peer)][kind].broken) continue;
       moved |= poll(x, peer, kind);
       moved |= ship(x, peer, kind);
       moved |= control(x, peer, kind);

@@ -25,7 +25,7 @@ szResult_t modify(const szIbVerbs* v, const szIbPort& port, ibv_qp* qp, ibv_qp_a
 szResult_t szIbCreateQp(const szIbVerbs* v, const szIbPort& port, uint32_t sendDepth, uint32_t recvDepth, szIbQp* q) {
   if (sendDepth > port.maxQpWr || recvDepth > port.maxQpWr || sendDepth + recvDepth > port.maxCqe)
     return szSetError(szInvalidUsage, "ib wire: %s allows %u work requests per queue and %u completions per queue; "
-                      "%u slots need %u and %u (lower SZ_SLOT_COUNT)", port.name.c_str(), port.maxQpWr, port.maxCqe,
+                      "%u slots need %u and %u (lower SZ_SLOT_COUNT, or SZ_PIPELINE_DEPTH for host buffers)", port.name.c_str(), port.maxQpWr, port.maxCqe,
                       recvDepth, sendDepth, sendDepth + recvDepth);
   q->cq = v->createCq(port.context, int(sendDepth + recvDepth), nullptr, nullptr, 0);
   if (q->cq == nullptr) return szSetError(szSystemError, "ib wire: %s: ibv_create_cq failed", port.name.c_str());

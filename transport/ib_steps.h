@@ -44,14 +44,15 @@ constexpr uint64_t ibWriteBytes(uint64_t payload, uint64_t stride) {
 // landed whose credits have not gone back yet (in landing order).
 class IbLanding {
  public:
-  explicit IbLanding(uint32_t nslots = 0) : nslots_(nslots), next_(nslots) {
-    for (uint32_t j = 0; j < nslots; ++j) next_[j] = j;
+  explicit IbLanding(uint32_t nslots = 0) : nslots_(nslots), next_(nslots), free_(nslots) {
+    for (uint32_t j = 0; j < nslots; ++j) next_[j] = free_[j] = j;
   }
   // A write with immediate `imm` landed: its slot and step. szRemoteError if the immediate names
-  // no slot of the channel or not the step that slot holds next (the peer broke the protocol).
+  // no slot of the channel, or not the step that slot holds next, or a slot whose previous step
+  // was not credited back yet (the peer broke the protocol: it wrote over a slot in use).
   szResult_t land(uint32_t imm, uint32_t* slot, uint64_t* step) {
     const uint32_t j = ibImmSlot(imm);
-    if (j >= nslots_ || !ibImmStepMatches(imm, next_[j])) return szRemoteError;
+    if (j >= nslots_ || !ibImmStepMatches(imm, next_[j]) || free_[j] != next_[j]) return szRemoteError;
     *slot = j;
     *step = next_[j];
     next_[j] += nslots_;
@@ -70,11 +71,16 @@ class IbLanding {
     *value = creditAfter(s, nslots_);
     return true;
   }
-  void creditSent() { undrained_.pop_front(); }
+  void creditSent() {
+    const uint64_t s = undrained_.front();
+    free_[slotOf(s, nslots_)] = s + nslots_;  // the sender may write the slot's next step now
+    undrained_.pop_front();
+  }
 
  private:
   uint32_t nslots_;
   std::vector<uint64_t> next_;
+  std::vector<uint64_t> free_;  // per slot: the step the sender has been credited to write next
   std::deque<uint64_t> undrained_;
 };
 

@@ -6,9 +6,9 @@
 //                 out): libibverbs (dlopen), the selected ports, the knobs. The slots are moved
 //                 by transport/ib_proxy.cc's passes, which the communicator's slot proxy drives
 //                 (szWire::progress)
-//   connectPeers  pairwise, at the first operations with a peer (from the device path or the host
-//                 slots, whichever comes first; a connected peer is skipped): per link the pair
-//                 serves (device: two GPU ranks; host: every pair), the rings and control words
+//   connectPeers  pairwise, per link at the first operations that use it (the device link from
+//                 the device path, on the communicator's GPU: two GPU ranks; the host link from
+//                 the host slots, no CUDA: every pair on the wire): the rings and control words
 //                 allocated and registered on every port, one RC queue pair and completion queue
 //                 per port, receives posted; connection data (QPNs, LIDs, GIDs, PSNs, addresses,
 //                 rkeys) to and from the peer over the bootstrap's authenticated point-to-point
@@ -34,10 +34,12 @@ namespace {
 
 constexpr uint32_t kInfoMagic = 0x535A4942;  // "SZIB"
 constexpr uint32_t kInfoVersion = 3;
-constexpr int kTagIbInfo = 0x1b;
-constexpr int kTagIbReady = 0x1e;  // whether a side's queue pairs with the peer reached RTS (1) or not (0)
+// Per link kind (device, host): a rank's PeerInfo for one peer, and whether its side's queue
+// pairs with the peer reached RTS (1) or not (0).
+constexpr int kTagIbInfo[kIbLinkKinds] = {0x1b, 0x1f};
+constexpr int kTagIbReady[kIbLinkKinds] = {0x1e, 0x20};
 constexpr uint32_t kSignalEvery = 16;
-constexpr uint32_t kLinkAbsent = 2;  // PeerInfo::valid: the pair has no such link
+const char* const kLinkNames[kIbLinkKinds] = {"device", "host"};
 
 // What a rank tells one peer about one link.
 struct PeerInfo {
@@ -126,7 +128,7 @@ szResult_t setUpLink(IbComm* c, int peer, int kind, PeerInfo* info) {
   return szSuccess;
 }
 
-// What this rank tells `peer` about its link `kind`, set up where the pair has one.
+// Sets up this rank's side of link `kind` with `peer` and fills what the peer is told.
 szResult_t setUpPeerLink(IbComm* c, int peer, int kind, PeerInfo* info) {
   memset(info, 0, sizeof(*info));  // padding included: it goes over the network
   info->magic = kInfoMagic;
@@ -137,8 +139,8 @@ szResult_t setUpPeerLink(IbComm* c, int peer, int kind, PeerInfo* info) {
   info->sliceBytes = c->shape[kind].sliceBytes;
   info->nslots = c->shape[kind].nslots;
   info->ports = uint32_t(c->ports.size());
-  info->valid = c->links[size_t(peer)][kind].served ? 1 : kLinkAbsent;
-  return info->valid == 1 ? setUpLink(c, peer, kind, info) : szSuccess;
+  info->valid = 1;
+  return setUpLink(c, peer, kind, info);
 }
 
 // Checks what the peer sent about link `kind` and connects its stripes.
@@ -150,10 +152,6 @@ szResult_t connectLink(IbComm* c, int peer, int kind, const PeerInfo& in) {
       in.kind != uint32_t(kind) || in.ports == 0 || in.ports > uint32_t(kSzIbMaxPorts))
     return szSetError(szRemoteError, "ib wire: rank %d sent connection data that is not the ib wire's (version %u)",
                       peer, in.version);
-  if ((in.valid == 1) != p.served)  // both sides derive the links from the placements they share
-    return szSetError(szInternalError, "ib wire: ranks %d and %d disagree on their %s link", c->rank, peer,
-                      kind == kIbHostLink ? "host" : "device");
-  if (!p.served) return szSuccess;
   if (in.sliceBytes != c->shape[kind].sliceBytes || in.nslots != c->shape[kind].nslots)
     return szSetError(szInvalidUsage, "ib wire: rank %d uses %llu-byte slices and %u slots, rank %d %llu and %u "
                       "(%s)", peer, (unsigned long long)in.sliceBytes, in.nslots, c->rank,
@@ -209,9 +207,9 @@ szResult_t ibConnect(szBootstrap* b, const szWireConfig& config, void** wireComm
   c->shape[kIbDeviceLink] = linkShape(config.sliceBytes, config.nslots);
   c->shape[kIbHostLink] = linkShape(config.hostSliceBytes, config.hostSlots);
   c->links.resize(size_t(c->nranks));
-  c->ready.reset(new std::atomic<bool>[size_t(c->nranks)]);
+  c->ready.reset(new std::atomic<bool>[size_t(c->nranks) * kIbLinkKinds]);
+  for (size_t i = 0; i < size_t(c->nranks) * kIbLinkKinds; ++i) c->ready[i].store(false, std::memory_order_relaxed);
   for (int peer = 0; peer < c->nranks; ++peer) {
-    c->ready[size_t(peer)].store(false, std::memory_order_relaxed);
     c->links[size_t(peer)][kIbDeviceLink].served = peer != c->rank && szWireServes(config, peer);
     c->links[size_t(peer)][kIbHostLink].served = peer != c->rank && config.hostPeers != nullptr && config.hostPeers[peer] != 0;
   }
@@ -227,61 +225,69 @@ szResult_t ibConnect(szBootstrap* b, const szWireConfig& config, void** wireComm
   return szSuccess;
 }
 
-// A failure keeps what was set up (ibClose frees it): the peer may be connected to it already.
-szResult_t ibConnectPeers(void* wireComm, const int* requested, int nrequested) {
-  IbComm* c = static_cast<IbComm*>(wireComm);
+// Sets up and connects link `kind` with the `requested` peers that do not have it yet, pairwise
+// (each of them does the same for this rank). A failure keeps what was set up (ibClose frees it:
+// the peer may be connected to it already) and marks the link failed for good.
+szResult_t ibConnectLinks(IbComm* c, int kind, const int* requested, int nrequested) {
   std::lock_guard<std::mutex> lock(c->connectMu);
   std::vector<int> peers;  // those not connected yet
   for (int i = 0; i < nrequested; ++i) {
     const int p = requested[i];
-    if (p < 0 || p >= c->nranks || p == c->rank ||
-        !(c->links[size_t(p)][kIbDeviceLink].served || c->links[size_t(p)][kIbHostLink].served))
-      return szSetError(szInternalError, "ib wire: rank %d does not serve rank %d", c->rank, p);
-    if (!c->ready[size_t(p)].load(std::memory_order_acquire) && c->links[size_t(p)][kIbDeviceLink].qps.empty() &&
-        c->links[size_t(p)][kIbHostLink].qps.empty())
-      peers.push_back(p);
+    if (p < 0 || p >= c->nranks || p == c->rank || !c->links[size_t(p)][kind].served)
+      return szSetError(szInternalError, "ib wire: rank %d has no %s link with rank %d", c->rank, kLinkNames[kind], p);
+    if (linkReady(c, p, kind)) continue;
+    if (c->links[size_t(p)][kind].attempted)
+      return szSetError(szRemoteError, "ib wire: the %s link of ranks %d and %d failed to connect before", kLinkNames[kind],
+                        c->rank, p);
+    peers.push_back(p);
   }
   const int npeers = int(peers.size());
   if (npeers == 0) return szSuccess;
-  const size_t nlinks = size_t(npeers) * kIbLinkKinds;
-  std::vector<PeerInfo> mine(nlinks), theirs(nlinks);
+  std::vector<PeerInfo> mine(static_cast<size_t>(npeers)), theirs(static_cast<size_t>(npeers));
   szResult_t res = szSuccess;
-  for (size_t i = 0; i < nlinks && res == szSuccess; ++i)
-    res = setUpPeerLink(c, peers[i / kIbLinkKinds], int(i % kIbLinkKinds), &mine[i]);
+  for (int i = 0; i < npeers && res == szSuccess; ++i) {
+    c->links[size_t(peers[size_t(i)])][kind].attempted = true;
+    res = setUpPeerLink(c, peers[size_t(i)], kind, &mine[size_t(i)]);
+  }
   std::string why;
   if (res != szSuccess) {  // the peers learn it from the data sent below (valid 0)
     why = szThreadLastError();
     for (PeerInfo& m : mine) m.valid = 0;
   }
-  const szResult_t sent = szBootstrapExchange(c->bootstrap, peers.data(), npeers, kTagIbInfo, mine.data(),
-                                              theirs.data(), sizeof(PeerInfo) * kIbLinkKinds);
+  const szResult_t sent = szBootstrapExchange(c->bootstrap, peers.data(), npeers, kTagIbInfo[kind], mine.data(),
+                                              theirs.data(), sizeof(PeerInfo));
   if (res != szSuccess) return szSetError(res, "%s", why.c_str());
   SZCHECK(sent);
   // A write to a queue pair still in INIT is dropped and retried until the retries run out: the
-  // proxy takes a pair up only once both sides report their queue pairs at RTS.
+  // proxy takes a link up only once both sides report their queue pairs at RTS.
   std::vector<int32_t> rts(static_cast<size_t>(npeers), 1), peerRts(static_cast<size_t>(npeers), 0);
-  for (size_t i = 0; i < nlinks && res == szSuccess; ++i) {
-    res = connectLink(c, peers[i / kIbLinkKinds], int(i % kIbLinkKinds), theirs[i]);
+  for (int i = 0; i < npeers && res == szSuccess; ++i) {
+    res = connectLink(c, peers[size_t(i)], kind, theirs[size_t(i)]);
     if (res != szSuccess) {
       why = szThreadLastError();
       for (int32_t& r : rts) r = 0;
     }
   }
-  SZCHECK(szBootstrapExchange(c->bootstrap, peers.data(), npeers, kTagIbReady, rts.data(), peerRts.data(), sizeof(int32_t)));
+  SZCHECK(szBootstrapExchange(c->bootstrap, peers.data(), npeers, kTagIbReady[kind], rts.data(), peerRts.data(),
+                              sizeof(int32_t)));
   if (res != szSuccess) return szSetError(res, "%s", why.c_str());
   for (int i = 0; i < npeers; ++i)
     if (peerRts[size_t(i)] != 1)
-      return szSetError(szRemoteError, "ib wire: rank %d could not connect its side of the pair with rank %d", peers[size_t(i)],
-                        c->rank);
-  for (int p : peers) c->ready[size_t(p)].store(true, std::memory_order_release);  // the proxy takes the peer from here
+      return szSetError(szRemoteError, "ib wire: rank %d could not connect its side of the %s link with rank %d",
+                        peers[size_t(i)], kLinkNames[kind], c->rank);
+  for (int p : peers)  // the proxy takes the link from here
+    c->ready[size_t(p) * kIbLinkKinds + size_t(kind)].store(true, std::memory_order_release);
   return szSuccess;
+}
+
+szResult_t ibConnectPeers(void* wireComm, const int* peers, int npeers, int host) {
+  return ibConnectLinks(static_cast<IbComm*>(wireComm), host ? kIbHostLink : kIbDeviceLink, peers, npeers);
 }
 
 // Link `kind`'s channel with a connected `peer`, in the addresses its users take (the kernels'
 // for the device link, the host's for the host link).
 szResult_t linkChannel(IbComm* c, int peer, int kind, int send, SlotChannel* ch) {
-  if (peer < 0 || peer >= c->nranks || peer == c->rank || !c->ready[size_t(peer)].load(std::memory_order_acquire) ||
-      !c->links[size_t(peer)][kind].served)
+  if (peer < 0 || peer >= c->nranks || peer == c->rank || !linkReady(c, peer, kind))
     return szSetError(szInvalidArgument, "ib wire: no %s channel with rank %d (not connected)",
                       kind == kIbHostLink ? "host" : "device", peer);
   const IbLink& p = c->links[size_t(peer)][kind];
@@ -297,6 +303,7 @@ szResult_t linkChannel(IbComm* c, int peer, int kind, int send, SlotChannel* ch)
   ch->stride = shape.stride;
   ch->sliceBytes = shape.sliceBytes;
   ch->nslots = shape.nslots;
+  ch->peerWritable = 1;  // RDMA writes under the ring's rkey may come at any time
   return szSuccess;
 }
 

@@ -146,8 +146,9 @@ szResult_t ipcConnect(szBootstrap* b, const szWireConfig& config, void** wireCom
 // its credits written before its address goes out, and a rank writes into its peer's area only
 // once it has mapped it, so no barrier is needed. A failure keeps what was made (ipcClose frees
 // it): the peer may have mapped it already.
-szResult_t ipcConnectPeers(void* wireComm, const int* peers, int npeers) {
+szResult_t ipcConnectPeers(void* wireComm, const int* peers, int npeers, int host) {
   IpcComm* c = static_cast<IpcComm*>(wireComm);
+  if (host) return szSetError(szInternalError, "ipc wire: no host slots (host buffers take tcp)");
   for (int i = 0; i < npeers; ++i) {
     const int p = peers[i];
     if (p < 0 || p >= c->nranks || !c->serves[size_t(p)] || c->peers[size_t(p)].mine != nullptr)

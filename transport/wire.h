@@ -85,14 +85,16 @@ struct szWire {
   szResult_t (*connect)(szBootstrap* bootstrap, const szWireConfig& config, void** wireComm);
 
   // Slot-area wires (null for message wires). connectPeers sets up this rank's slot areas with
-  // `peers` (distinct, served by the wire; those set up before are skipped, so the device path
-  // and the host slots may each ask), once each: allocates and registers their rings and words
+  // `peers` (distinct, served by the wire, none set up before), once each:
+  // allocates and registers their rings and words
   // and exchanges them with each peer over the bootstrap (szBootstrapExchange). Pairwise: it
   // returns once each of `peers` has called it with this rank too, in any call of its own.
   // Errors: szTimeout (a peer did not connect within timeoutMs),
   // szRemoteError, szInvalidUsage (the peer's slots differ, or it is on another node: ipc),
   // szUnhandledCudaError, szSystemError.
-  szResult_t (*connectPeers)(void* wireComm, const int* peers, int npeers);
+  // `host` 1: the slot areas of the host slots (hostChannel) with those peers, 0: the device
+  // path's (channel); each kind connects at its own first use.
+  szResult_t (*connectPeers)(void* wireComm, const int* peers, int npeers, int host);
   // This rank's view of its channel with a connected `peer`, send = 1 for this rank's sends to
   // the peer, in the addresses the slot kernels take.
   szResult_t (*channel)(void* wireComm, int peer, int send, sz::SlotChannel* channel);

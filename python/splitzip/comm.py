@@ -64,7 +64,7 @@ class Communicator:
     wire: "tcp", "ipc", "nccl" or "ib" for every pair of ranks; None: SZ_WIRE, else chosen per
       pair at init as szCommInitRankConfig does (tcp where either rank has no GPU or two processes
       share one, ipc between GPUs of one node, else nccl). Host buffers travel over tcp on every
-      wire.
+      wire but ib, which carries them by RDMA from host slots of its own.
     codec: "on", "off" (a plain pipelined wire), "auto" (compress where it pays), or None:
       SZ_CODEC (default auto).
     codebook: the Codebook compressed slices use; None: the built-in default.

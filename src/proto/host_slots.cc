@@ -234,14 +234,24 @@ bool recvSlice(OpState& o, uint64_t i, const HostSlotConfig& cfg) {
   const uint64_t off = i * o.sliceBytes, n = std::min(o.sliceBytes, o.bytes - off);
   const uint32_t first = o.sliceSeg.empty() ? 0 : o.sliceSeg[i];
   SlotHeader h;
-  memcpy(&h, slot, sizeof(h));
+  memcpy(&h, slot, sizeof(h));  // read once: the checks below hold for this copy
   // The payload the header names must be what landed (the proxy wrote its size in the signal);
   // with SZ_AUTH_DATA the MAC is checked next, before any other field of the header is believed.
   if (h.bytes != __atomic_load_n(&ch.signals[j].bytes, __ATOMIC_RELAXED) || h.bytes > ch.stride - kSlotHeaderBytes) {
     failOp(o, szCorruptFrame, opName(o) + ": slot of step " + std::to_string(step) + " has a bad header");
     return false;
   }
-  // The slot is this side's until its credit returns: it is decrypted where it landed.
+  // A frame (whose escapes the decoder bounds-checks, then follows) or a checksummed or sealed
+  // payload is checked and used from a copy the peer cannot reach; a raw unchecked one is the
+  // peer's bytes however they change.
+  if (ch.peerWritable && ((h.flags & kSlotFrame) || cfg.macKey || crc)) {
+    thread_local std::vector<uint8_t> landed;
+    landed.resize(h.bytes);
+    memcpy(landed.data(), payload, h.bytes);
+    payload = landed.data();
+  }
+  // The slot is this side's until its credit returns: it is decrypted where it landed (or in
+  // the copy).
   if (cfg.macKey && (!(h.flags & kSlotMac) || bool(h.flags & kSlotSealed) != cfg.encrypt ||
                      !openSlot(cfg.macKey, h, payload, r.peer, o.self, uint32_t(cfg.channel)))) {
     failOp(o, szCorruptFrame, opName(o) + ": slice " + std::to_string(i) + " fails its MAC (" +

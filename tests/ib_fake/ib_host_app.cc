@@ -10,6 +10,7 @@
 //   gone      rank 1 destroys its communicator while rank 0 waits in a receive: rank 0 fails
 //             with szRemoteError (the link's heartbeat fails) well before its timeout
 //   down      the port is down (FAKE_IB_PORT_STATE=down): init fails on both ranks, naming it
+//   three     three ranks exchange with both neighbours in one group (a pair connects two peers)
 //   tampered  one payload bit flipped on the wire (FAKE_IB_FLIP) under SZ_AUTH_DATA=1: the receive
 //             fails with szCorruptFrame and the sender does not succeed silently
 #include <dlfcn.h>
@@ -50,22 +51,22 @@ std::vector<uint16_t> kv(size_t n, unsigned seed) {
   return v;
 }
 
-// Runs body(rank, comm) on two ranks as threads over SZ_WIRE=ib; init results in `init`.
-void twoRanks(int codec, int timeoutMs, const std::function<void(int, szComm_t)>& body, szResult_t init[2]) {
+// Runs body(rank, comm) on `nranks` ranks as threads over SZ_WIRE=ib; init results in `init`.
+void onRanks(int nranks, int codec, int timeoutMs, const std::function<void(int, szComm_t)>& body, szResult_t* init) {
   szUniqueId id;
   if (szGetUniqueId(&id) != szSuccess) {
     fail(std::string("szGetUniqueId: ") + szGetLastError(nullptr));
     return;
   }
   std::vector<std::thread> ranks;
-  for (int r = 0; r < 2; ++r)
+  for (int r = 0; r < nranks; ++r)
     ranks.emplace_back([&, r] {
       szConfig_t cfg = SZ_CONFIG_INITIALIZER;
       cfg.wire = "ib";
       cfg.codec = codec;
       cfg.timeoutMs = timeoutMs;
       szComm_t comm = nullptr;
-      init[r] = szCommInitRankConfig(&comm, 2, id, r, &cfg);
+      init[r] = szCommInitRankConfig(&comm, nranks, id, r, &cfg);
       if (init[r] != szSuccess) {
         fprintf(stderr, "rank %d: init: %s\n", r, szGetLastError(nullptr));
         return;
@@ -74,6 +75,10 @@ void twoRanks(int codec, int timeoutMs, const std::function<void(int, szComm_t)>
       szCommDestroy(comm);
     });
   for (std::thread& t : ranks) t.join();
+}
+
+void twoRanks(int codec, int timeoutMs, const std::function<void(int, szComm_t)>& body, szResult_t init[2]) {
+  onRanks(2, codec, timeoutMs, body, init);
 }
 
 // The fake NIC's count of landed slots and their bytes (tests/ib_fake/fake_verbs.cc).
@@ -174,6 +179,30 @@ void tampered() {
   if (res[0] == szSuccess) fail("the sender of a tampered transfer succeeded");
 }
 
+// Three ranks in a ring, both ways in one group: each rank connects its two peers at once.
+void three() {
+  szResult_t init[3] = {szInternalError, szInternalError, szInternalError};
+  onRanks(3, SZ_CODEC_ON, 20000, [&](int r, szComm_t comm) {
+    const size_t n = (size_t(3) << 20) / 2 + 7;
+    const int next = (r + 1) % 3, prev = (r + 2) % 3;
+    const std::vector<uint16_t> mine = kv(n, unsigned(r));
+    std::vector<uint16_t> fromPrev(n), fromNext(n);
+    szGroupStart();
+    szSend(mine.data(), n, szBfloat16, next, comm, nullptr);
+    szSend(mine.data(), n, szBfloat16, prev, comm, nullptr);
+    szRecv(fromPrev.data(), n, szBfloat16, prev, comm, nullptr);
+    szRecv(fromNext.data(), n, szBfloat16, next, comm, nullptr);
+    if (szGroupEnd() != szSuccess) {
+      fail("rank " + std::to_string(r) + ": ring exchange: " + szGetLastError(comm));
+      return;
+    }
+    if (fromPrev != kv(n, unsigned(prev)) || fromNext != kv(n, unsigned(next)))
+      fail("rank " + std::to_string(r) + ": the ring's data arrived changed");
+  }, init);
+  for (int r = 0; r < 3; ++r)
+    if (init[r] != szSuccess) fail("init on the fake NIC");
+}
+
 void down() {
   szResult_t init[2] = {szSuccess, szSuccess};
   twoRanks(SZ_CODEC_ON, 5000, [](int, szComm_t) {}, init);
@@ -190,8 +219,9 @@ int main(int argc, char** argv) {
   else if (mode == "gone") gone();
   else if (mode == "down") down();
   else if (mode == "tampered") tampered();
+  else if (mode == "three") three();
   else {
-    fprintf(stderr, "usage: %s bits|sealed|mismatch|gone|down|tampered\n", argv[0]);
+    fprintf(stderr, "usage: %s bits|sealed|mismatch|gone|down|tampered|three\n", argv[0]);
     return 2;
   }
   if (failures == 0) printf("PASS %s\n", mode.c_str());
