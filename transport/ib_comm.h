@@ -91,7 +91,9 @@ struct IbComm {
   // Per (rank, link kind): the link is set up and connected (ibConnectPeers, at the first
   // operations that use it); the proxy touches a link only after reading true here.
   std::unique_ptr<std::atomic<bool>[]> ready;
-  std::mutex connectMu;  // the device path and the host slots connect pairs, one call at a time
+  // Per link kind, one connect at a time (the device path and the host slots connect their own
+  // links: neither waits for the other's exchange).
+  std::mutex connectMu[kIbLinkKinds];
 };
 
 inline bool linkReady(const IbComm* c, int peer, int kind) {

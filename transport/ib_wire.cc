@@ -229,7 +229,7 @@ szResult_t ibConnect(szBootstrap* b, const szWireConfig& config, void** wireComm
 // (each of them does the same for this rank). A failure keeps what was set up (ibClose frees it:
 // the peer may be connected to it already) and marks the link failed for good.
 szResult_t ibConnectLinks(IbComm* c, int kind, const int* requested, int nrequested) {
-  std::lock_guard<std::mutex> lock(c->connectMu);
+  std::lock_guard<std::mutex> lock(c->connectMu[kind]);
   std::vector<int> peers;  // those not connected yet
   for (int i = 0; i < nrequested; ++i) {
     const int p = requested[i];
