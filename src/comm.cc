@@ -188,6 +188,10 @@ szResult_t connectSlots(szComm* comm, const Placements& placed, const WirePlan& 
   std::vector<SlotProxyChannel> channels{
       SlotProxyChannel{tcp, SlotMemory::kHost, hostSlice, hostSlots, comm->cfg.tcpLinkGBps, nullptr, proxiedHost}};
   channels[0].connectAtInit = !comm->cfg.runtimeConnect;
+  channels[0].unused = true;  // alike on every rank: from the plan of every pair
+  for (int a = 0; a < n; ++a)
+    for (int b = a + 1; b < n; ++b)
+      if (comm->wires[size_t(plan.of(a, b, n))]->hostChannel == nullptr) channels[0].unused = false;
   const size_t nw = comm->wires.size();
   std::vector<std::vector<uint8_t>> serves(nw, std::vector<uint8_t>(size_t(n), 0));
   for (int p = 0; p < n; ++p)  // alike on both sides of a pair: from the placements both see

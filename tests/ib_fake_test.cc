@@ -39,6 +39,16 @@ TEST(IbFakeNic, ThreeRanksExchangeWithBothNeighboursAtOnce) {
   expectPass("three");
 }
 
+TEST(IbFakeNic, AnAllIbCommunicatorOpensNoTcpConnections) {
+  // Every pair's host buffers ride ib's host links: the slot proxy's tcp host channel and its
+  // control connections are not opened at all (the tcp wire logs each connect at INFO).
+  SKIP_WITHOUT_FAKE_NIC();
+  const sztest::ChildRun r = run("three", "SZ_DEBUG=INFO");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("ib wire: rank 2"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("tcp: rank"), std::string::npos) << r.out;
+}
+
 TEST(IbFakeNic, EncryptedHostSlotsCrossBitExact) {
   SKIP_WITHOUT_FAKE_NIC();
   expectPass("sealed", "SZ_ENCRYPT=1");

@@ -289,7 +289,7 @@ bool progressPeer(State* s, int peer, Peer& p, bool hostOnly, bool* moved) {
 
 bool pass(State* s, bool hostOnly) {
   bool moved = false;
-  for (int peer = 0; peer < s->nranks; ++peer) {
+  for (int peer = 0; peer < s->nranks && s->ctrl != nullptr; ++peer) {  // no control wire: no channel in use
     Peer& p = s->peers[size_t(peer)];
     if (peer == s->rank || p.broken) continue;
     if (!progressPeer(s, peer, p, hostOnly, &moved)) {
@@ -468,7 +468,7 @@ szResult_t SlotProxy::create(szBootstrap* b, const szWire* control, const std::v
     p.chans.resize(s->chans.size());
     for (size_t ci = 0; ci < s->chans.size(); ++ci) {
       const std::vector<uint8_t>& serves = s->chans[ci].cfg.peers;
-      p.chans[ci].served = serves.empty() || serves[size_t(peer)] != 0;
+      p.chans[ci].served = !s->chans[ci].cfg.unused && (serves.empty() || serves[size_t(peer)] != 0);
       if (!p.chans[ci].served) continue;
       needThread |= s->chans[ci].cfg.memory != SlotMemory::kHost;  // kernels cannot progress the proxy
       if (s->chans[ci].cfg.connectAtInit) {
@@ -480,13 +480,16 @@ szResult_t SlotProxy::create(szBootstrap* b, const szWire* control, const std::v
   }
   // Every posted receive waits for the peer's next operation, however long that takes; a closed
   // or reset connection still fails it at once (senders and receivers time out on their own).
+  bool anyUsed = false;
   for (ChanShape& c : s->chans) {
+    if (c.cfg.unused) continue;
+    anyUsed = true;
     szWireConfig wc{szBootstrapTimeoutMs(b), 0, c.cfg.ncclComm, 1, c.cfg.linkGBps, 0, 0,
                     c.cfg.peers.empty() ? nullptr : c.cfg.peers.data(), nullptr, 0, 0};
     SZCHECK(c.cfg.wire->connect(b, wc, &c.data));
   }
   szWireConfig wc{szBootstrapTimeoutMs(b), 0, nullptr, 1, 0, 0, 0, nullptr, nullptr, 0, 0};  // the control messages are not the link under test
-  SZCHECK(s->ctrlWire->connect(b, wc, &s->ctrl));
+  if (anyUsed) SZCHECK(s->ctrlWire->connect(b, wc, &s->ctrl));
   int device = -1;
 #if SZ_HAVE_CUDA
   if (needThread) {

@@ -59,6 +59,10 @@ struct SlotProxyChannel {
   // a pair's ends are made at its first operations (channel()); the peer's messages wait in the
   // wire (tcp: its socket) until then.
   bool connectAtInit = false;
+  // true on every rank alike: no pair of the communicator uses the channel (the host channel where
+  // every pair's wire carries host buffers itself: ib), so its data wire is not connected at all;
+  // with every channel unused, neither is the control wire.
+  bool unused = false;
 };
 
 class SlotProxy {
