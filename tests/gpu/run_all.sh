@@ -110,7 +110,8 @@ machine=sys.argv[4]); json.dump(d, open(p, 'w'), indent=1)" "$OUT/handoff_h200.j
   step py_compilers sh -c 'for c in "${CXX:-g++}" /usr/bin/g++; do echo "$c: $($c --version | head -1); shared libstdc++: $($c -print-file-name=libstdc++.so)"; done; python3 -c "import sys; print(sys.version)"'
 }
 
-# Debian packages the image may lack (isal, gtest, fmt, CLI11, nlohmann-json), carried as .deb.
+# Debian packages the image may lack (isal, gtest, fmt, CLI11, nlohmann-json), carried as .deb:
+# tests/gpu/fetch_deps.sh fills .deps here; the device call carries it (carry: [".deps"]).
 DEPS=
 if compgen -G ".deps/*.deb" >/dev/null; then
   DEPS=/tmp/szdeps
