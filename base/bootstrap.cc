@@ -3,19 +3,27 @@
 // connection per (sender, receiver) pair that has exchanged a message, opened by the sender on
 // first use, authenticated with the session key (auth.h) and carrying only that direction.
 //
+// Threads share a bootstrap (lazy connections of two link kinds may exchange at once): one mutex
+// guards its state, one message at a time goes out on each connection, and one thread at a
+// time polls the sockets, with the mutex released; the others wait for it on a condition
+// variable and wake it through an eventfd, so that each gets its turn to poll for its own ends.
+//
 // Every structure below travels in native byte order (hosts of one cluster) and is zeroed
 // before it is filled, so padding never leaks memory contents.
 #include "base/bootstrap.h"
 
 #include <poll.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
 #include <deque>
 #include <list>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -71,6 +79,14 @@ struct szBootstrap {
   std::list<InConn> inConns;
   std::vector<std::deque<Message>> inbox;  // arrived but not yet received, by sender
   std::vector<std::string> inError;        // why a sender's connection ended
+  // Threads: `mu` guards the fields above; the poller alone (polling) touches pending and
+  // inConns, which it may do with `mu` released; a thread waiting for the poller writes to
+  // wakeFd to end its poll and waits on `cv`, which the poller notifies when it is done.
+  std::mutex mu;
+  std::condition_variable cv;
+  bool polling = false;
+  int wakeFd = -1;
+  std::unique_ptr<std::mutex[]> sendMu;  // by peer: one message at a time on outFds[peer]
 };
 
 namespace {
@@ -130,16 +146,43 @@ szHelloVerdict onHello(szBootstrap* b, int fd, const szAuthChallenge& challenge,
 
 // Waits until something happens on the listen socket, an incoming connection, or `waitFd`
 // (for `waitEvents`), or until the deadline, and takes in what arrived. Senders call it too,
-// so that two ranks sending to each other never wait on each other's full buffers.
-szResult_t progress(szBootstrap* b, szDeadline deadline, int waitFd, short waitEvents) {
+// so that two ranks sending to each other never wait on each other's full buffers. With `lock`
+// (b->mu) held; it is released while this thread polls. Where another thread polls, this one
+// ends that poll (wakeFd) and waits for it instead, and its caller looks again.
+szResult_t progress(szBootstrap* b, std::unique_lock<std::mutex>& lock, szDeadline deadline, int waitFd,
+                    short waitEvents) {
+  if (b->polling) {
+    const uint64_t one = 1;
+    if (write(b->wakeFd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+      return szSetError(szSystemError, "bootstrap: eventfd write: %s", strerror(errno));
+    b->cv.wait_until(lock, deadline);
+    return szSuccess;
+  }
+  b->polling = true;
+  struct Done {  // however this ends: the next waiter may poll
+    szBootstrap* b;
+    ~Done() {
+      b->polling = false;
+      b->cv.notify_all();
+    }
+  } done{b};
   std::vector<pollfd> fds;
   int timeout = b->pending->preparePoll(&fds, deadline);
   size_t first = fds.size();
   for (const InConn& c : b->inConns) fds.push_back({c.fd, POLLIN, 0});
+  fds.push_back({b->wakeFd, POLLIN, 0});
   if (waitFd >= 0) fds.push_back({waitFd, waitEvents, 0});
+  lock.unlock();
   int n = poll(fds.data(), fds.size(), timeout);
-  if (n < 0 && errno != EINTR) return szSetError(szSystemError, "bootstrap: poll: %s", strerror(errno));
+  const int err = errno;
+  lock.lock();
+  if (n < 0 && err != EINTR) return szSetError(szSystemError, "bootstrap: poll: %s", strerror(err));
   if (n < 0) return szSuccess;
+  if (fds[first + b->inConns.size()].revents != 0) {
+    uint64_t kicks;
+    if (read(b->wakeFd, &kicks, sizeof(kicks)) < 0 && errno != EAGAIN)
+      return szSetError(szSystemError, "bootstrap: eventfd read: %s", strerror(errno));
+  }
   size_t i = first;
   for (auto it = b->inConns.begin(); it != b->inConns.end(); i++) {
     if (fds[i].revents != 0 && !readConn(b, *it)) {
@@ -149,19 +192,20 @@ szResult_t progress(szBootstrap* b, szDeadline deadline, int waitFd, short waitE
       ++it;
     }
   }
-  bool done = false;
+  bool served = false;
   return b->pending->service(fds.data(), [b](int fd, const szAuthChallenge& c, const void* h) { return onHello(b, fd, c, h); },
-                             &done);
+                             &served);
 }
 
 // Sends all of `data` on `fd`, taking in incoming messages while the socket is full.
-szResult_t sendAll(szBootstrap* b, int fd, const void* data, size_t bytes, szDeadline deadline) {
+szResult_t sendAll(szBootstrap* b, std::unique_lock<std::mutex>& lock, int fd, const void* data, size_t bytes,
+                   szDeadline deadline) {
   size_t offset = 0;
   for (;;) {
     SZCHECK(szSocketSendSome(fd, data, bytes, &offset));
     if (offset == bytes) return szSuccess;
     if (szClock::now() >= deadline) return szSetError(szTimeout, "bootstrap: send timed out");
-    SZCHECK(progress(b, deadline, fd, POLLOUT));
+    SZCHECK(progress(b, lock, deadline, fd, POLLOUT));
   }
 }
 
@@ -177,6 +221,8 @@ szResult_t sendMessage(szBootstrap* b, int peer, int tag, const void* data, size
   if (bytes > kMaxMessageBytes)
     return szSetError(szInvalidArgument, "szBootstrapSend: %zu bytes is above the bootstrap limit of %llu",
                       bytes, (unsigned long long)kMaxMessageBytes);
+  std::lock_guard<std::mutex> one(b->sendMu[peer]);  // outFds[peer] is this thread's until the message is out
+  std::unique_lock<std::mutex> lock(b->mu);
   if (!b->outError[peer].empty())
     return szSetError(szRemoteError, "bootstrap: rank %d: the connection to rank %d broke earlier: %s",
                       b->rank, peer, b->outError[peer].c_str());
@@ -189,12 +235,17 @@ szResult_t sendMessage(szBootstrap* b, int peer, int tag, const void* data, size
   header.tag = tag;
   header.bytes = bytes;
   if (fd < 0) {
-    auto serveWhileWaiting = [b](int waitFd, short events, szDeadline d) { return progress(b, d, waitFd, events); };
-    SZCHECKGOTO(szSocketConnect(b->peers[peer], deadline, &fd), res, fail);
+    auto serveWhileWaiting = [b, &lock](int waitFd, short events, szDeadline d) {
+      return progress(b, lock, d, waitFd, events);
+    };
+    lock.unlock();  // only this thread touches fd (sendMu)
+    res = szSocketConnect(b->peers[peer], deadline, &fd);
+    lock.lock();
+    SZCHECKGOTO(res, res, fail);
     SZCHECKGOTO(szAuthConnect(fd, b->sessionKey, kPurpose, b->rank, peer, 0, deadline, serveWhileWaiting), res, fail);
   }
-  SZCHECKGOTO(sendAll(b, fd, &header, sizeof(header), deadline), res, fail);
-  SZCHECKGOTO(sendAll(b, fd, data, bytes, deadline), res, fail);
+  SZCHECKGOTO(sendAll(b, lock, fd, &header, sizeof(header), deadline), res, fail);
+  SZCHECKGOTO(sendAll(b, lock, fd, data, bytes, deadline), res, fail);
   return szSuccess;
 fail:
   // Part of a message may have gone out: the connection cannot carry another one.
@@ -207,6 +258,7 @@ fail:
 szResult_t recvMessage(szBootstrap* b, int peer, int tag, void* data, size_t bytes) {
   SZCHECK(checkPeer(b, peer, data, bytes, "szBootstrapRecv"));
   szDeadline deadline = szDeadlineAfterMs(b->timeoutMs);
+  std::unique_lock<std::mutex> lock(b->mu);
   for (;;) {
     std::deque<Message>& box = b->inbox[peer];
     auto it = std::find_if(box.begin(), box.end(), [tag](const Message& m) { return m.tag == tag; });
@@ -225,7 +277,7 @@ szResult_t recvMessage(szBootstrap* b, int peer, int tag, void* data, size_t byt
     if (szClock::now() >= deadline)
       return szSetError(szTimeout, "bootstrap: rank %d: no message with tag %d from rank %d "
                         "within %d ms", b->rank, tag, peer, b->timeoutMs);
-    SZCHECK(progress(b, deadline, -1, 0));
+    SZCHECK(progress(b, lock, deadline, -1, 0));
   }
 }
 
@@ -260,8 +312,14 @@ szResult_t szBootstrapInit(const szUniqueId& id, int rank, int nranks, int timeo
   b->outError.resize(nranks);
   b->inbox.resize(nranks);
   b->inError.resize(nranks);
+  b->sendMu.reset(new std::mutex[size_t(nranks)]);
   szSocketAddress myListen;
   szResult_t res;
+  b->wakeFd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (b->wakeFd < 0) {
+    res = szSetError(szSystemError, "bootstrap: eventfd: %s", strerror(errno));
+    goto fail;
+  }
   SZCHECKGOTO(szSocketLocalAddress(&myListen), res, fail);
   SZCHECKGOTO(szSocketListen(&myListen, &b->listenFd), res, fail);
   b->pending = std::make_unique<szPendingSet>(b->listenFd, sizeof(szAuthHello));
@@ -321,6 +379,7 @@ szResult_t szBootstrapClose(szBootstrap* b) {
   for (InConn& c : b->inConns) close(c.fd);
   b->pending.reset();
   szSocketClose(&b->listenFd);
+  if (b->wakeFd >= 0) close(b->wakeFd);
   delete b;
   return szSuccess;
 }

@@ -4,6 +4,9 @@
 // key and hands out a random session key; every later connection between ranks proves that
 // key (auth.h) before a byte of it is trusted, and a second connection claiming a place that
 // is taken is refused. Sizes read from the network are bounded before anything is allocated.
+// Threads may share a bootstrap: point-to-point calls and exchanges run concurrently as long
+// as concurrent ones use different tags with a peer (messages with one tag from one peer are
+// received in the order they came); the collectives (all-gather, barrier) are one thread's.
 #pragma once
 
 #include <cstddef>

@@ -192,6 +192,44 @@ TEST(Bootstrap, PairwiseExchangeInAnyOrder) {
   });
 }
 
+// Threads share a bootstrap (the ib wire's two link kinds connect lazily, each on whichever
+// thread first uses it): three ranks, four threads each, every thread exchanging with both other
+// ranks on a tag of its own, 30 rounds, one thread's messages larger than the socket buffers.
+// Every byte arrives where its tag says, and no thread waits for good on another's poll.
+TEST(Bootstrap, ThreadsExchangeAtOnceOnTagsOfTheirOwn) {
+  szUniqueId id = newId();
+  constexpr int kRanks = 3, kThreads = 4, kRounds = 30;
+  runRanks(kRanks, [&](int rank) {
+    szBootstrap* b = init(id, rank, kRanks);
+    ASSERT_NE(b, nullptr);
+    const int peers[2] = {(rank + 1) % kRanks, (rank + 2) % kRanks};
+    std::vector<std::thread> threads;
+    std::atomic<int> wrong{0}, failed{0};
+    for (int t = 0; t < kThreads; ++t)
+      threads.emplace_back([&, t] {
+        const size_t bytes = t == 0 ? (size_t(1) << 20) + 3 : 8 + size_t(t);
+        for (int round = 0; round < kRounds && failed == 0; ++round) {
+          std::vector<uint8_t> mine(2 * bytes), theirs(2 * bytes, 0);
+          for (int i = 0; i < 2; ++i)
+            for (size_t k = 0; k < bytes; k += 97) mine[size_t(i) * bytes + k] = pattern(rank * 8 + peers[i], k, t * 64 + round);
+          if (szBootstrapExchange(b, peers, 2, 100 + t, mine.data(), theirs.data(), bytes) != szSuccess) {
+            ADD_FAILURE() << "rank " << rank << " thread " << t << ": " << szGetLastError(nullptr);
+            ++failed;
+            return;
+          }
+          for (int i = 0; i < 2; ++i)
+            for (size_t k = 0; k < bytes; k += 97)
+              if (theirs[size_t(i) * bytes + k] != pattern(peers[i] * 8 + rank, k, t * 64 + round)) ++wrong;
+        }
+      });
+    for (std::thread& th : threads) th.join();
+    EXPECT_EQ(wrong.load(), 0) << "rank " << rank;
+    EXPECT_EQ(failed.load(), 0) << "rank " << rank;
+    EXPECT_EQ(szBootstrapBarrier(b), szSuccess) << szGetLastError(nullptr);
+    szBootstrapClose(b);
+  });
+}
+
 // A peer that never takes part: the exchange fails with szTimeout within the bootstrap's timeout.
 TEST(Bootstrap, ExchangeWithAnAbsentPeerTimesOut) {
   szUniqueId id = newId();

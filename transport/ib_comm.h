@@ -92,7 +92,8 @@ struct IbComm {
   // operations that use it); the proxy touches a link only after reading true here.
   std::unique_ptr<std::atomic<bool>[]> ready;
   // Per link kind, one connect at a time (the device path and the host slots connect their own
-  // links: neither waits for the other's exchange).
+  // links: neither waits for the other's exchange, which one lock would make wait in a circle
+  // across two ranks). The two kinds' exchanges share the bootstrap, which threads may share.
   std::mutex connectMu[kIbLinkKinds];
 };
 

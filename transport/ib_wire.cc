@@ -245,10 +245,8 @@ szResult_t ibConnectLinks(IbComm* c, int kind, const int* requested, int nreques
   if (npeers == 0) return szSuccess;
   std::vector<PeerInfo> mine(static_cast<size_t>(npeers)), theirs(static_cast<size_t>(npeers));
   szResult_t res = szSuccess;
-  for (int i = 0; i < npeers && res == szSuccess; ++i) {
-    c->links[size_t(peers[size_t(i)])][kind].attempted = true;
-    res = setUpPeerLink(c, peers[size_t(i)], kind, &mine[size_t(i)]);
-  }
+  for (int p : peers) c->links[size_t(p)][kind].attempted = true;  // each peer learns of a failure below
+  for (int i = 0; i < npeers && res == szSuccess; ++i) res = setUpPeerLink(c, peers[size_t(i)], kind, &mine[size_t(i)]);
   std::string why;
   if (res != szSuccess) {  // the peers learn it from the data sent below (valid 0)
     why = szThreadLastError();

@@ -11,6 +11,10 @@
 //             with szRemoteError (the link's heartbeat fails) well before its timeout
 //   down      the port is down (FAKE_IB_PORT_STATE=down): init fails on both ranks, naming it
 //   three     three ranks exchange with both neighbours in one group (a pair connects two peers)
+//   chain     three ranks whose first host operations with each other are ordered so that lazy
+//             connections would wait in a circle (run with SZ_RUNTIME_CONNECT=0: every host link
+//             connects at init): rank 0 sends to 1 and 2 in one group, rank 1 receives from 0
+//             and then sends to 2, rank 2 receives from 1 and then from 0
 //   tampered  one payload bit flipped on the wire (FAKE_IB_FLIP) under SZ_AUTH_DATA=1: the receive
 //             fails with szCorruptFrame and the sender does not succeed silently
 #include <dlfcn.h>
@@ -203,6 +207,34 @@ void three() {
     if (init[r] != szSuccess) fail("init on the fake NIC");
 }
 
+void chain() {
+  szResult_t init[3] = {szInternalError, szInternalError, szInternalError};
+  const size_t n = 100003;
+  onRanks(3, SZ_CODEC_ON, 10000, [&](int r, szComm_t comm) {
+    std::vector<uint16_t> a(n), b(n);
+    szResult_t res = szSuccess;
+    if (r == 0) {
+      const std::vector<uint16_t> to1 = kv(n, 1), to2 = kv(n, 2);
+      szGroupStart();
+      szSend(to1.data(), n, szBfloat16, 1, comm, nullptr);
+      szSend(to2.data(), n, szBfloat16, 2, comm, nullptr);
+      res = szGroupEnd();
+    } else if (r == 1) {
+      res = szRecv(a.data(), n, szBfloat16, 0, comm, nullptr);
+      if (res == szSuccess && a != kv(n, 1)) fail("rank 1: rank 0's data arrived changed");
+      const std::vector<uint16_t> to2 = kv(n, 12);
+      if (res == szSuccess) res = szSend(to2.data(), n, szBfloat16, 2, comm, nullptr);
+    } else {
+      res = szRecv(a.data(), n, szBfloat16, 1, comm, nullptr);
+      if (res == szSuccess) res = szRecv(b.data(), n, szBfloat16, 0, comm, nullptr);
+      if (res == szSuccess && (a != kv(n, 12) || b != kv(n, 2))) fail("rank 2: the data arrived changed");
+    }
+    if (res != szSuccess) fail("rank " + std::to_string(r) + ": " + szGetLastError(comm));
+  }, init);
+  for (int r = 0; r < 3; ++r)
+    if (init[r] != szSuccess) fail("init on the fake NIC");
+}
+
 void down() {
   szResult_t init[2] = {szSuccess, szSuccess};
   twoRanks(SZ_CODEC_ON, 5000, [](int, szComm_t) {}, init);
@@ -220,8 +252,9 @@ int main(int argc, char** argv) {
   else if (mode == "down") down();
   else if (mode == "tampered") tampered();
   else if (mode == "three") three();
+  else if (mode == "chain") chain();
   else {
-    fprintf(stderr, "usage: %s bits|sealed|mismatch|gone|down|tampered|three\n", argv[0]);
+    fprintf(stderr, "usage: %s bits|sealed|mismatch|gone|down|tampered|three|chain\n", argv[0]);
     return 2;
   }
   if (failures == 0) printf("PASS %s\n", mode.c_str());
