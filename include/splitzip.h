@@ -296,7 +296,9 @@ szResult_t szHistogramAsync(const void* d_data, size_t count, szDataType_t type,
  * ------------------------------------------------------------------------------------- */
 
 #define SZ_UNIQUE_ID_BYTES 128
-/* Rendezvous address and a random secret; pass it to every rank (MPI_Bcast, a file, ...). */
+/* Rendezvous address and a random secret; pass it to every rank (MPI_Bcast, a file, ...). An id
+ * is a capability: whoever holds it can join the communicator as any rank not yet taken, so
+ * share it as a password (never log it or send it in the clear over an untrusted network). */
 typedef struct {
   char internal[SZ_UNIQUE_ID_BYTES];
 } szUniqueId;
@@ -305,7 +307,8 @@ typedef struct {
  * ncclGetUniqueId, and holds a random key that admits ranks to it. With SZ_COMM_ID=host:port
  * set, the id names that address instead, and the rank-0 process listens there (so processes
  * started separately find each other); the key is then HMAC-SHA256(SZ_COMM_SECRET, SZ_COMM_ID):
- * without SZ_COMM_SECRET anyone who can reach the address can join (a WARN says so). Either
+ * without SZ_COMM_SECRET anyone who can reach the address can join (a WARN says so, at the
+ * default level; the perf tools and Python's Communicator.from_env refuse it). Either
  * way the rendezvous gives the communicator a fresh random session key that every later
  * connection between its ranks must prove (docs/PIPELINE.md, "What the wire protects").
  * Errors: szInvalidArgument (NULL), szSystemError (no address / cannot listen). */

@@ -173,6 +173,50 @@ TEST(RendezvousAttack, RanksThatWaitedLearnThatAnotherVersionTriedToJoin) {
   old.join();
 }
 
+// An intruder that knows the root's address (SZ_COMM_ID) but not the id's key (the ranks share
+// SZ_COMM_SECRET) greets the root as rank 1 before the real rank 1: with a key derived without
+// the secret, a guessed one or an empty one. Every greeting is dropped unanswered (no table, no
+// session key), and the real rank 1 then takes its place: the ranks meet and exchange.
+TEST(RendezvousAttack, AnIntruderWithoutTheKeyCannotTakeARank) {
+  CommIdEnv env("the ranks' secret");
+  unsetenv("SZ_COMM_SECRET");  // the key SZ_COMM_ID alone gives (an id from SZ_COMM_ID starts no root)
+  szUniqueId guess;
+  ASSERT_EQ(szBootstrapGetUniqueId(&guess), szSuccess) << szGetLastError(nullptr);
+  const std::vector<uint8_t> addressOnlyKey = idKeyOf(guess);
+  setenv("SZ_COMM_SECRET", "the ranks' secret", 1);
+  szUniqueId id;
+  ASSERT_EQ(szBootstrapGetUniqueId(&id), szSuccess) << szGetLastError(nullptr);
+  ASSERT_NE(idKeyOf(id), addressOnlyKey);  // the secret changes the key
+  const szSocketAddress root = rootOf(id);
+  std::vector<uint8_t> guessed = idKeyOf(id);
+  guessed[0] ^= 1;
+  std::atomic<bool> attacked{false};
+  std::string got;
+  runRanks(2, [&](int rank) {
+    if (rank == 1) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));  // rank 0 starts the root
+      for (const std::vector<uint8_t>& key : {addressOnlyKey, guessed, std::vector<uint8_t>(kSzKeyBytes, 0)}) {
+        int fd = greet(root, key, 1, 2);
+        EXPECT_GE(fd, 0) << "the root did not challenge";
+        if (fd < 0) continue;
+        EXPECT_EQ(answerBytes(fd, 2000), 0u) << "a greeting without the key was answered";
+        close(fd);
+      }
+      attacked = true;
+    }
+    while (rank == 1 && !attacked) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    szBootstrap* b = nullptr;
+    ASSERT_EQ(szBootstrapInit(id, rank, 2, kTimeoutMs, &b), szSuccess) << szGetLastError(nullptr);
+    char text[5] = {};
+    if (rank == 1) EXPECT_EQ(szBootstrapSend(b, 0, 1, "real", 4), szSuccess) << szGetLastError(nullptr);
+    else EXPECT_EQ(szBootstrapRecv(b, 1, 1, text, 4), szSuccess) << szGetLastError(nullptr);
+    if (rank == 0) got = text;
+    EXPECT_EQ(szBootstrapBarrier(b), szSuccess);
+    szBootstrapClose(b);
+  });
+  EXPECT_EQ(got, "real");
+}
+
 TEST(RendezvousAttack, DisagreeingGreetingFailsTheRendezvous) {
   CommIdEnv env;
   szUniqueId id;

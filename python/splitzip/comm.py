@@ -90,11 +90,19 @@ class Communicator:
     @classmethod
     def from_env(cls, **config) -> Communicator:
         """The rank named by SZ_RANK of SZ_NRANKS processes meeting at SZ_COMM_ID=host:port (as
-        NCCL_COMM_ID); give every rank the same SZ_COMM_SECRET too (docs/PIPELINE.md). `config`
-        as for Communicator()."""
+        NCCL_COMM_ID), every rank with the same SZ_COMM_SECRET: without a secret the id's key would
+        come from the address alone and any process that reaches it could join, so from_env
+        refuses that, as the perf tools do (README, "Processes started without MPI"; or share a
+        unique id: from_torch_distributed). `config` as for Communicator()."""
         missing = [v for v in ("SZ_COMM_ID", "SZ_RANK", "SZ_NRANKS") if not os.environ.get(v)]
         if missing:
             raise InvalidArgumentError(f"Communicator.from_env needs {', '.join(missing)} set")
+        if not os.environ.get("SZ_COMM_SECRET"):
+            raise InvalidUsageError(
+                "Communicator.from_env: SZ_COMM_ID without SZ_COMM_SECRET: give every rank the same secret "
+                "(e.g. SZ_COMM_SECRET=$(openssl rand -hex 16) shared by the launcher), or share a unique id "
+                "(Communicator.from_torch_distributed, or get_unique_id() sent to every rank); without one, any "
+                "process that reaches the address can join")
         return cls(int(os.environ["SZ_RANK"]), int(os.environ["SZ_NRANKS"]), get_unique_id(), **config)
 
     @classmethod

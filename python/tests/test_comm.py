@@ -67,6 +67,15 @@ def test_from_env_needs_its_variables(monkeypatch):
         sz.Communicator.from_env()
 
 
+def test_from_env_refuses_an_address_without_a_secret(monkeypatch):
+    monkeypatch.setenv("SZ_COMM_ID", "127.0.0.1:1")
+    monkeypatch.setenv("SZ_RANK", "0")
+    monkeypatch.setenv("SZ_NRANKS", "2")
+    monkeypatch.delenv("SZ_COMM_SECRET", raising=False)
+    with pytest.raises(sz.InvalidUsageError, match="SZ_COMM_SECRET"):
+        sz.Communicator.from_env()
+
+
 def test_bad_arguments_raise():
     with pytest.raises(sz.InvalidArgumentError, match="codec"):
         sz.Communicator(0, 2, bytes(128), codec="zip")
