@@ -5,18 +5,19 @@
 //
 // Threads share a bootstrap (lazy connections of two link kinds may exchange at once): one mutex
 // guards its state, one message at a time goes out on each connection, and one thread at a
-// time polls the sockets, with the mutex released; the others wait for it on a condition
-// variable and wake it through an eventfd, so that each gets its turn to poll for its own ends.
+// time polls every inbound socket and the listener, with the mutex released; a thread waiting
+// for a message waits for that poller's round to end (a condition variable), and one waiting on
+// its own outgoing socket polls that socket itself meanwhile, so no waiter spins.
 //
 // Every structure below travels in native byte order (hosts of one cluster) and is zeroed
 // before it is filled, so padding never leaks memory contents.
 #include "base/bootstrap.h"
 
 #include <poll.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
@@ -79,14 +80,14 @@ struct szBootstrap {
   std::list<InConn> inConns;
   std::vector<std::deque<Message>> inbox;  // arrived but not yet received, by sender
   std::vector<std::string> inError;        // why a sender's connection ended
-  // Threads: `mu` guards the fields above; the poller alone (polling) touches pending and
-  // inConns, which it may do with `mu` released; a thread waiting for the poller writes to
-  // wakeFd to end its poll and waits on `cv`, which the poller notifies when it is done.
+  // Threads: `mu` guards the fields above, and only the poller (polling) reads or changes
+  // pending and inConns (polling their fds with `mu` released); the others wait on `cv`, which
+  // the poller notifies at the end of each round (rounds).
   std::mutex mu;
   std::condition_variable cv;
   bool polling = false;
-  int wakeFd = -1;
-  std::unique_ptr<std::mutex[]> sendMu;  // by peer: one message at a time on outFds[peer]
+  uint64_t rounds = 0;  // poll rounds finished
+  std::unique_ptr<std::timed_mutex[]> sendMu;  // by peer: one message at a time on outFds[peer]
 };
 
 namespace {
@@ -148,14 +149,22 @@ szHelloVerdict onHello(szBootstrap* b, int fd, const szAuthChallenge& challenge,
 // (for `waitEvents`), or until the deadline, and takes in what arrived. Senders call it too,
 // so that two ranks sending to each other never wait on each other's full buffers. With `lock`
 // (b->mu) held; it is released while this thread polls. Where another thread polls, this one
-// ends that poll (wakeFd) and waits for it instead, and its caller looks again.
+// waits for the end of its round (or polls its own `waitFd` briefly), and its caller looks again.
 szResult_t progress(szBootstrap* b, std::unique_lock<std::mutex>& lock, szDeadline deadline, int waitFd,
                     short waitEvents) {
   if (b->polling) {
-    const uint64_t one = 1;
-    if (write(b->wakeFd, &one, sizeof(one)) < 0 && errno != EAGAIN)
-      return szSetError(szSystemError, "bootstrap: eventfd write: %s", strerror(errno));
-    b->cv.wait_until(lock, deadline);
+    if (waitFd >= 0) {  // this thread's own fd (sendMu): poll it beside the poller, briefly
+      pollfd one{waitFd, waitEvents, 0};
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - szClock::now()).count();
+      lock.unlock();
+      int n = poll(&one, 1, int(std::max<long long>(0, std::min<long long>(left, 10))));
+      const int err = errno;
+      lock.lock();
+      if (n < 0 && err != EINTR) return szSetError(szSystemError, "bootstrap: poll: %s", strerror(err));
+      return szSuccess;
+    }
+    const uint64_t round = b->rounds;  // the poller polls every inbound socket: wait for its round
+    b->cv.wait_until(lock, deadline, [&] { return b->rounds != round; });
     return szSuccess;
   }
   b->polling = true;
@@ -163,6 +172,7 @@ szResult_t progress(szBootstrap* b, std::unique_lock<std::mutex>& lock, szDeadli
     szBootstrap* b;
     ~Done() {
       b->polling = false;
+      b->rounds++;
       b->cv.notify_all();
     }
   } done{b};
@@ -170,7 +180,6 @@ szResult_t progress(szBootstrap* b, std::unique_lock<std::mutex>& lock, szDeadli
   int timeout = b->pending->preparePoll(&fds, deadline);
   size_t first = fds.size();
   for (const InConn& c : b->inConns) fds.push_back({c.fd, POLLIN, 0});
-  fds.push_back({b->wakeFd, POLLIN, 0});
   if (waitFd >= 0) fds.push_back({waitFd, waitEvents, 0});
   lock.unlock();
   int n = poll(fds.data(), fds.size(), timeout);
@@ -178,11 +187,6 @@ szResult_t progress(szBootstrap* b, std::unique_lock<std::mutex>& lock, szDeadli
   lock.lock();
   if (n < 0 && err != EINTR) return szSetError(szSystemError, "bootstrap: poll: %s", strerror(err));
   if (n < 0) return szSuccess;
-  if (fds[first + b->inConns.size()].revents != 0) {
-    uint64_t kicks;
-    if (read(b->wakeFd, &kicks, sizeof(kicks)) < 0 && errno != EAGAIN)
-      return szSetError(szSystemError, "bootstrap: eventfd read: %s", strerror(errno));
-  }
   size_t i = first;
   for (auto it = b->inConns.begin(); it != b->inConns.end(); i++) {
     if (fds[i].revents != 0 && !readConn(b, *it)) {
@@ -221,12 +225,17 @@ szResult_t sendMessage(szBootstrap* b, int peer, int tag, const void* data, size
   if (bytes > kMaxMessageBytes)
     return szSetError(szInvalidArgument, "szBootstrapSend: %zu bytes is above the bootstrap limit of %llu",
                       bytes, (unsigned long long)kMaxMessageBytes);
-  std::lock_guard<std::mutex> one(b->sendMu[peer]);  // outFds[peer] is this thread's until the message is out
+  const szDeadline deadline = szDeadlineAfterMs(b->timeoutMs);
+  // outFds[peer] is this thread's until the message is out; another thread's message to the
+  // peer goes first, within this one's deadline.
+  std::unique_lock<std::timed_mutex> one(b->sendMu[peer], std::defer_lock);
+  if (!one.try_lock_until(deadline))
+    return szSetError(szTimeout, "bootstrap: rank %d: a send to rank %d waited %d ms behind another thread's", b->rank,
+                      peer, b->timeoutMs);
   std::unique_lock<std::mutex> lock(b->mu);
   if (!b->outError[peer].empty())
     return szSetError(szRemoteError, "bootstrap: rank %d: the connection to rank %d broke earlier: %s",
                       b->rank, peer, b->outError[peer].c_str());
-  szDeadline deadline = szDeadlineAfterMs(b->timeoutMs);
   szResult_t res = szSuccess;
   int& fd = b->outFds[peer];
   MsgHeader header;
@@ -312,14 +321,9 @@ szResult_t szBootstrapInit(const szUniqueId& id, int rank, int nranks, int timeo
   b->outError.resize(nranks);
   b->inbox.resize(nranks);
   b->inError.resize(nranks);
-  b->sendMu.reset(new std::mutex[size_t(nranks)]);
+  b->sendMu.reset(new std::timed_mutex[size_t(nranks)]);
   szSocketAddress myListen;
   szResult_t res;
-  b->wakeFd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (b->wakeFd < 0) {
-    res = szSetError(szSystemError, "bootstrap: eventfd: %s", strerror(errno));
-    goto fail;
-  }
   SZCHECKGOTO(szSocketLocalAddress(&myListen), res, fail);
   SZCHECKGOTO(szSocketListen(&myListen, &b->listenFd), res, fail);
   b->pending = std::make_unique<szPendingSet>(b->listenFd, sizeof(szAuthHello));
@@ -379,7 +383,6 @@ szResult_t szBootstrapClose(szBootstrap* b) {
   for (InConn& c : b->inConns) close(c.fd);
   b->pending.reset();
   szSocketClose(&b->listenFd);
-  if (b->wakeFd >= 0) close(b->wakeFd);
   delete b;
   return szSuccess;
 }

@@ -30,11 +30,15 @@ socklen_t addressLength(const szSocketAddress& addr) {
 // Errors that mean the peer is gone rather than that this host failed.
 bool peerGone(int err) { return err == ECONNRESET || err == EPIPE || err == ENOTCONN; }
 
-szResult_t ioError(const char* op, int err) {
+}  // namespace
+
+szResult_t szSocketIoError(const char* op, int err) {
   if (peerGone(err))
     return szSetError(szRemoteError, "socket %s: connection reset by peer (%s)", op, strerror(err));
   return szSetError(szSystemError, "socket %s: %s", op, strerror(err));
 }
+
+namespace {
 
 void tune(int fd) {
   int one = 1;
@@ -287,7 +291,7 @@ szResult_t szSocketSendSome(int fd, const void* data, size_t bytes, size_t* offs
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) return szSuccess;
-      return ioError("send", errno);
+      return szSocketIoError("send", errno);
     }
     *offset += n;
     if ((size_t)n < want) return szSuccess;  // the send buffer is full
@@ -302,7 +306,7 @@ szResult_t szSocketRecvSome(int fd, void* data, size_t bytes, size_t* offset) {
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) return szSuccess;
-      return ioError("recv", errno);
+      return szSocketIoError("recv", errno);
     }
     if (n == 0) return szSetError(szRemoteError, "socket recv: connection closed by peer");
     *offset += n;

@@ -56,6 +56,9 @@ szResult_t szSocketAccept(int listenFd, int* fd, int* exhausted);
 // Moves bytes [*offset, bytes) without waiting and advances *offset; returns once the socket
 // would block or took less than asked (a full buffer), so *offset < bytes is not an error.
 szResult_t szSocketSendSome(int fd, const void* data, size_t bytes, size_t* offset);
+// The error of a failed send or recv (`op`) with errno `err`: szRemoteError where the peer is
+// gone (reset, broken pipe), szSystemError otherwise; its message says which.
+szResult_t szSocketIoError(const char* op, int err);
 szResult_t szSocketRecvSome(int fd, void* data, size_t bytes, size_t* offset);
 // Moves all `bytes`, waiting with poll() as needed.
 szResult_t szSocketSendAll(int fd, const void* data, size_t bytes, szDeadline deadline);

@@ -98,6 +98,14 @@ struct SlotSignal {
 };
 
 // One side's view of a channel (device pointers: local memory, or the peer's mapped memory).
+// Host channels of the slot proxy over a wire that can fail a peer (tcp): where a slot's payload
+// lies when not in the slot. A host sender leaves a raw slice in its caller's buffer (set before
+// the slot's ready word is released; null: in the slot), and the proxy may land a receive's raw
+// slice straight in its caller's buffer (set before the signal's ready word; null: in the slot).
+struct SlotPayload {
+  uint8_t* data;
+};
+
 struct SlotChannel {
   uint8_t* ring;        // nslots slots of `stride` bytes (receiver's memory)
   SlotSignal* signals;  // nslots signals (this side's, host-visible), or null: ready in the ring
@@ -114,6 +122,9 @@ struct SlotChannel {
   // receiver copies a landed slot out before it checks and decodes it, and nothing the peer
   // writes afterwards can change what was checked.
   uint32_t peerWritable;
+  // Host channels of the slot proxy whose wire can fail a peer: nslots entries (SlotPayload);
+  // null: every payload lies in its slot.
+  SlotPayload* payloads;
 };
 
 // A piece of a szSendv/szRecvv buffer list.

@@ -176,8 +176,8 @@ TEST_P(WireIntruder, ForgedConnectionsAreRefusedAndTheTransferIsExact) {
     void* comm = nullptr;
     ASSERT_EQ(szWireTcp.connect(b, cfg, &comm), szSuccess) << szGetLastError(nullptr);
     szWireRequest* req = nullptr;
-    ASSERT_EQ(rank == 0 ? szWireTcp.isend(comm, 1, sent.data(), bytes, &req)
-                        : szWireTcp.irecv(comm, 0, got.data(), bytes, &req),
+    ASSERT_EQ(rank == 0 ? szWireIsend(&szWireTcp, comm, 1, sent.data(), bytes, &req)
+                        : szWireIrecv(&szWireTcp, comm, 0, got.data(), bytes, &req),
               szSuccess);
     int done = 0;
     size_t size = 0;

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <functional>
 #include <memory>
 #include <string>
@@ -228,6 +229,51 @@ TEST(Bootstrap, ThreadsExchangeAtOnceOnTagsOfTheirOwn) {
     EXPECT_EQ(szBootstrapBarrier(b), szSuccess) << szGetLastError(nullptr);
     szBootstrapClose(b);
   });
+}
+
+double threadCpuSeconds() {
+  timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return double(t.tv_sec) + double(t.tv_nsec) * 1e-9;
+}
+
+// Three threads of one rank wait for messages that come only after a second: they wait without
+// spinning (a tenth of the time in CPU at most, together), and a fourth thread's first send
+// (its connection's handshake waits for the peer's challenge) goes through at once meanwhile.
+TEST(Bootstrap, ThreadsWaitingForMessagesDoNotSpinOrHoldUpASend) {
+  szUniqueId id = newId();
+  szBootstrap* bs[2] = {nullptr, nullptr};
+  runRanks(2, [&](int rank) { bs[rank] = init(id, rank, 2); });
+  ASSERT_NE(bs[0], nullptr);
+  ASSERT_NE(bs[1], nullptr);
+  std::vector<std::thread> waiters;
+  std::vector<double> cpu(3, 0.0);
+  for (int t = 0; t < 3; ++t)
+    waiters.emplace_back([&, t] {
+      const double start = threadCpuSeconds();
+      int v = -1;
+      EXPECT_EQ(szBootstrapRecv(bs[0], 1, 10 + t, &v, sizeof(v)), szSuccess) << szGetLastError(nullptr);
+      EXPECT_EQ(v, t);
+      cpu[size_t(t)] = threadCpuSeconds() - start;
+    });
+  std::thread peer([&] {  // rank 1 answers the handshake of rank 0's first send
+    int v = 0;
+    EXPECT_EQ(szBootstrapRecv(bs[1], 0, 20, &v, sizeof(v)), szSuccess) << szGetLastError(nullptr);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // a waiter polls
+  const auto t0 = std::chrono::steady_clock::now();
+  const int hello = 1;
+  EXPECT_EQ(szBootstrapSend(bs[0], 1, 20, &hello, sizeof(hello)), szSuccess) << szGetLastError(nullptr);
+  const double sendSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LT(sendSeconds, 1.0) << "a first send waited behind a thread waiting for a message";
+  peer.join();
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  for (int t = 0; t < 3; ++t) EXPECT_EQ(szBootstrapSend(bs[1], 0, 10 + t, &t, sizeof(t)), szSuccess);
+  for (std::thread& w : waiters) w.join();
+  EXPECT_LT(cpu[0] + cpu[1] + cpu[2], 0.12) << "waiting threads spun: " << cpu[0] << " + " << cpu[1] << " + " << cpu[2]
+                                             << " s of CPU over about 1.2 s";
+  szBootstrapClose(bs[0]);
+  szBootstrapClose(bs[1]);
 }
 
 // A peer that never takes part: the exchange fails with szTimeout within the bootstrap's timeout.

@@ -61,12 +61,15 @@ szResult_t fakeConnect(szBootstrap* b, const szWireConfig&, void** wireComm) {
   return szSuccess;
 }
 
-szResult_t fakeIsend(void* wireComm, int peer, const void* data, size_t bytes, szWireRequest** request) {
+szResult_t fakeIsend(void* wireComm, int peer, const szWirePiece* pieces, int npieces, szWireRequest** request) {
   FakeComm* c = static_cast<FakeComm*>(wireComm);
   std::lock_guard<std::mutex> lock(c->net->mu);
-  const uint8_t* p = static_cast<const uint8_t*>(data);
-  c->net->queues[{c->rank, peer}].emplace_back(p, p + bytes);  // eager: the bytes are copied now
-  std::vector<uint8_t>& m = c->net->queues[{c->rank, peer}].back();
+  std::vector<uint8_t>& m = c->net->queues[{c->rank, peer}].emplace_back();  // eager: the bytes are copied now
+  for (int k = 0; k < npieces; ++k) {
+    const uint8_t* p = static_cast<const uint8_t*>(pieces[k].data);
+    m.insert(m.end(), p, p + pieces[k].bytes);
+  }
+  const size_t bytes = m.size();
   if (c->net->messages == c->net->flipAt && m.size() > sz::kSlotHeaderBytes + 100) m[sz::kSlotHeaderBytes + 100] ^= 0x10;
   if (c->net->messages == 0) c->net->first = m;
   ++c->net->messages;
@@ -74,8 +77,9 @@ szResult_t fakeIsend(void* wireComm, int peer, const void* data, size_t bytes, s
   return szSuccess;
 }
 
-szResult_t fakeIrecv(void* wireComm, int peer, void* data, size_t capacity, szWireRequest** request) {
-  *request = new szWireRequest{false, static_cast<FakeComm*>(wireComm), peer, data, capacity};
+szResult_t fakeIrecv(void* wireComm, int peer, const szWirePiece* pieces, int npieces, szWireRequest** request) {
+  if (npieces != 1) return szSetError(szInvalidArgument, "fake wire: receives take one piece");
+  *request = new szWireRequest{false, static_cast<FakeComm*>(wireComm), peer, pieces[0].data, pieces[0].bytes};
   return szSuccess;
 }
 
@@ -108,11 +112,11 @@ szResult_t fakeClose(void* wireComm) {
   return szSuccess;
 }
 
-// name, needsGpu, deviceMemory, nodeLocal, sendsWaitForReceives, defaultSliceBytes, defaultMaxBlocks, connect, channel, isend, irecv, test, close, abort
-const szWire kFakeWire = {"fake", 0, 0, 0, 0, 64 << 10, 0, fakeConnect, nullptr, nullptr, nullptr, nullptr, fakeIsend, fakeIrecv, fakeTest, fakeClose, fakeClose};
+// name, needsGpu, deviceMemory, nodeLocal, sendsWaitForReceives, defaultSliceBytes, defaultMaxBlocks, connect, connectPeers, channel, hostChannel, progress, isend, irecv, test, failPeer, close, abort
+const szWire kFakeWire = {"fake", 0, 0, 0, 0, 64 << 10, 0, fakeConnect, nullptr, nullptr, nullptr, nullptr, fakeIsend, fakeIrecv, fakeTest, nullptr, fakeClose, fakeClose};
 
 szResult_t noChannel(void*, int, int, sz::SlotChannel*) { return szInternalError; }
-const szWire kAreaWire = {"areas", 0, 0, 1, 0, 64 << 10, 0, fakeConnect, nullptr, noChannel, nullptr, nullptr, nullptr, nullptr, nullptr, fakeClose, fakeClose};
+const szWire kAreaWire = {"areas", 0, 0, 1, 0, 64 << 10, 0, fakeConnect, nullptr, noChannel, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, fakeClose, fakeClose};
 
 constexpr uint64_t kSlice = 64 << 10;
 constexpr uint32_t kSlots = 4;

@@ -4,6 +4,7 @@
 // socket counts, and several threads driving one communicator.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -86,8 +87,8 @@ void exchange(int rank, void* comm, const std::vector<size_t>& sizes) {
   for (size_t k = 0; k < sizes.size(); k++) {
     out.push_back(message(rank, k, sizes[k]));
     in.emplace_back(sizes[k] + 1, 0xEE);  // one byte more than the message, to catch overruns
-    ASSERT_EQ(szWireTcp.irecv(comm, peer, in[k].data(), sizes[k], &recvs[k]), szSuccess);
-    ASSERT_EQ(szWireTcp.isend(comm, peer, out[k].data(), sizes[k], &sends[k]), szSuccess);
+    ASSERT_EQ(szWireIrecv(&szWireTcp, comm, peer, in[k].data(), sizes[k], &recvs[k]), szSuccess);
+    ASSERT_EQ(szWireIsend(&szWireTcp, comm, peer, out[k].data(), sizes[k], &sends[k]), szSuccess);
   }
   // All transfers first: checking 64 MiB takes a while, and a peer that stops calling test()
   // that long looks dead to the other side.
@@ -129,8 +130,8 @@ TEST(WireTcpRing, FourRanksSendNextReceivePrevious) {
     for (size_t k = 0; k < sizes.size(); k++) {
       out.push_back(message(rank, k, sizes[k]));
       in.emplace_back(sizes[k]);
-      ASSERT_EQ(szWireTcp.isend(comm, next, out[k].data(), sizes[k], &sends[k]), szSuccess);
-      ASSERT_EQ(szWireTcp.irecv(comm, prev, in[k].data(), sizes[k], &recvs[k]), szSuccess);
+      ASSERT_EQ(szWireIsend(&szWireTcp, comm, next, out[k].data(), sizes[k], &sends[k]), szSuccess);
+      ASSERT_EQ(szWireIrecv(&szWireTcp, comm, prev, in[k].data(), sizes[k], &recvs[k]), szSuccess);
     }
     for (size_t k = 0; k < sizes.size(); k++) {
       EXPECT_EQ(wait(sends[k]), szSuccess) << szGetLastError(nullptr);
@@ -146,17 +147,17 @@ TEST(WireTcpErrors, MessageLargerThanReceiveBuffer) {
     std::vector<uint8_t> buf(1000, 1);
     szWireRequest* req = nullptr;
     if (rank == 0) {
-      ASSERT_EQ(szWireTcp.isend(comm, 1, buf.data(), buf.size(), &req), szSuccess);
+      ASSERT_EQ(szWireIsend(&szWireTcp, comm, 1, buf.data(), buf.size(), &req), szSuccess);
       szResult_t res = wait(req);  // in the socket buffer before the receiver objects, or reset
       EXPECT_TRUE(res == szSuccess || res == szRemoteError) << res;
       return;
     }
-    ASSERT_EQ(szWireTcp.irecv(comm, 0, buf.data(), 100, &req), szSuccess);
+    ASSERT_EQ(szWireIrecv(&szWireTcp, comm, 0, buf.data(), 100, &req), szSuccess);
     EXPECT_EQ(wait(req), szInvalidUsage);
     EXPECT_NE(std::string(szGetLastError(nullptr)).find("larger than the receive buffer"), std::string::npos)
         << szGetLastError(nullptr);
     // The stream is out of step now: the peer stays broken.
-    EXPECT_EQ(szWireTcp.irecv(comm, 0, buf.data(), buf.size(), &req), szInvalidUsage);
+    EXPECT_EQ(szWireIrecv(&szWireTcp, comm, 0, buf.data(), buf.size(), &req), szInvalidUsage);
     EXPECT_EQ(szWireTcp.abort(comm), szSuccess);
     comm = nullptr;
   });
@@ -167,7 +168,7 @@ TEST(WireTcpErrors, SilentPeerTimesOut) {
     if (rank == 0) return;  // never sends
     uint8_t b;
     szWireRequest* req = nullptr;
-    ASSERT_EQ(szWireTcp.irecv(comm, 0, &b, 1, &req), szSuccess);
+    ASSERT_EQ(szWireIrecv(&szWireTcp, comm, 0, &b, 1, &req), szSuccess);
     auto start = std::chrono::steady_clock::now();
     EXPECT_EQ(wait(req), szTimeout) << szGetLastError(nullptr);
     auto took = std::chrono::steady_clock::now() - start;
@@ -186,8 +187,8 @@ void abortMidTransfer(bool senderAborts) {
     bool sender = rank == 0;
     std::vector<uint8_t> buf(bytes, 3);
     szWireRequest* req = nullptr;
-    ASSERT_EQ(sender ? szWireTcp.isend(comm, 1, buf.data(), bytes, &req)
-                     : szWireTcp.irecv(comm, 0, buf.data(), bytes, &req),
+    ASSERT_EQ(sender ? szWireIsend(&szWireTcp, comm, 1, buf.data(), bytes, &req)
+                     : szWireIrecv(&szWireTcp, comm, 0, buf.data(), bytes, &req),
               szSuccess);
     if (sender == senderAborts) {
       // Moves a little of the message (the socket buffers take some), then leaves.
@@ -240,20 +241,82 @@ TEST(WireTcpThreads, SendsAndReceivesFromSeparateThreads) {
       for (int k = 0; k < kMessages; k++) {
         std::vector<uint8_t> m = message(rank, k, 1000 * k);
         szWireRequest* req = nullptr;
-        ASSERT_EQ(szWireTcp.isend(comm, peer, m.data(), m.size(), &req), szSuccess);
+        ASSERT_EQ(szWireIsend(&szWireTcp, comm, peer, m.data(), m.size(), &req), szSuccess);
         EXPECT_EQ(wait(req), szSuccess) << szGetLastError(nullptr);
       }
     });
     for (int k = 0; k < kMessages; k++) {
       std::vector<uint8_t> m(1000 * k);
       szWireRequest* req = nullptr;
-      ASSERT_EQ(szWireTcp.irecv(comm, peer, m.data(), m.size(), &req), szSuccess);
+      ASSERT_EQ(szWireIrecv(&szWireTcp, comm, peer, m.data(), m.size(), &req), szSuccess);
       size_t got = 0;
       EXPECT_EQ(wait(req, &got), szSuccess) << szGetLastError(nullptr);
       EXPECT_EQ(got, m.size());
       EXPECT_TRUE(m == message(peer, k, 1000 * k)) << "message " << k;
     }
     sender.join();
+  });
+}
+
+// A message of two pieces (a slot's header and a payload elsewhere) is one message: sent in two
+// pieces and received in one, and sent in one and received in two (the boundary inside a socket's
+// share, 4 sockets), a shorter message filling the first piece and part of the second.
+TEST(WireTcp, TwoPieceMessagesAreOneMessage) {
+  const size_t head = 128, body = (size_t(1) << 20) + 3;
+  runWire(2, config(4), [&](int rank, void*& comm, szBootstrap*) {
+    const std::vector<uint8_t> whole = message(0, 7, head + body), shorter = message(0, 8, head + 1000);
+    szWireRequest* req = nullptr;
+    if (rank == 0) {
+      std::vector<uint8_t> h(whole.begin(), whole.begin() + head), b(whole.begin() + head, whole.end());
+      const szWirePiece two[2] = {{h.data(), h.size()}, {b.data(), b.size()}};
+      ASSERT_EQ(szWireTcp.isend(comm, 1, two, 2, &req), szSuccess);
+      EXPECT_EQ(wait(req), szSuccess) << szGetLastError(nullptr);
+      for (const std::vector<uint8_t>* m : {&whole, &shorter}) {
+        ASSERT_EQ(szWireIsend(&szWireTcp, comm, 1, m->data(), m->size(), &req), szSuccess);
+        EXPECT_EQ(wait(req), szSuccess) << szGetLastError(nullptr);
+      }
+      return;
+    }
+    std::vector<uint8_t> got(head + body, 0);
+    size_t size = 0;
+    ASSERT_EQ(szWireIrecv(&szWireTcp, comm, 0, got.data(), got.size(), &req), szSuccess);
+    EXPECT_EQ(wait(req, &size), szSuccess) << szGetLastError(nullptr);
+    EXPECT_EQ(size, whole.size());
+    EXPECT_TRUE(got == whole);
+    for (const std::vector<uint8_t>* m : {&whole, &shorter}) {
+      std::vector<uint8_t> h(head, 0), b(body, 0xEE);
+      const szWirePiece two[2] = {{h.data(), h.size()}, {b.data(), b.size()}};
+      ASSERT_EQ(szWireTcp.irecv(comm, 0, two, 2, &req), szSuccess);
+      EXPECT_EQ(wait(req, &size), szSuccess) << szGetLastError(nullptr);
+      EXPECT_EQ(size, m->size());
+      EXPECT_TRUE(std::equal(h.begin(), h.end(), m->begin()));
+      EXPECT_TRUE(std::equal(m->begin() + head, m->end(), b.begin()));
+      for (size_t i = m->size() - head; i < body; ++i) ASSERT_EQ(b[i], 0xEE) << "written past the message at " << i;
+    }
+  });
+}
+
+// failPeer: a receive posted into a buffer is failed with the given code, and what the peer
+// sends afterwards never reaches the buffer; later posts to the peer fail at once.
+TEST(WireTcp, FailPeerLetsGoOfPostedBuffers) {
+  runWire(2, config(2), [&](int rank, void*& comm, szBootstrap* b) {
+    const std::vector<uint8_t> m = message(0, 1, 1 << 20);
+    szWireRequest* req = nullptr;
+    if (rank == 1) {
+      std::vector<uint8_t> buf(m.size(), 0x5A);
+      ASSERT_EQ(szWireIrecv(&szWireTcp, comm, 0, buf.data(), buf.size(), &req), szSuccess);
+      ASSERT_EQ(szWireTcp.failPeer(comm, 0, szRemoteError, "the test let go"), szSuccess);
+      EXPECT_EQ(szBootstrapBarrier(b), szSuccess);  // rank 0 sends now
+      EXPECT_EQ(szBootstrapBarrier(b), szSuccess);
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      EXPECT_EQ(wait(req), szRemoteError);
+      for (size_t i = 0; i < buf.size(); ++i) ASSERT_EQ(buf[i], 0x5A) << "written after failPeer at " << i;
+      EXPECT_EQ(szWireIrecv(&szWireTcp, comm, 0, buf.data(), buf.size(), &req), szRemoteError);
+      return;
+    }
+    EXPECT_EQ(szBootstrapBarrier(b), szSuccess);
+    if (szWireIsend(&szWireTcp, comm, 1, m.data(), m.size(), &req) == szSuccess) wait(req);  // may fail: the peer reset
+    EXPECT_EQ(szBootstrapBarrier(b), szSuccess);
   });
 }
 

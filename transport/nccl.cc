@@ -300,12 +300,21 @@ szResult_t post(void* wireComm, bool send, int peer, void* data, size_t bytes, s
   return szSuccess;
 }
 
-szResult_t ncclIsend(void* wireComm, int peer, const void* data, size_t bytes, szWireRequest** request) {
-  return post(wireComm, true, peer, const_cast<void*>(data), bytes, request);
+// Device memory in one piece: a message of NCCL is one buffer.
+szResult_t onePiece(const szWirePiece* pieces, int npieces) {
+  if (pieces == nullptr || npieces != 1)
+    return szSetError(szInvalidArgument, "nccl wire: a message is one piece of device memory (%d given)", npieces);
+  return szSuccess;
 }
 
-szResult_t ncclIrecv(void* wireComm, int peer, void* data, size_t capacity, szWireRequest** request) {
-  return post(wireComm, false, peer, data, capacity, request);
+szResult_t ncclIsend(void* wireComm, int peer, const szWirePiece* pieces, int npieces, szWireRequest** request) {
+  SZCHECK(onePiece(pieces, npieces));
+  return post(wireComm, true, peer, pieces[0].data, pieces[0].bytes, request);
+}
+
+szResult_t ncclIrecv(void* wireComm, int peer, const szWirePiece* pieces, int npieces, szWireRequest** request) {
+  SZCHECK(onePiece(pieces, npieces));
+  return post(wireComm, false, peer, pieces[0].data, pieces[0].bytes, request);
 }
 
 szResult_t ncclTest(szWireRequest* r, int* done, size_t* bytes) {
@@ -350,5 +359,5 @@ szResult_t ncclAbortWire(void* wireComm) { return closeWire(wireComm, true); }
 
 // The slot proxy's device channel: 1 MiB slices (each a message) on at most 32 blocks, leaving
 // multiprocessors to NCCL's own kernels.
-// name, needsGpu, deviceMemory, nodeLocal, sendsWaitForReceives, defaultSliceBytes, defaultMaxBlocks, connect, connectPeers, channel, hostChannel, progress, isend, irecv, test, close, abort
-const szWire szWireNccl = {"nccl", 1, 1, 0, 1, 1 << 20, 32, ncclConnect, nullptr, nullptr, nullptr, nullptr, ncclIsend, ncclIrecv, ncclTest, ncclClose, ncclAbortWire};
+// name, needsGpu, deviceMemory, nodeLocal, sendsWaitForReceives, defaultSliceBytes, defaultMaxBlocks, connect, connectPeers, channel, hostChannel, progress, isend, irecv, test, failPeer, close, abort
+const szWire szWireNccl = {"nccl", 1, 1, 0, 1, 1 << 20, 32, ncclConnect, nullptr, nullptr, nullptr, nullptr, ncclIsend, ncclIrecv, ncclTest, nullptr, ncclClose, ncclAbortWire};

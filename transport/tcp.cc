@@ -18,6 +18,7 @@
 
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -58,9 +59,9 @@ struct Request {
   Comm* comm;
   int peer;
   bool isSend;
-  const uint8_t* src;   // send
-  uint8_t* dst;         // receive
-  size_t capacity;      // receive: the largest message it takes
+  szWirePiece pieces[kSzWireMaxPieces];  // the message's bytes (send) or where they go (receive), in order
+  int npieces;
+  size_t capacity;      // receive: the largest message it takes (the pieces' total)
   uint64_t size;        // send: the message size; receive: once sizeKnown
   bool sizeKnown;
   uint64_t length;      // the length field as it goes over connection 0
@@ -135,6 +136,40 @@ void breakPeer(Comm* c, int p, szResult_t res, const std::string& why) {
   }
 }
 
+// Moves bytes [begin + *moved, end) of `r`'s message between `fd` and the request's pieces, one
+// system call at a time (a range that spans two pieces goes as one sendmsg / recvmsg), until
+// the range is through or the socket would block.
+szResult_t moveRange(int fd, const Request* r, uint64_t begin, uint64_t end, size_t* moved) {
+  while (begin + *moved < end) {
+    const uint64_t at = begin + *moved;
+    iovec iov[kSzWireMaxPieces];
+    int n = 0;
+    size_t want = 0;
+    uint64_t base = 0;
+    for (int k = 0; k < r->npieces; ++k) {
+      const uint64_t lo = std::max(base, at), hi = std::min(base + r->pieces[k].bytes, end);
+      if (lo < hi) {
+        iov[n++] = {static_cast<uint8_t*>(r->pieces[k].data) + (lo - base), size_t(hi - lo)};
+        want += size_t(hi - lo);
+      }
+      base += r->pieces[k].bytes;
+    }
+    msghdr m{};
+    m.msg_iov = iov;
+    m.msg_iovlen = size_t(n);
+    const ssize_t got = r->isSend ? sendmsg(fd, &m, MSG_NOSIGNAL) : recvmsg(fd, &m, 0);
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return szSuccess;
+      return szSocketIoError(r->isSend ? "send" : "recv", errno);
+    }
+    if (got == 0 && !r->isSend) return szSetError(szRemoteError, "socket recv: connection closed by peer");
+    *moved += size_t(got);
+    if (size_t(got) < want) return szSuccess;  // the socket's buffer is full, or nothing more arrived
+  }
+  return szSuccess;
+}
+
 // Moves connection i's share of `r` if the socket is `ready`; *complete once the share is
 // through. Parts that need no I/O (an empty piece) complete without it.
 szResult_t advance(Comm* c, Request* r, int fd, int i, bool ready, bool* complete, bool* moved) {
@@ -160,8 +195,7 @@ szResult_t advance(Comm* c, Request* r, int fd, int i, bool ready, bool* complet
   pieceOf(r->size, c->nsocks, i, &begin, &end);
   if (r->moved[i] < end - begin) {
     if (!ready) return szSuccess;
-    SZCHECK(r->isSend ? szSocketSendSome(fd, r->src + begin, end - begin, &r->moved[i])
-                      : szSocketRecvSome(fd, r->dst + begin, end - begin, &r->moved[i]));
+    SZCHECK(moveRange(fd, r, begin, end, &r->moved[i]));
     *moved = *moved || r->lengthMoved + r->moved[i] != before;
   }
   *complete = r->moved[i] == end - begin;
@@ -235,13 +269,18 @@ szResult_t progress(Comm* c) {
   return szSuccess;
 }
 
-szResult_t post(void* wireComm, int peer, bool isSend, const void* src, void* dst, size_t bytes,
+szResult_t post(void* wireComm, int peer, bool isSend, const szWirePiece* pieces, int npieces,
                 szWireRequest** request) {
   Comm* c = (Comm*)wireComm;
   const char* fn = isSend ? "tcp isend" : "tcp irecv";
-  if (c == nullptr || request == nullptr || peer < 0 || peer >= c->nranks || peer == c->rank ||
-      ((isSend ? src : dst) == nullptr && bytes > 0))
-    return szSetError(szInvalidArgument, "%s: bad argument (peer %d)", fn, peer);
+  bool bad = c == nullptr || request == nullptr || peer < 0 || (c != nullptr && peer >= c->nranks) ||
+             (c != nullptr && peer == c->rank) || pieces == nullptr || npieces < 1 || npieces > kSzWireMaxPieces;
+  size_t bytes = 0;
+  for (int k = 0; !bad && k < npieces; ++k) {
+    bad = pieces[k].data == nullptr && pieces[k].bytes > 0;
+    bytes += pieces[k].bytes;
+  }
+  if (bad) return szSetError(szInvalidArgument, "%s: bad argument (peer %d)", fn, peer);
   std::lock_guard<std::mutex> lock(c->mu);
   Peer& p = c->peers[peer];
   if (p.broken != szSuccess)
@@ -251,8 +290,8 @@ szResult_t post(void* wireComm, int peer, bool isSend, const void* src, void* ds
   r->comm = c;
   r->peer = peer;
   r->isSend = isSend;
-  r->src = (const uint8_t*)src;
-  r->dst = (uint8_t*)dst;
+  std::copy(pieces, pieces + npieces, r->pieces);
+  r->npieces = npieces;
   r->capacity = bytes;
   r->size = isSend ? bytes : 0;
   r->sizeKnown = isSend;
@@ -362,12 +401,21 @@ fail:
                     std::string(szGetLastError(nullptr)).c_str());
 }
 
-szResult_t tcpIsend(void* wireComm, int peer, const void* data, size_t bytes, szWireRequest** request) {
-  return post(wireComm, peer, true, data, nullptr, bytes, request);
+szResult_t tcpIsend(void* wireComm, int peer, const szWirePiece* pieces, int npieces, szWireRequest** request) {
+  return post(wireComm, peer, true, pieces, npieces, request);
 }
 
-szResult_t tcpIrecv(void* wireComm, int peer, void* data, size_t capacity, szWireRequest** request) {
-  return post(wireComm, peer, false, nullptr, data, capacity, request);
+szResult_t tcpIrecv(void* wireComm, int peer, const szWirePiece* pieces, int npieces, szWireRequest** request) {
+  return post(wireComm, peer, false, pieces, npieces, request);
+}
+
+szResult_t tcpFailPeer(void* wireComm, int peer, szResult_t code, const char* why) {
+  Comm* c = (Comm*)wireComm;
+  if (c == nullptr || peer < 0 || peer >= c->nranks || peer == c->rank)
+    return szSetError(szInvalidArgument, "tcp fail peer: bad argument (peer %d)", peer);
+  std::lock_guard<std::mutex> lock(c->mu);  // every request's memory is touched under it
+  breakPeer(c, peer, code, why != nullptr ? why : "failed by its user");
+  return szSuccess;
 }
 
 szResult_t tcpTest(szWireRequest* request, int* done, size_t* bytes) {
@@ -405,5 +453,5 @@ szResult_t tcpAbort(void* wireComm) {
 }  // namespace
 
 // Device buffers: 256 KiB slices (each a message) on every multiprocessor.
-// name, needsGpu, deviceMemory, nodeLocal, sendsWaitForReceives, defaultSliceBytes, defaultMaxBlocks, connect, connectPeers, channel, hostChannel, progress, isend, irecv, test, close, abort
-extern const szWire szWireTcp = {"tcp", 0, 0, 0, 0, 256 << 10, 0, tcpConnect, nullptr, nullptr, nullptr, nullptr, tcpIsend, tcpIrecv, tcpTest, tcpClose, tcpAbort};
+// name, needsGpu, deviceMemory, nodeLocal, sendsWaitForReceives, defaultSliceBytes, defaultMaxBlocks, connect, connectPeers, channel, hostChannel, progress, isend, irecv, test, failPeer, close, abort
+extern const szWire szWireTcp = {"tcp", 0, 0, 0, 0, 256 << 10, 0, tcpConnect, nullptr, nullptr, nullptr, nullptr, tcpIsend, tcpIrecv, tcpTest, tcpFailPeer, tcpClose, tcpAbort};

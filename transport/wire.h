@@ -27,6 +27,15 @@
 struct szBootstrap;
 struct szWireRequest;  // a message wire's own request type
 
+// One piece of a message (isend, irecv): a message is the concatenation of its pieces, so a slot's
+// header and a payload that lives elsewhere (the caller's buffer) travel as one message without
+// a copy. isend only reads `data`.
+struct szWirePiece {
+  void* data;
+  size_t bytes;
+};
+constexpr int kSzWireMaxPieces = 2;
+
 struct szWireConfig {
   int timeoutMs;       // connecting, and (idleRequests 0, tcp) a posted request that makes no progress this long: szTimeout
   int socketsPerPeer;  // tcp: connections per peer (SZ_NSOCKS)
@@ -109,15 +118,22 @@ struct szWire {
   // `hostOnly` (a thread waiting on host slots): only what host slots use, counted as moved.
   bool (*progress)(void* wireComm, bool hostOnly);
 
-  // Message wires (null for slot-area wires). isend posts a send of `bytes` at `data` to `peer`;
-  // `data` stays valid until test() says done. irecv posts a receive of at most `capacity` bytes
-  // from `peer` into `data`; a larger message fails the request with szInvalidUsage. test
-  // advances a request: *done = 1 once complete, *bytes = the message size; a completed or
-  // failed request is released by the call. Errors: szRemoteError (peer closed or reset),
-  // szTimeout, szInvalidUsage (message larger than the receive's capacity), szSystemError.
-  szResult_t (*isend)(void* wireComm, int peer, const void* data, size_t bytes, szWireRequest** request);
-  szResult_t (*irecv)(void* wireComm, int peer, void* data, size_t capacity, szWireRequest** request);
+  // Message wires (null for slot-area wires). isend posts a send to `peer` of the message made of
+  // `npieces` (1 to kSzWireMaxPieces; the list is copied, the memory stays valid until test()
+  // says done). irecv posts a receive from `peer` of at most the pieces' total bytes, filling
+  // them in order; a larger message fails the request with szInvalidUsage. Wires of device
+  // memory take one piece (szInvalidArgument otherwise). test advances a request: *done = 1 once
+  // complete, *bytes = the message size; a completed or failed request is released by the call.
+  // Errors: szRemoteError (peer closed or reset), szTimeout, szInvalidUsage (message larger than
+  // the receive's capacity), szSystemError.
+  szResult_t (*isend)(void* wireComm, int peer, const szWirePiece* pieces, int npieces, szWireRequest** request);
+  szResult_t (*irecv)(void* wireComm, int peer, const szWirePiece* pieces, int npieces, szWireRequest** request);
   szResult_t (*test)(szWireRequest* request, int* done, size_t* bytes);
+  // Message wires whose requests may point into memory a caller hands back early (tcp, the
+  // host slots' payloads in the user's buffers; null elsewhere): fails every request posted with
+  // `peer` with `code` and every later one at once, and breaks the pair's connections; once it
+  // returns, the wire touches none of those requests' memory again.
+  szResult_t (*failPeer)(void* wireComm, int peer, szResult_t code, const char* why);
 
   // close: orderly, after every request completed and every kernel using the channels finished;
   // abort: drops everything (after an error; requests may still be posted).
@@ -127,6 +143,18 @@ struct szWire {
 
 // Whether the slot protocol rides `w` as messages through the slot proxy (else through slot areas).
 inline bool szWireMovesMessages(const szWire* w) { return w->isend != nullptr; }
+
+// One-piece isend / irecv.
+inline szResult_t szWireIsend(const szWire* w, void* comm, int peer, const void* data, size_t bytes,
+                              szWireRequest** request) {
+  const szWirePiece piece{const_cast<void*>(data), bytes};
+  return w->isend(comm, peer, &piece, 1, request);
+}
+inline szResult_t szWireIrecv(const szWire* w, void* comm, int peer, void* data, size_t capacity,
+                              szWireRequest** request) {
+  const szWirePiece piece{data, capacity};
+  return w->irecv(comm, peer, &piece, 1, request);
+}
 
 // The wire named `name` that this build has; null if it is unknown or not built (ipc and nccl
 // need CUDA, ib CUDA and rdma-core's headers).

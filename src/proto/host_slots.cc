@@ -161,12 +161,14 @@ void sendSlice(OpState& o, uint64_t i, CodebookDrift* codebooks, const HostSlotC
   uint8_t* payload = slot + kSlotHeaderBytes;
   const uint64_t off = i * o.sliceBytes, n = std::min(o.sliceBytes, o.bytes - off);
   const uint32_t first = o.sliceSeg.empty() ? 0 : o.sliceSeg[i];
-  const bool frame = r.frames && n > 0 && szTypeIsCompressible(r.type);
+  bool frame = r.frames && n > 0 && szTypeIsCompressible(r.type);
   const uint8_t* src = nullptr;
+  bool inCaller = false;  // src is the caller's buffer (not a gathered copy)
   if (n > 0) {
     const SlotSegment& s = r.segs[first];
     if (s.offset + s.bytes >= off + n) {
       src = s.ptr + (off - s.offset);
+      inCaller = true;
     } else {  // a slice across segments: gathered (straight into the slot when raw)
       uint8_t* to = frame ? (tScratch.resize(n), tScratch.data()) : payload;
       forEachPiece(r.segs, first, off, n, [&](const uint8_t* p, uint64_t pos, uint64_t len) { memcpy(to + pos, p, len); });
@@ -175,25 +177,30 @@ void sendSlice(OpState& o, uint64_t i, CodebookDrift* codebooks, const HostSlotC
   }
   uint64_t bytes = n;
   uint32_t flags = 0;
+  const int group = r.segGroups.empty() ? 0 : r.segGroups[first];
+  szCodebook_t cb{};
+  szFrameInfo_t info{};
+  size_t got = 0;
+  double codecSeconds = 0;
   if (frame) {
-    const int group = r.segGroups[first];
     const CodebookDrift::Plan plan = codebooks->plan(r.peer, r.type, group);
-    szCodebook_t cb{};
-    size_t got = 0;
     const Clock::time_point t0 = Clock::now();
     szResult_t res = codebooks->encodeHost(r.peer, r.type, plan, src, n / o.elem, payload, ch.stride - kSlotHeaderBytes,
                                            &got, &cb, group);
-    szFrameInfo_t info{};
     if (res == szSuccess) res = szFrameGetInfo(payload, got, &info);
     if (res != szSuccess) {
       failOp(o, res, opName(o) + ": encoding a slice failed: " + szGetLastError(nullptr));
       return;
     }
+    codecSeconds = since(t0);
+    frame = got <= n;  // a frame never outgrows its raw slice (a receive may land it in its place)
+  }
+  if (frame) {
     codebooks->sent(r.peer, info, cb, group);
     bytes = got;
     flags = kSlotFrame;
     std::lock_guard<std::mutex> lock(o.mu);
-    o.c.codecSeconds += since(t0);
+    o.c.codecSeconds += codecSeconds;
     o.c.escapes += info.escapeCount;
     o.c.compressedSlices += info.raw ? 0 : 1;
     auto g = std::find_if(o.groups.begin(), o.groups.end(), [group](const SlotGroupResult& x) { return x.group == group; });
@@ -202,9 +209,13 @@ void sendSlice(OpState& o, uint64_t i, CodebookDrift* codebooks, const HostSlotC
     g->elements += n / o.elem;
     g->compressedElements += info.raw ? 0 : n / o.elem;
     g->escapes += info.escapeCount;
-  } else if (src != payload && n > 0) {
-    memcpy(payload, src, n);
   }
+  // A raw slice of the caller's buffer stays there where the channel allows it (the proxy ships
+  // header and payload as one message; releasePayloads guards a failure), else is copied in.
+  const bool zeroCopy = !frame && inCaller && n > 0 && ch.payloads != nullptr && cfg.macKey == nullptr;
+  if (!frame && !zeroCopy && src != payload && n > 0) memcpy(payload, src, n);
+  if (zeroCopy) payload = const_cast<uint8_t*>(src);
+  if (ch.payloads != nullptr) __atomic_store_n(&ch.payloads[j].data, zeroCopy ? payload : nullptr, __ATOMIC_RELAXED);
   SlotHeader* h = reinterpret_cast<SlotHeader*>(slot);
   h->bytes = bytes;
   h->opCount = r.count;
@@ -221,16 +232,32 @@ void sendSlice(OpState& o, uint64_t i, CodebookDrift* codebooks, const HostSlotC
   o.c.wireBytes += bytes;
 }
 
+// Where a receive's raw slices from the second on may land, in its buffers (SlotProxy::landInto):
+// each contiguous slice's place, none for a slice across segments.
+std::vector<SlotLanding> landings(const OpState& o) {
+  std::vector<SlotLanding> places(size_t(o.slices - 1), SlotLanding{nullptr, 0});
+  for (uint64_t k = 1; k < o.slices; ++k) {
+    const uint64_t off = k * o.sliceBytes, n = std::min(o.sliceBytes, o.bytes - off);
+    const SlotSegment& seg = o.req->segs[o.sliceSeg.empty() ? 0 : o.sliceSeg[k]];
+    if (n > 0 && seg.offset + seg.bytes >= off + n) places[size_t(k - 1)] = SlotLanding{seg.ptr + (off - seg.offset), n};
+  }
+  return places;
+}
+
 // A receive's slice `i`: its slot has landed. Checks the header, decodes or copies the payload
-// into the user's buffers and returns the slot. True if it held a frame.
-bool recvSlice(OpState& o, uint64_t i, const HostSlotConfig& cfg) {
+// into the user's buffers and returns the slot. True if it held a frame. Its payload may have
+// landed in its place in the user's buffer (the proxy's zero-copy landing): a raw one is then
+// where it belongs, a frame is decoded from a copy. A first slice that arrived raw lets the
+// slices after it land in place (the sender chose raw for the operation).
+bool recvSlice(OpState& o, uint64_t i, SlotProxy* proxy, const HostSlotConfig& cfg) {
   const bool crc = cfg.crc;
   const Op& r = *o.req;
   const SlotChannel& ch = o.ch;
   const uint64_t step = o.stepBase + i;
   const uint32_t j = slotOf(step, ch.nslots);
   uint8_t* slot = ch.ring + uint64_t(j) * ch.stride;
-  uint8_t* payload = slot + kSlotHeaderBytes;
+  uint8_t* const inPlace = ch.payloads != nullptr ? __atomic_load_n(&ch.payloads[j].data, __ATOMIC_RELAXED) : nullptr;
+  uint8_t* payload = inPlace != nullptr ? inPlace : slot + kSlotHeaderBytes;
   const uint64_t off = i * o.sliceBytes, n = std::min(o.sliceBytes, o.bytes - off);
   const uint32_t first = o.sliceSeg.empty() ? 0 : o.sliceSeg[i];
   SlotHeader h;
@@ -277,6 +304,15 @@ bool recvSlice(OpState& o, uint64_t i, const HostSlotConfig& cfg) {
   auto scatter = [&](const uint8_t* from) {
     forEachPiece(r.segs, first, off, n, [&](uint8_t* p, uint64_t pos, uint64_t len) { memcpy(p, from + pos, len); });
   };
+  if (inPlace != nullptr && (!contiguous || inPlace != seg->ptr + (off - seg->offset) || h.bytes > n)) {
+    failOp(o, szInternalError, opName(o) + ": slice " + std::to_string(i) + " landed outside its place");
+    return false;
+  }
+  if (inPlace != nullptr && (h.flags & kSlotFrame)) {  // decoded into the place it lies in: from a copy
+    thread_local std::vector<uint8_t> frameCopy;
+    frameCopy.assign(payload, payload + h.bytes);
+    payload = frameCopy.data();
+  }
   if (h.flags & kSlotFrame) {
     uint8_t* dst = contiguous ? seg->ptr + (off - seg->offset) : (tScratch.resize(n), tScratch.data());
     size_t count = 0;
@@ -295,10 +331,12 @@ bool recvSlice(OpState& o, uint64_t i, const HostSlotConfig& cfg) {
       o.c.compressedSlices += 1;
     }
   } else if (contiguous) {
-    memcpy(seg->ptr + (off - seg->offset), payload, n);
+    if (inPlace == nullptr) memcpy(seg->ptr + (off - seg->offset), payload, n);
   } else if (n > 0) {
     scatter(payload);
   }
+  if (i == 0 && !(h.flags & kSlotFrame) && o.slices > 1 && ch.payloads != nullptr && cfg.macKey == nullptr)
+    proxy->landInto(cfg.channel, r.peer, step + 1, landings(o));
   slotStoreRelease(&ch.credits[j], creditAfter(step, ch.nslots));
   std::lock_guard<std::mutex> lock(o.mu);
   o.c.wireBytes += h.bytes;
@@ -317,7 +355,7 @@ bool sliceReady(const OpState& o, uint64_t i) {
 // receive when its credits have left; a failed one once no thread works on its slices and its
 // error has left (bounded: the peer may be gone). Closing takes `next`, so no slice is claimed
 // after the caller may have returned. True if it finished now.
-bool finish(HostSlots::Run& run, OpState& o, const SlotsFlushed& flushed, const HostSlotConfig& cfg) {
+bool finish(HostSlots::Run& run, OpState& o, SlotProxy* proxy, const SlotsFlushed& flushed, const HostSlotConfig& cfg) {
   uint64_t claimed = o.next.load();
   if (claimed == kClosed || o.finished.load() != claimed) return false;
   const int status = o.status.load();
@@ -334,6 +372,8 @@ bool finish(HostSlots::Run& run, OpState& o, const SlotsFlushed& flushed, const 
              nowNs() - run.lastMove.load() < int64_t(cfg.timeoutMs) * 1000000) {
     return false;
   }
+  // A failed operation's buffers go back to its caller: the proxy lets go of them first.
+  if (status != 0 && o.ch.payloads != nullptr) proxy->releasePayloads(cfg.channel, o.req->peer, o.req->send, o.stepBase);
   {
     std::lock_guard<std::mutex> lock(o.mu);  // closing and failing exclude each other
     if (o.status.load() != status || !o.next.compare_exchange_strong(claimed, kClosed)) return false;
@@ -360,12 +400,12 @@ void work(HostSlots::Run& run, SlotProxy* proxy, const SlotsFlushed& flushed, co
         uint64_t expect = i;
         if (o.next.compare_exchange_strong(expect, i + 1)) {
           if (o.req->send) sendSlice(o, i, codebooks, cfg);
-          else if (recvSlice(o, i, cfg) && caller && !run.pool.load() && run.wakePool) run.wakePool();
+          else if (recvSlice(o, i, proxy, cfg) && caller && !run.pool.load() && run.wakePool) run.wakePool();
           o.finished.fetch_add(1);
           moved = true;
         }
       }
-      moved |= finish(run, o, flushed, cfg);
+      moved |= finish(run, o, proxy, flushed, cfg);
       // An error word stops the operation unless it is through: a peer that closes its
       // connections after its last credit left fails this side's proxy after it delivered them.
       if (!o.closed() && o.status.load() == 0) {
@@ -451,12 +491,15 @@ szResult_t HostSlots::run(const std::vector<Op>& reqs, std::vector<SlotCompletio
     run_.reset();
     idle_.wait(lock, [this] { return busy_ == 0; });
   }
+  // The group's failure: the first seen here (a corrupt slot, a mismatch, a timeout) before one
+  // that says only that the peer failed (which the first may have caused: a failed receive
+  // fails its pair when the wire held its buffer, and the pair's send with it).
   szResult_t first = szSuccess;
   std::string why;
   for (auto& o : run->ops) {
     o->c.status = szResult_t(o->status.load());
     o->c.groups = std::move(o->groups);
-    if (o->c.status != szSuccess && first == szSuccess) {
+    if (o->c.status != szSuccess && (first == szSuccess || (first == szRemoteError && o->c.status != szRemoteError))) {
       first = o->c.status;
       why = o->error;
     }

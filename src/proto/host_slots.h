@@ -60,7 +60,8 @@ class HostSlots {
   HostSlots& operator=(const HostSlots&) = delete;
 
   // Runs `reqs` to completion together; `done` gets one completion per request, in order. The
-  // first failure is returned (with its message); a failed operation stops its channel with the
+  // first failure seen on this rank is returned (with its message), else the first szRemoteError
+  // (the peer failed); a failed operation stops its channel with the
   // peer for good, as on the device path. Calls from several threads run one at a time (as
   // NCCL's, a communicator's operations that must progress together belong in one group).
   szResult_t run(const std::vector<Op>& reqs, std::vector<SlotCompletion>* done);

@@ -4,11 +4,9 @@
 #if SZ_HAVE_CUDA
 #include <cuda_runtime.h>
 
-#include "kernels/cuda_check.h"
-#include "kernels/pinned_host.h"
-#include "kernels/zero_fill.h"
 #endif
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -35,22 +33,22 @@ struct Ctrl {
 };
 constexpr uint32_t kCredit = 1, kError = 2;
 
-// One channel end: its ring, and its credit words, error words and signals.
-struct End {
-  uint8_t* ring = nullptr;
-  uint64_t* credits = nullptr;
-  int* error = nullptr;      // the local error word
-  int* peerError = nullptr;  // what the local side wants the peer to know
-  SlotSignal* signals = nullptr;
+// Where a receive's raw slices may land: its steps from `first`, each slice's place in the
+// caller's buffer (data null: in the slot) and size (SlotProxy::landInto).
+struct Landing {
+  uint64_t first;
+  std::vector<SlotLanding> slices;
 };
 
 // One channel with one peer.
 struct Chan {
   bool served = false;  // the channel serves this pair (SlotProxyChannel::peers)
-  End send, recv;
+  SlotEnd send, recv;
   uint64_t shipNext = 0, landPosted = 0, landNext = 0, creditNext = 0;
   std::deque<szWireRequest*> sends;  // shipped slots, in step order
   std::deque<szWireRequest*> lands;  // posted receives of steps landNext, landNext + 1, ...
+  std::deque<uint8_t*> landedIn;     // each posted receive's payload place: the caller's buffer, or null (the slot)
+  std::deque<Landing> landings;      // receives' places for steps not yet posted, in step order
   int sentErrors = 0;  // bit 0: the send side's peer error was forwarded, bit 1: the receive side's
   int ctrlPending = 0;  // this channel's control messages posted and not yet sent
   bool corrupt = false;  // a landed slot failed its seal: nothing more lands on this channel
@@ -95,6 +93,7 @@ struct SlotProxy::State {
   std::vector<ChanShape> chans;
   std::vector<Peer> peers;
   std::mutex mu;  // one pass at a time
+  uint64_t fromCallers = 0, intoCallers = 0;  // payload bytes shipped from, and landed in, callers' buffers
   std::atomic<bool> stop{false};
   std::thread thread;
 };
@@ -108,6 +107,24 @@ using State = SlotProxy::State;
 void raiseChanError(Chan& c, int side, int code) {
   if (c.ready) slotRaiseError(side == 0 ? c.recv.error : c.send.error, code);
   else if (c.pending[side] == 0) c.pending[side] = code;
+}
+
+// Takes `send` and `recv` as the ends of `c` and raises the errors that came before them.
+void installEnds(Chan* c, const SlotEnd& send, const SlotEnd& recv) {
+  c->send = send;
+  c->recv = recv;
+  c->ready = true;
+  for (int side = 0; side < 2; ++side)
+    if (c->pending[side] != 0) raiseChanError(*c, side, c->pending[side]);
+}
+
+// Where step `st`'s payload lands: a registered place in the caller's buffer, or null (the slot).
+// Drops the places of steps already posted.
+SlotLanding landingOf(Chan& c, uint64_t st) {
+  while (!c.landings.empty() && c.landings.front().first + c.landings.front().slices.size() <= st)
+    c.landings.pop_front();
+  if (c.landings.empty() || st < c.landings.front().first) return SlotLanding{nullptr, 0};
+  return c.landings.front().slices[size_t(st - c.landings.front().first)];
 }
 
 // The peer's wire failed: every sender and receiver waiting on it stops (and any that starts).
@@ -139,8 +156,8 @@ bool done(const szWire* w, szWireRequest*& r, bool* ok, size_t* bytes = nullptr)
 bool sendCtrl(State* s, int peer, Peer& p, uint32_t kind, int code, uint64_t step, uint32_t chan) {
   ++p.chans[chan].ctrlPending;
   p.ctrlSends.push_back({Ctrl{kind, code, step, chan, 0}, nullptr});
-  return s->ctrlWire->isend(s->ctrl, peer, &p.ctrlSends.back().msg, sizeof(Ctrl),
-                            &p.ctrlSends.back().request) == szSuccess;
+  return szWireIsend(s->ctrlWire, s->ctrl, peer, &p.ctrlSends.back().msg, sizeof(Ctrl), &p.ctrlSends.back().request) ==
+         szSuccess;
 }
 
 // One pass over one channel with one peer; false if the peer broke. *moved: anything moved.
@@ -167,9 +184,13 @@ bool progressChan(State* s, int peer, Peer& p, uint32_t ci, bool* moved) {
       sealSlot(shape.cfg.macKey, h, slot + kSlotHeaderBytes, s->rank, peer, ci);
     }
     szWireRequest* r = nullptr;
-    if (w->isend(shape.data, peer, c.send.ring + uint64_t(j) * shape.stride, kSlotHeaderBytes + bytes, &r) !=
-        szSuccess)
-      return false;
+    uint8_t* slot = c.send.ring + uint64_t(j) * shape.stride;
+    // A host sender's raw slice may still lie in its caller's buffer: header and payload travel
+    // as one message of two pieces.
+    uint8_t* payload = c.send.payloads != nullptr ? __atomic_load_n(&c.send.payloads[j].data, __ATOMIC_RELAXED) : nullptr;
+    const szWirePiece pieces[2] = {{slot, payload ? kSlotHeaderBytes : kSlotHeaderBytes + bytes}, {payload, bytes}};
+    if (w->isend(shape.data, peer, pieces, payload ? 2 : 1, &r) != szSuccess) return false;
+    if (payload) s->fromCallers += bytes;
     c.sends.push_back(r);
     ++c.shipNext;
     *moved = true;
@@ -180,8 +201,13 @@ bool progressChan(State* s, int peer, Peer& p, uint32_t ci, bool* moved) {
          slotFree(slotLoadAcquire(&c.recv.credits[slotOf(c.landPosted, nslots)]), c.landPosted)) {
     szWireRequest* r = nullptr;
     uint8_t* slot = c.recv.ring + uint64_t(slotOf(c.landPosted, nslots)) * shape.stride;
-    if (w->irecv(shape.data, peer, slot, shape.stride, &r) != szSuccess) return false;
+    // A receive that registered its place (landInto): the header in the slot, the payload in the
+    // caller's buffer, at most the slice's raw size (a sender's frame is never larger).
+    const SlotLanding to = c.recv.payloads != nullptr ? landingOf(c, c.landPosted) : SlotLanding{nullptr, 0};
+    const szWirePiece pieces[2] = {{slot, to.data ? kSlotHeaderBytes : shape.stride}, {to.data, to.bytes}};
+    if (w->irecv(shape.data, peer, pieces, to.data ? 2 : 1, &r) != szSuccess) return false;
     c.lands.push_back(r);
+    c.landedIn.push_back(to.data);
     ++c.landPosted;
     *moved = true;
   }
@@ -189,6 +215,9 @@ bool progressChan(State* s, int peer, Peer& p, uint32_t ci, bool* moved) {
   while (!c.corrupt && !c.lands.empty() && done(w, c.lands.front(), &ok, &got)) {
     if (!ok || got < kSlotHeaderBytes) return false;  // a failed wire, or a message no proxy sends
     c.lands.pop_front();
+    uint8_t* landedIn = c.landedIn.front();
+    c.landedIn.pop_front();
+    if (landedIn) s->intoCallers += got - kSlotHeaderBytes;
     if (shape.cfg.macKey) {  // opened before the receiver may see it; a changed slot stops the channel
       uint8_t* slot = c.recv.ring + uint64_t(slotOf(c.landNext, nslots)) * shape.stride;
       SlotHeader h;
@@ -203,7 +232,8 @@ bool progressChan(State* s, int peer, Peer& p, uint32_t ci, bool* moved) {
         break;
       }
     }
-    // What landed, for a receiver to hold the header's size against (host channels do).
+    // What landed, for a receiver to hold the header's size against (host channels do), and where.
+    if (c.recv.payloads != nullptr) __atomic_store_n(&c.recv.payloads[slotOf(c.landNext, nslots)].data, landedIn, __ATOMIC_RELAXED);
     SlotSignal& sig = c.recv.signals[slotOf(c.landNext, nslots)];
     __atomic_store_n(&sig.bytes, uint64_t(got - kSlotHeaderBytes), __ATOMIC_RELAXED);
     slotStoreRelease(&sig.ready, readyValue(c.landNext));
@@ -238,7 +268,7 @@ bool progressChan(State* s, int peer, Peer& p, uint32_t ci, bool* moved) {
 bool receiveCtrl(State* s, int peer, Peer& p, bool hostOnly, bool* moved) {
   const szWire* cw = s->ctrlWire;
   bool ok = true;
-  if (p.ctrlRecv == nullptr && cw->irecv(s->ctrl, peer, &p.ctrlIn, sizeof(Ctrl), &p.ctrlRecv) != szSuccess)
+  if (p.ctrlRecv == nullptr && szWireIrecv(cw, s->ctrl, peer, &p.ctrlIn, sizeof(Ctrl), &p.ctrlRecv) != szSuccess)
     return false;
   size_t got = 0;
   while (done(cw, p.ctrlRecv, &ok, &got)) {
@@ -257,7 +287,7 @@ bool receiveCtrl(State* s, int peer, Peer& p, bool hostOnly, bool* moved) {
       return false;
     }
     if (!hostOnly || s->chans[p.ctrlIn.channel].cfg.memory == SlotMemory::kHost) *moved = true;
-    if (cw->irecv(s->ctrl, peer, &p.ctrlIn, sizeof(Ctrl), &p.ctrlRecv) != szSuccess) return false;
+    if (szWireIrecv(cw, s->ctrl, peer, &p.ctrlIn, sizeof(Ctrl), &p.ctrlRecv) != szSuccess) return false;
   }
   return true;
 }
@@ -321,108 +351,6 @@ void proxyLoop(State* s, int device) {
   }
 }
 
-// The words of an end: nslots credits, two error words (apart, 64 bytes each), nslots signals.
-size_t wordBytes(uint32_t nslots) { return size_t(nslots) * (8 + sizeof(SlotSignal)) + 256; }
-
-szResult_t allocate(SlotMemory memory, bool ring, size_t bytes, void** p) {
-  *p = nullptr;
-  if (memory == SlotMemory::kHost) {
-    // Rings: pages are touched only as slots are used; 4 KiB aligned for the codec's loads.
-    *p = ring ? aligned_alloc(4096, (bytes + 4095) / 4096 * 4096) : calloc(1, bytes);
-    if (*p == nullptr) return szSetError(szSystemError, "slot proxy: cannot allocate %zu bytes of host slots", bytes);
-    return szSuccess;
-  }
-#if SZ_HAVE_CUDA
-  if (memory == SlotMemory::kDevice && ring) {
-    CUDACHECK(cudaMalloc(p, bytes));
-    SZCHECK(zeroDeviceMemory(*p, bytes));
-    return szSuccess;
-  }
-  if (memory == SlotMemory::kDevice) {  // the words of a channel connected at init (nccl): small
-    CUDACHECK(cudaHostAlloc(p, bytes, cudaHostAllocMapped | cudaHostAllocPortable));
-    memset(*p, 0, bytes);
-    return szSuccess;
-  }
-  return allocPinnedHost(bytes, p);  // ring and words in one: no wait for running kernels (a first contact's)
-#else
-  return szSetError(szUnhandledCudaError, "slot proxy: GPU memory in a build without CUDA");
-#endif
-}
-
-void release(SlotMemory memory, bool ring, void* p) {
-  if (p == nullptr) return;
-  if (memory == SlotMemory::kHost) {
-    free(p);
-    return;
-  }
-#if SZ_HAVE_CUDA
-  if (memory == SlotMemory::kDevice && ring) cudaFree(p);
-  else if (memory == SlotMemory::kDevice) cudaFreeHost(p);
-  else freePinnedHost(p);
-#else
-  (void)ring;
-#endif
-}
-
-szResult_t makeEnd(const ChanShape& shape, End* e) {
-  const SlotMemory m = shape.cfg.memory;
-  size_t ringBytes = 0;
-  if (__builtin_mul_overflow(size_t(shape.stride), size_t(shape.cfg.nslots), &ringBytes) || ringBytes > (size_t(1) << 40))
-    return szSetError(szInvalidArgument, "slot proxy: %u slots of %llu bytes overflow a ring", shape.cfg.nslots,
-                      (unsigned long long)shape.stride);
-  if (m == SlotMemory::kPinned) {  // one mapping for ring and words (a mapping is whole granules)
-    SZCHECK(allocate(m, true, ringBytes + wordBytes(shape.cfg.nslots), reinterpret_cast<void**>(&e->ring)));
-    e->credits = reinterpret_cast<uint64_t*>(e->ring + ringBytes);  // ringBytes: whole slots of 256-byte multiples
-  } else {
-    SZCHECK(allocate(m, true, ringBytes, reinterpret_cast<void**>(&e->ring)));
-    SZCHECK(allocate(m, false, wordBytes(shape.cfg.nslots), reinterpret_cast<void**>(&e->credits)));
-  }
-  for (uint32_t j = 0; j < shape.cfg.nslots; ++j) e->credits[j] = initialCredit(j);
-  e->error = reinterpret_cast<int*>(e->credits + shape.cfg.nslots);
-  e->peerError = e->error + 16;
-  e->signals = reinterpret_cast<SlotSignal*>(e->error + 64);
-  return szSuccess;
-}
-
-void freeEnd(const ChanShape& shape, End& e) {
-  release(shape.cfg.memory, true, e.ring);
-  if (shape.cfg.memory != SlotMemory::kPinned) release(shape.cfg.memory, false, e.credits);  // else inside the ring's
-}
-
-// Allocates both ends of `c` and raises the errors that came before them; nothing is left
-// allocated on failure.
-szResult_t makeEnds(const ChanShape& shape, End* send, End* recv) {
-  szResult_t res = makeEnd(shape, send);
-  if (res == szSuccess) res = makeEnd(shape, recv);
-  if (res != szSuccess) {
-    freeEnd(shape, *send);
-    freeEnd(shape, *recv);
-    *send = End{};
-    *recv = End{};
-  }
-  return res;
-}
-
-// Takes `send` and `recv` as the ends of `c` and raises the errors that came before them.
-void installEnds(Chan* c, const End& send, const End& recv) {
-  c->send = send;
-  c->recv = recv;
-  c->ready = true;
-  for (int side = 0; side < 2; ++side)
-    if (c->pending[side] != 0) raiseChanError(*c, side, c->pending[side]);
-}
-
-// This rank's address of `p` for the channel's users: device pointers unless kHost.
-template <class T>
-T* userAddress(SlotMemory m, T* p) {
-  if (m == SlotMemory::kHost) return p;
-#if SZ_HAVE_CUDA
-  return static_cast<T*>(pinnedDeviceAddress(p));
-#else
-  return nullptr;
-#endif
-}
-
 }  // namespace
 
 SlotProxy::~SlotProxy() {
@@ -436,8 +364,8 @@ SlotProxy::~SlotProxy() {
   for (Peer& p : s_->peers)
     for (size_t ci = 0; ci < p.chans.size(); ++ci) {
       if (!p.chans[ci].ready) continue;
-      freeEnd(s_->chans[ci], p.chans[ci].send);
-      freeEnd(s_->chans[ci], p.chans[ci].recv);
+      freeSlotEnd(s_->chans[ci].cfg.memory, p.chans[ci].send);
+      freeSlotEnd(s_->chans[ci].cfg.memory, p.chans[ci].recv);
     }
 #if SZ_HAVE_CUDA
   cudaGetLastError();
@@ -472,8 +400,9 @@ szResult_t SlotProxy::create(szBootstrap* b, const szWire* control, const std::v
       if (!p.chans[ci].served) continue;
       needThread |= s->chans[ci].cfg.memory != SlotMemory::kHost;  // kernels cannot progress the proxy
       if (s->chans[ci].cfg.connectAtInit) {
-        End send, recv;
-        SZCHECK(makeEnds(s->chans[ci], &send, &recv));
+        const ChanShape& shape = s->chans[ci];
+        SlotEnd send, recv;
+        SZCHECK(makeSlotEnds(shape.cfg.memory, shape.stride, shape.cfg.nslots, &send, &recv));
         installEnds(&p.chans[ci], send, recv);
       }
     }
@@ -515,23 +444,25 @@ szResult_t SlotProxy::channel(int chan, int peer, int send, SlotChannel* ch) {
     // lock, so that the proxy's thread keeps serving the other peers meanwhile, and never waits
     // inside the driver's allocator behind another rank's device-wide sync while it holds it.
     lock.unlock();
-    End sendEnd, recvEnd;
-    SZCHECK(makeEnds(shape, &sendEnd, &recvEnd));
+    SlotEnd sendEnd, recvEnd;
+    SZCHECK(makeSlotEnds(shape.cfg.memory, shape.stride, shape.cfg.nslots, &sendEnd, &recvEnd));
     lock.lock();
     if (c.ready) {  // another thread of this rank connected it meanwhile
-      freeEnd(shape, sendEnd);
-      freeEnd(shape, recvEnd);
+      freeSlotEnd(shape.cfg.memory, sendEnd);
+      freeSlotEnd(shape.cfg.memory, recvEnd);
     } else {
       installEnds(&c, sendEnd, recvEnd);
     }
   }
-  const End& e = send ? c.send : c.recv;
+  const SlotEnd& e = send ? c.send : c.recv;
   *ch = SlotChannel{};
-  ch->ring = m == SlotMemory::kDevice ? e.ring : userAddress(m, e.ring);
-  ch->signals = userAddress(m, e.signals);
-  ch->credits = userAddress(m, e.credits);
-  ch->localError = userAddress(m, e.error);
-  ch->peerError = userAddress(m, e.peerError);
+  ch->ring = m == SlotMemory::kDevice ? e.ring : static_cast<uint8_t*>(slotUserAddress(m, e.ring));
+  ch->signals = static_cast<SlotSignal*>(slotUserAddress(m, e.signals));
+  ch->credits = static_cast<uint64_t*>(slotUserAddress(m, e.credits));
+  ch->localError = static_cast<int*>(slotUserAddress(m, e.error));
+  ch->peerError = static_cast<int*>(slotUserAddress(m, e.peerError));
+  // Payloads in the caller's buffers where the wire can drop a pair's requests (releasePayloads).
+  if (shape.cfg.wire->failPeer != nullptr) ch->payloads = e.payloads;
   ch->stride = shape.stride;
   ch->sliceBytes = shape.cfg.sliceBytes;
   ch->nslots = shape.cfg.nslots;
@@ -568,7 +499,7 @@ uint64_t SlotProxy::slotBytes() {
     for (size_t ci = 0; ci < p.chans.size(); ++ci)
       if (p.chans[ci].ready) {
         const ChanShape& shape = s_->chans[ci];
-        bytes += 2 * (shape.stride * shape.cfg.nslots + wordBytes(shape.cfg.nslots));
+        bytes += 2 * (shape.stride * shape.cfg.nslots + slotEndWordBytes(shape.cfg.nslots));
       }
   return bytes;
 }
@@ -587,6 +518,44 @@ bool SlotProxy::flushed(int chan, int peer, uint64_t steps) {
   return c.creditNext >= steps && c.ctrlPending == 0 &&
          (slotLoadError(c.send.peerError) == 0 || (c.sentErrors & 1)) &&
          (slotLoadError(c.recv.peerError) == 0 || (c.sentErrors & 2));
+}
+
+void SlotProxy::landInto(int chan, int peer, uint64_t first, std::vector<SlotLanding> slices) {
+  std::lock_guard<std::mutex> lock(s_->mu);
+  Chan& c = s_->peers[size_t(peer)].chans[size_t(chan)];
+  if (!c.ready || slices.empty()) return;
+  auto at = std::find_if(c.landings.begin(), c.landings.end(), [first](const Landing& l) { return l.first > first; });
+  c.landings.insert(at, Landing{first, std::move(slices)});
+}
+
+void SlotProxy::releasePayloads(int chan, int peer, int send, uint64_t first) {
+  std::lock_guard<std::mutex> lock(s_->mu);  // no pass is moving anything meanwhile
+  Peer& p = s_->peers[size_t(peer)];
+  Chan& c = p.chans[size_t(chan)];
+  if (p.broken || !c.ready) return;
+  const ChanShape& shape = s_->chans[size_t(chan)];
+  const uint32_t nslots = shape.cfg.nslots;
+  bool inBuffers = false;
+  if (send) {  // shipped and not through, or published and not shipped, from a caller's buffer
+    const SlotPayload* pl = c.send.payloads;
+    for (uint64_t st = c.shipNext - c.sends.size(); pl && st < c.shipNext; ++st)
+      inBuffers |= __atomic_load_n(&pl[slotOf(st, nslots)].data, __ATOMIC_RELAXED) != nullptr;
+    for (uint64_t st = c.shipNext; pl && slotLoadAcquire(&c.send.signals[slotOf(st, nslots)].ready) == readyValue(st); ++st)
+      inBuffers |= __atomic_load_n(&pl[slotOf(st, nslots)].data, __ATOMIC_RELAXED) != nullptr;
+  } else {
+    for (auto it = c.landings.begin(); it != c.landings.end();)
+      it = it->first >= first ? c.landings.erase(it) : it + 1;
+    for (uint8_t* in : c.landedIn) inBuffers |= in != nullptr;
+  }
+  if (!inBuffers || shape.cfg.wire->failPeer == nullptr) return;
+  shape.cfg.wire->failPeer(shape.data, peer, szRemoteError, "an operation failed while the wire held its buffers");
+  breakPeer(p);
+}
+
+void SlotProxy::callerBytes(uint64_t* shipped, uint64_t* landed) {
+  std::lock_guard<std::mutex> lock(s_->mu);
+  *shipped = s_->fromCallers;
+  *landed = s_->intoCallers;
 }
 
 }  // namespace sz

@@ -24,18 +24,12 @@
 #include <vector>
 
 #include "kernels/slot_format.h"
+#include "src/proto/slot_end.h"
 #include "transport/wire.h"
 
 struct szBootstrap;
 
 namespace sz {
-
-// Where a channel's rings and words live.
-enum class SlotMemory {
-  kHost,    // plain host memory: CPU senders and receivers (host buffers)
-  kPinned,  // mapped pinned host memory: slot kernels, a message wire of host memory (tcp)
-  kDevice,  // device rings (a message wire of device memory: nccl), words in mapped pinned memory
-};
 
 struct SlotProxyChannel {
   const szWire* wire;  // moves the slots: a message wire (szWireMovesMessages)
@@ -63,6 +57,12 @@ struct SlotProxyChannel {
   // every pair's wire carries host buffers itself: ib), so its data wire is not connected at all;
   // with every channel unused, neither is the control wire.
   bool unused = false;
+};
+
+// A receive slice's place in its caller's buffer (SlotProxy::landInto): its raw bytes.
+struct SlotLanding {
+  uint8_t* data;
+  uint64_t bytes;
 };
 
 class SlotProxy {
@@ -95,6 +95,22 @@ class SlotProxy {
   // its steps below `steps` and its error words (a receiver returns only then: the sender's
   // completion waits for those credits). A broken peer has nothing more to send: true.
   bool flushed(int chan, int peer, uint64_t steps);
+
+  // Zero-copy host channels (a SlotChannel with payloads): the steps from `first` of channel
+  // `chan` with `peer`, one SlotLanding each (data null: in the slot), may land their payloads
+  // straight in a receive's buffer; steps already posted land in their slots. Registrations come
+  // in step order. The proxy records each landed slot's place in its SlotPayload before the
+  // signal: a receiver whose slice arrived as a frame there decodes it from a copy.
+  void landInto(int chan, int peer, uint64_t first, std::vector<SlotLanding> slices);
+  // Before a failed host operation hands its caller's buffers back: drops the landings of its
+  // steps (receive side, from `first`), and where a request of the pair's channel in that
+  // direction may still touch a caller's buffer (a receive posted into one; a send shipped or
+  // published from one), fails the pair: its wire drops every request with the peer
+  // (szWire::failPeer) and the pair breaks (szRemoteError on both sides). Once this returns,
+  // nothing the proxy moves touches those buffers.
+  void releasePayloads(int chan, int peer, int send, uint64_t first);
+  // Payload bytes shipped straight from callers' buffers, and landed straight in them, so far.
+  void callerBytes(uint64_t* shipped, uint64_t* landed);
 
   struct State;
 
