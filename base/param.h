@@ -21,7 +21,7 @@ SZ_PARAM(CpuParallelBytes, "CPU_PARALLEL_BYTES", 4 << 20)
 // 0 disables the AVX2 fast path (forces the portable codec).
 SZ_PARAM(CpuSimd, "CPU_SIMD", 1)
 // Communicator defaults (szConfig_t fields left at 0/-1/NULL).
-SZ_PARAM(SliceBytes, "SLICE_BYTES", 256 << 10)
+SZ_PARAM(SliceBytes, "SLICE_BYTES", 512 << 10)
 SZ_PARAM(PipelineDepth, "PIPELINE_DEPTH", 4)
 SZ_PARAM(TimeoutMs, "TIMEOUT_MS", 60000)
 SZ_PARAM(Crc, "CRC", 0)

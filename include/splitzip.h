@@ -344,7 +344,7 @@ typedef struct {
   int codec;             /* SZ_CODEC_*, or -1: SZ_CODEC (on|off|auto, default auto) */
   const szCodebook_t* codebook; /* see codebookMode; NULL: the built-in default of each type */
   size_t sliceBytes;     /* host buffers: uncompressed bytes per slice, 1024 to 1 GiB (rounded up
-                            to 4 KiB); 0: SZ_SLICE_BYTES (default 256 KiB) */
+                            to 4 KiB); 0: SZ_SLICE_BYTES (default 512 KiB) */
   int pipelineDepth;     /* host buffers: codec threads per group; 2x this many slots per peer and
                             direction; 0: SZ_PIPELINE_DEPTH (4) */
   int blocking;          /* 1 (default): init blocks; 0: init returns szInProgress at once and

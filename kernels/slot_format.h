@@ -27,9 +27,11 @@ constexpr uint32_t kSlotCrc = 0x2;    // `crc` holds the payload's CRC32C (host 
 constexpr uint32_t kSlotMac = 0x4;    // `mac` holds an AES-256-GCM tag (SZ_AUTH_DATA=1 or SZ_ENCRYPT=1: host slots, tcp device slots)
 constexpr uint32_t kSlotSealed = 0x8; // the payload is AES-256-GCM ciphertext (SZ_ENCRYPT=1)
 // The slot protocol's version: in every slot header and in the init handshake (src/comm.cc). A
-// rank of another version fails init, naming both. 3: pairs connected at their first operations,
-// the seal's nonce carries the proxy channel (2: host buffers on slots; 1: the slice pipeline).
-constexpr uint32_t kSlotProtocolVersion = 3;
+// rank of another version fails init, naming both. 4: a slot proxy's credit covers every step up
+// to its own, and a raw host slice may travel from and land in the caller's buffer (3: pairs
+// connected at their first operations, the seal's nonce carries the proxy channel; 2: host
+// buffers on slots; 1: the slice pipeline).
+constexpr uint32_t kSlotProtocolVersion = 4;
 
 struct SlotHeader {
   uint64_t ready;    // step + 1 once the slot holds that step's slice (written last)

@@ -68,7 +68,7 @@ class Communicator:
     codec: "on", "off" (a plain pipelined wire), "auto" (compress where it pays), or None:
       SZ_CODEC (default auto).
     codebook: the Codebook compressed slices use; None: the built-in default.
-    slice_bytes, pipeline_depth: 0 for SZ_SLICE_BYTES (256 KiB) and SZ_PIPELINE_DEPTH (4).
+    slice_bytes, pipeline_depth: 0 for SZ_SLICE_BYTES (512 KiB) and SZ_PIPELINE_DEPTH (4).
     timeout_ms: an operation with no progress this long raises OperationTimeoutError; 0 for
       SZ_TIMEOUT_MS (60000). A peer that dies is seen at once (RemoteError).
     crc: CRC32C on every slice; None for SZ_CRC.

@@ -27,7 +27,7 @@ namespace {
 struct Ctrl {
   uint32_t kind;     // kCredit or kError
   int32_t code;      // kError: the error; its direction in `step` (0: for the receive side, 1: for the send side)
-  uint64_t step;     // kCredit: the step the receiver drained
+  uint64_t step;     // kCredit: the receiver drained every step up to this one
   uint32_t channel;  // the channel it concerns
   uint32_t pad;
 };
@@ -45,6 +45,7 @@ struct Chan {
   bool served = false;  // the channel serves this pair (SlotProxyChannel::peers)
   SlotEnd send, recv;
   uint64_t shipNext = 0, landPosted = 0, landNext = 0, creditNext = 0;
+  uint64_t creditsIn = 0;  // the first shipped step whose credit has not come back
   std::deque<szWireRequest*> sends;  // shipped slots, in step order
   std::deque<szWireRequest*> lands;  // posted receives of steps landNext, landNext + 1, ...
   std::deque<uint8_t*> landedIn;     // each posted receive's payload place: the caller's buffer, or null (the slot)
@@ -241,10 +242,13 @@ bool progressChan(State* s, int peer, Peer& p, uint32_t ci, bool* moved) {
     *moved = true;
   }
   // Credits the receiver gave back, and error words, to the peer's proxy.
-  while (c.creditNext < c.landNext &&
-         slotLoadAcquire(&c.recv.credits[slotOf(c.creditNext, nslots)]) >= creditAfter(c.creditNext, nslots)) {
-    if (!sendCtrl(s, peer, p, kCredit, 0, c.creditNext, ci)) return false;
-    ++c.creditNext;
+  // One message for every step drained since the last (a credit covers the steps before it).
+  uint64_t drained = c.creditNext;
+  while (drained < c.landNext && slotLoadAcquire(&c.recv.credits[slotOf(drained, nslots)]) >= creditAfter(drained, nslots))
+    ++drained;
+  if (drained > c.creditNext) {
+    if (!sendCtrl(s, peer, p, kCredit, 0, drained - 1, ci)) return false;
+    c.creditNext = drained;
     *moved = true;
   }
   for (int side = 0; side < 2; ++side) {  // 0: this rank's send side, 1: its receive side
@@ -276,11 +280,14 @@ bool receiveCtrl(State* s, int peer, Peer& p, bool hostOnly, bool* moved) {
     Chan& c = p.chans[p.ctrlIn.channel];
     if (!c.served) return false;  // no proxy sends for a channel the pair does not use
     const uint32_t nslots = s->chans[p.ctrlIn.channel].cfg.nslots;
-    if (p.ctrlIn.kind == kCredit) {
-      if (!c.ready || p.ctrlIn.step >= c.shipNext) return false;  // a credit for nothing shipped
-      uint64_t* credit = &c.send.credits[slotOf(p.ctrlIn.step, nslots)];
-      if (slotLoadAcquire(credit) < creditAfter(p.ctrlIn.step, nslots))  // never lowered
-        slotStoreRelease(credit, creditAfter(p.ctrlIn.step, nslots));
+    if (p.ctrlIn.kind == kCredit) {  // every shipped step up to `step` drained
+      if (!c.ready || p.ctrlIn.step >= c.shipNext || p.ctrlIn.step < c.creditsIn)
+        return false;  // a credit for nothing shipped, or again
+      for (; c.creditsIn <= p.ctrlIn.step; ++c.creditsIn) {
+        uint64_t* credit = &c.send.credits[slotOf(c.creditsIn, nslots)];
+        if (slotLoadAcquire(credit) < creditAfter(c.creditsIn, nslots))  // never lowered
+          slotStoreRelease(credit, creditAfter(c.creditsIn, nslots));
+      }
     } else if (p.ctrlIn.kind == kError) {
       raiseChanError(c, p.ctrlIn.step == 0 ? 0 : 1, p.ctrlIn.code);
     } else {
