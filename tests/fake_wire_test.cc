@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "base/bootstrap.h"
+#include "host_request.h"
 #include "base/checks.h"
 #include "src/proto/host_slots.h"
 #include "src/proto/slot_proxy.h"
@@ -46,6 +47,8 @@ struct FakeComm {
 };
 
 namespace {
+
+using sztest::hostRequest;
 
 // The k-th connect of every rank meets the k-th of the others (each rank connects its wires in
 // the same order, as a collective).
@@ -176,20 +179,6 @@ void onTwoRanks(const szWire* data, const szWire* control,
   for (std::thread& t : threads) t.join();
 }
 
-sz::Op request(bool send, int peer, std::vector<uint16_t>& buf, bool frames) {
-  sz::Op q;
-  q.api = send ? "szSend" : "szRecv";
-  q.send = send;
-  q.peer = peer;
-  q.type = szBfloat16;
-  q.count = buf.size();
-  q.frames = frames;
-  q.mayDecode = !send;
-  q.segs.push_back(sz::SlotSegment{reinterpret_cast<uint8_t*>(buf.data()), buf.size() * 2, 0});
-  q.segGroups.push_back(0);
-  return q;
-}
-
 TEST(FakeWire, HostSlotsRoundTripBitExactOverAnyMessageWire) {
   const size_t n = 9 * kSlice / 2 + 321;  // elements: 9 slices and a bit, the ring of 4 wrapped
   for (bool frames : {true, false}) {
@@ -199,11 +188,11 @@ TEST(FakeWire, HostSlotsRoundTripBitExactOverAnyMessageWire) {
       std::vector<sz::SlotCompletion> done;
       if (rank == 0) {
         std::vector<uint16_t> want = kvLike(n, 5);
-        ASSERT_EQ(slots->run({request(true, 1, want, frames)}, &done), szSuccess) << szGetLastError(nullptr);
+        ASSERT_EQ(slots->run({hostRequest(true, 1, want, frames)}, &done), szSuccess) << szGetLastError(nullptr);
         sent = done;
       } else {
         std::vector<uint16_t> got(n, 0xA5A5);
-        ASSERT_EQ(slots->run({request(false, 0, got, false)}, &done), szSuccess) << szGetLastError(nullptr);
+        ASSERT_EQ(slots->run({hostRequest(false, 0, got, false)}, &done), szSuccess) << szGetLastError(nullptr);
         EXPECT_TRUE(got == kvLike(n, 5)) << "received bits differ";
       }
     });
@@ -236,7 +225,7 @@ TEST(FakeWire, ABrokenWireFailsBothSidesWithRemoteError) {
       std::lock_guard<std::mutex> lock(gNets[0]->mu);
       gNets[0]->failing = true;  // the data wire breaks before anything moves
     }
-    results[size_t(rank)] = slots->run({request(rank == 0, 1 - rank, buf, false)}, &done);
+    results[size_t(rank)] = slots->run({hostRequest(rank == 0, 1 - rank, buf, false)}, &done);
   });
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(4000)) << "not the 5 s timeout";
   EXPECT_EQ(results[0], szRemoteError);
@@ -256,10 +245,10 @@ TEST(FakeWire, TheProxySealsTheSlotsItShips) {
         std::vector<sz::SlotCompletion> done;
         if (rank == 0) {
           std::vector<uint16_t> want = kvLike(n, 9);
-          ASSERT_EQ(slots->run({request(true, 1, want, frames)}, &done), szSuccess) << szGetLastError(nullptr);
+          ASSERT_EQ(slots->run({hostRequest(true, 1, want, frames)}, &done), szSuccess) << szGetLastError(nullptr);
         } else {
           std::vector<uint16_t> got(n, 0xA5A5);
-          ASSERT_EQ(slots->run({request(false, 0, got, false)}, &done), szSuccess) << szGetLastError(nullptr);
+          ASSERT_EQ(slots->run({hostRequest(false, 0, got, false)}, &done), szSuccess) << szGetLastError(nullptr);
           EXPECT_TRUE(got == kvLike(n, 9)) << "received bits differ";
         }
       }, true, encrypt);
@@ -287,7 +276,7 @@ TEST(FakeWire, ASlotChangedOnTheWayIsRefusedByTheProxy) {
     onTwoRanks(&kFakeWire, &kFakeWire, [&](int rank, sz::SlotProxy*, sz::HostSlots* slots) {
       std::vector<sz::SlotCompletion> done;
       std::vector<uint16_t> buf = rank == 0 ? kvLike(n, 4) : std::vector<uint16_t>(n, 0);
-      results[size_t(rank)] = slots->run({request(rank == 0, 1 - rank, buf, false)}, &done);
+      results[size_t(rank)] = slots->run({hostRequest(rank == 0, 1 - rank, buf, false)}, &done);
       if (rank == 1) {  // the slices before the flipped one arrived intact; nothing wrong was written
         const std::vector<uint16_t> want = kvLike(n, 4);
         size_t wrong = 0;
@@ -316,11 +305,11 @@ TEST(FakeWire, APairsSlotsAreMadeAtItsFirstOperation) {
     std::vector<sz::SlotCompletion> done;
     if (rank == 0) {
       std::vector<uint16_t> want = kvLike(n, 3);
-      ASSERT_EQ(slots->run({request(true, 1, want, true)}, &done), szSuccess) << szGetLastError(nullptr);
+      ASSERT_EQ(slots->run({hostRequest(true, 1, want, true)}, &done), szSuccess) << szGetLastError(nullptr);
     } else {
       std::this_thread::sleep_for(std::chrono::milliseconds(300));
       std::vector<uint16_t> got(n, 0);
-      ASSERT_EQ(slots->run({request(false, 0, got, false)}, &done), szSuccess) << szGetLastError(nullptr);
+      ASSERT_EQ(slots->run({hostRequest(false, 0, got, false)}, &done), szSuccess) << szGetLastError(nullptr);
       EXPECT_TRUE(got == kvLike(n, 3)) << "received bits differ";
     }
     after[size_t(rank)] = proxy->slotBytes();

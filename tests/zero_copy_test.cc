@@ -15,12 +15,15 @@
 #include <vector>
 
 #include "base/bootstrap.h"
+#include "host_request.h"
 #include "src/proto/host_slots.h"
 #include "src/proto/slot_proxy.h"
 #include "transport/slot_words.h"
 #include "transport/wire.h"
 
 namespace {
+
+using sztest::hostRequest;
 
 constexpr uint64_t kSlice = 64 << 10;
 constexpr uint32_t kSlots = 4;
@@ -33,20 +36,6 @@ std::vector<uint16_t> pattern(size_t n, uint32_t seed) {
     e = uint16_t(((x >> 20) & 1) << 15 | (120 + (x >> 28) % 8) << 7 | ((x >> 8) & 0x7F));
   }
   return v;
-}
-
-sz::Op request(bool send, int peer, std::vector<uint16_t>& buf, bool frames) {
-  sz::Op q;
-  q.api = send ? "szSend" : "szRecv";
-  q.send = send;
-  q.peer = peer;
-  q.type = szBfloat16;
-  q.count = buf.size();
-  q.frames = frames;
-  q.mayDecode = !send;
-  q.segs.push_back(sz::SlotSegment{reinterpret_cast<uint8_t*>(buf.data()), buf.size() * 2, 0});
-  q.segGroups.push_back(0);
-  return q;
 }
 
 // Two ranks as threads, each with a slot proxy whose host channel and control ride tcp, and host
@@ -86,7 +75,7 @@ TEST(HostSlotsZeroCopy, RawSlicesLeaveFromAndLandInTheCallersBuffers) {
     onTwoRanks(10000, [&](int rank, szBootstrap*, sz::SlotProxy* proxy, sz::HostSlots* slots) {
       std::vector<uint16_t> buf = rank == 0 ? pattern(n, 3) : std::vector<uint16_t>(n, 0xABCD);
       std::vector<sz::SlotCompletion> done;
-      ASSERT_EQ(slots->run({request(rank == 0, 1 - rank, buf, frames)}, &done), szSuccess) << szGetLastError(nullptr);
+      ASSERT_EQ(slots->run({hostRequest(rank == 0, 1 - rank, buf, frames)}, &done), szSuccess) << szGetLastError(nullptr);
       uint64_t shipped = 0, landed = 0;
       proxy->callerBytes(&shipped, &landed);
       if (rank == 0) {
@@ -145,7 +134,7 @@ TEST(HostSlotsZeroCopy, AFailedReceiveLetsGoOfItsBuffer) {
     if (rank == 1) {
       std::vector<uint16_t> buf(n, 0x1234);
       std::vector<sz::SlotCompletion> done;
-      EXPECT_EQ(slots->run({request(false, 0, buf, false)}, &done), szTimeout);
+      EXPECT_EQ(slots->run({hostRequest(false, 0, buf, false)}, &done), szTimeout);
       EXPECT_TRUE(std::equal(data.begin(), data.begin() + kSlice / 2, buf.begin())) << "the first slice";
       const std::vector<uint16_t> after = buf;
       EXPECT_EQ(szBootstrapBarrier(b), szSuccess);  // the sender goes on
