@@ -46,6 +46,7 @@ struct Chan {
   SlotEnd send, recv;
   uint64_t shipNext = 0, landPosted = 0, landNext = 0, creditNext = 0;
   uint64_t creditsIn = 0;  // the first shipped step whose credit has not come back
+  uint64_t creditsHeld = 0;  // every step below this one credited by the peer (applied once its send completed)
   std::deque<szWireRequest*> sends;  // shipped slots, in step order
   std::deque<szWireRequest*> lands;  // posted receives of steps landNext, landNext + 1, ...
   std::deque<uint8_t*> landedIn;     // each posted receive's payload place: the caller's buffer, or null (the slot)
@@ -129,8 +130,13 @@ SlotLanding landingOf(Chan& c, uint64_t st) {
 }
 
 // The peer's wire failed: every sender and receiver waiting on it stops (and any that starts).
-void breakPeer(Peer& p) {
+void breakPeer(State* s, int peer, Peer& p) {
   p.broken = true;
+  for (size_t ci = 0; ci < s->chans.size(); ++ci) {  // nothing the wire holds moves any more
+    const ChanShape& shape = s->chans[ci];
+    if (p.chans[ci].served && shape.data && shape.cfg.wire->failPeer)
+      shape.cfg.wire->failPeer(shape.data, peer, szRemoteError, "the slot proxy broke the pair");
+  }
   for (Chan& c : p.chans) {
     if (!c.served) continue;  // no words: the pair does not use this channel
     raiseChanError(c, 0, szRemoteError);
@@ -152,6 +158,15 @@ bool done(const szWire* w, szWireRequest*& r, bool* ok, size_t* bytes = nullptr)
   if (finished) r = nullptr;
   if (bytes) *bytes = got;
   return finished != 0;
+}
+
+// Credits the peer gave for steps whose send request has completed (nothing reads their payload).
+void applyCredits(Chan& c, uint32_t nslots) {
+  const uint64_t through = std::min<uint64_t>(c.creditsHeld, c.shipNext - c.sends.size());
+  for (; c.creditsIn < through; ++c.creditsIn) {
+    uint64_t* credit = &c.send.credits[slotOf(c.creditsIn, nslots)];
+    if (slotLoadAcquire(credit) < creditAfter(c.creditsIn, nslots)) slotStoreRelease(credit, creditAfter(c.creditsIn, nslots));
+  }
 }
 
 bool sendCtrl(State* s, int peer, Peer& p, uint32_t kind, int code, uint64_t step, uint32_t chan) {
@@ -263,6 +278,7 @@ bool progressChan(State* s, int peer, Peer& p, uint32_t ci, bool* moved) {
     c.sends.pop_front();
     *moved = true;
   }
+  applyCredits(c, nslots);
   return ok;
 }
 
@@ -281,13 +297,10 @@ bool receiveCtrl(State* s, int peer, Peer& p, bool hostOnly, bool* moved) {
     if (!c.served) return false;  // no proxy sends for a channel the pair does not use
     const uint32_t nslots = s->chans[p.ctrlIn.channel].cfg.nslots;
     if (p.ctrlIn.kind == kCredit) {  // every shipped step up to `step` drained
-      if (!c.ready || p.ctrlIn.step >= c.shipNext || p.ctrlIn.step < c.creditsIn)
+      if (!c.ready || p.ctrlIn.step >= c.shipNext || p.ctrlIn.step < c.creditsHeld)
         return false;  // a credit for nothing shipped, or again
-      for (; c.creditsIn <= p.ctrlIn.step; ++c.creditsIn) {
-        uint64_t* credit = &c.send.credits[slotOf(c.creditsIn, nslots)];
-        if (slotLoadAcquire(credit) < creditAfter(c.creditsIn, nslots))  // never lowered
-          slotStoreRelease(credit, creditAfter(c.creditsIn, nslots));
-      }
+      c.creditsHeld = p.ctrlIn.step + 1;
+      applyCredits(c, nslots);
     } else if (p.ctrlIn.kind == kError) {
       raiseChanError(c, p.ctrlIn.step == 0 ? 0 : 1, p.ctrlIn.code);
     } else {
@@ -330,7 +343,7 @@ bool pass(State* s, bool hostOnly) {
     Peer& p = s->peers[size_t(peer)];
     if (peer == s->rank || p.broken) continue;
     if (!progressPeer(s, peer, p, hostOnly, &moved)) {
-      breakPeer(p);
+      breakPeer(s, peer, p);
       moved = true;
     }
   }
@@ -556,7 +569,7 @@ void SlotProxy::releasePayloads(int chan, int peer, int send, uint64_t first) {
   }
   if (!inBuffers || shape.cfg.wire->failPeer == nullptr) return;
   shape.cfg.wire->failPeer(shape.data, peer, szRemoteError, "an operation failed while the wire held its buffers");
-  breakPeer(p);
+  breakPeer(s_.get(), peer, p);
 }
 
 void SlotProxy::callerBytes(uint64_t* shipped, uint64_t* landed) {
