@@ -24,50 +24,55 @@ export SZ_SOCKET_IFNAME=${SZ_SOCKET_IFNAME:-lo} SZ_TIMEOUT_MS=5000
 
 ok=0
 bad=0
+# run_pair AUTH ENCRYPT EVERY ARGS...: sendrecv_perf ARGS as rank 1, and as rank 0 under the shim
+# (a flip at 8 MiB, then every EVERY bytes; 0: that one only), with SZ_AUTH_DATA=AUTH and
+# SZ_ENCRYPT=ENCRYPT; their exit statuses in s0 and s1, their output in r0.log and r1.log.
+run_pair() {
+  local auth=$1 encrypt=$2 every=$3 port r1
+  shift 3
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  SZ_AUTH_DATA=$auth SZ_ENCRYPT=$encrypt SZ_COMM_ID=127.0.0.1:$port SZ_NRANKS=2 SZ_RANK=1 "$PERF" "$@" >"$DIR/r1.log" 2>&1 &
+  r1=$!
+  SZ_AUTH_DATA=$auth SZ_ENCRYPT=$encrypt SZ_COMM_ID=127.0.0.1:$port SZ_NRANKS=2 SZ_RANK=0 SZ_TEST_FLIP_AT=$((8 << 20)) \
+    SZ_TEST_FLIP_EVERY=$every LD_PRELOAD="$DIR/flip.so" "$PERF" "$@" >"$DIR/r0.log" 2>&1
+  s0=$?
+  wait $r1
+  s1=$?
+}
+# verdict PASSED CASE WHAT WHY: counts the case and says so (WHAT when it passed, WHY when not).
+verdict() {
+  if (($1)); then
+    echo "corrupt_wire_test: $2: $3: ok"
+    ok=$((ok + 1))
+  else
+    echo "corrupt_wire_test: $2: FAILED ($4)"
+    tail -n 5 "$DIR/r0.log" "$DIR/r1.log"
+    bad=$((bad + 1))
+  fi
+}
 # CRC32C on (SZ_CRC), then the slices' GMAC (SZ_AUTH_DATA=1), then their encryption (SZ_ENCRYPT=1),
 # both with CRC off: each must refuse the flip.
 for check in crc auth encrypt; do
 for codec in on off; do
-  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
   crc=1
   auth=0
   encrypt=0
   [[ $check == auth ]] && crc=0 auth=1
   [[ $check == encrypt ]] && crc=0 encrypt=1
-  args=(--wire tcp --crc $crc --codec "$codec" -b 16M -e 16M -n 3 -w 1)
-  SZ_AUTH_DATA=$auth SZ_ENCRYPT=$encrypt SZ_COMM_ID=127.0.0.1:$port SZ_NRANKS=2 SZ_RANK=1 "$PERF" "${args[@]}" >"$DIR/r1.log" 2>&1 &
-  r1=$!
-  SZ_AUTH_DATA=$auth SZ_ENCRYPT=$encrypt SZ_COMM_ID=127.0.0.1:$port SZ_NRANKS=2 SZ_RANK=0 SZ_TEST_FLIP_AT=$((8 << 20)) LD_PRELOAD="$DIR/flip.so" \
-    "$PERF" "${args[@]}" >"$DIR/r0.log" 2>&1
-  s0=$?
-  wait $r1
-  s1=$?
-  if ((s1 != 0)) && grep -q szCorruptFrame "$DIR/r1.log" && ((s0 != 0)); then
-    echo "corrupt_wire_test: $check, codec $codec: receiver reported szCorruptFrame, sender failed too: ok"
-    ok=$((ok + 1))
-  else
-    echo "corrupt_wire_test: $check, codec $codec: FAILED (rank 0 exit $s0, rank 1 exit $s1)"
-    tail -n 5 "$DIR/r0.log" "$DIR/r1.log"
-    bad=$((bad + 1))
-  fi
+  run_pair $auth $encrypt 0 --wire tcp --crc $crc --codec "$codec" -b 16M -e 16M -n 3 -w 1
+  passed=0
+  ((s1 != 0)) && grep -q szCorruptFrame "$DIR/r1.log" && ((s0 != 0)) && passed=1
+  verdict $passed "$check, codec $codec" "receiver reported szCorruptFrame, sender failed too" \
+    "rank 0 exit $s0, rank 1 exit $s1"
 done
 done
 # The defaults: nothing checks the slices on the wire; the received values differ from the sent.
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-args=(--wire tcp --crc 0 --codec off -b 16M -e 16M -n 3 -w 1)
-env -u SZ_AUTH_DATA -u SZ_ENCRYPT SZ_COMM_ID=127.0.0.1:$port SZ_NRANKS=2 SZ_RANK=1 "$PERF" "${args[@]}" >"$DIR/r1.log" 2>&1 &
-r1=$!
 # A flip every 4 MiB, so that the perf tool's checked iteration (after the timed ones) has some.
-env -u SZ_AUTH_DATA -u SZ_ENCRYPT SZ_COMM_ID=127.0.0.1:$port SZ_NRANKS=2 SZ_RANK=0 SZ_TEST_FLIP_AT=$((8 << 20)) SZ_TEST_FLIP_EVERY=$((4 << 20)) \
-  LD_PRELOAD="$DIR/flip.so" "$PERF" "${args[@]}" >"$DIR/r0.log" 2>&1
-wait $r1
-if ! grep -q szCorruptFrame "$DIR/r0.log" "$DIR/r1.log" && grep -qE "Out of bounds values : [1-9]" "$DIR/r0.log" "$DIR/r1.log"; then
-  echo "corrupt_wire_test: defaults (no CRC, no MAC): the flip went unseen by the wire and the received values differ, as documented: ok"
-  ok=$((ok + 1))
-else
-  echo "corrupt_wire_test: defaults (no CRC, no MAC): FAILED (expected an unseen flip and wrong values)"
-  tail -n 5 "$DIR/r0.log" "$DIR/r1.log"
-  bad=$((bad + 1))
-fi
+run_pair 0 0 $((4 << 20)) --wire tcp --crc 0 --codec off -b 16M -e 16M -n 3 -w 1
+passed=0
+! grep -q szCorruptFrame "$DIR/r0.log" "$DIR/r1.log" && grep -qE "Out of bounds values : [1-9]" "$DIR/r0.log" "$DIR/r1.log" &&
+  passed=1
+verdict $passed "defaults (no CRC, no MAC)" "the flip went unseen by the wire and the received values differ, as documented" \
+  "expected an unseen flip and wrong values"
 echo "corrupt_wire_test: cases ok $ok, cases failing $bad"
 ((bad == 0))
