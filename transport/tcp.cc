@@ -273,8 +273,8 @@ szResult_t post(void* wireComm, int peer, bool isSend, const szWirePiece* pieces
                 szWireRequest** request) {
   Comm* c = (Comm*)wireComm;
   const char* fn = isSend ? "tcp isend" : "tcp irecv";
-  bool bad = c == nullptr || request == nullptr || peer < 0 || (c != nullptr && peer >= c->nranks) ||
-             (c != nullptr && peer == c->rank) || pieces == nullptr || npieces < 1 || npieces > kSzWireMaxPieces;
+  bool bad = c == nullptr || request == nullptr || peer < 0 || peer >= c->nranks || peer == c->rank ||
+             pieces == nullptr || npieces < 1 || npieces > kSzWireMaxPieces;
   size_t bytes = 0;
   for (int k = 0; !bad && k < npieces; ++k) {
     bad = pieces[k].data == nullptr && pieces[k].bytes > 0;

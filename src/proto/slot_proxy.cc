@@ -3,7 +3,6 @@
 
 #if SZ_HAVE_CUDA
 #include <cuda_runtime.h>
-
 #endif
 
 #include <algorithm>
@@ -40,6 +39,12 @@ struct Landing {
   std::vector<SlotLanding> slices;
 };
 
+// A posted receive and where its payload goes: the caller's buffer, or null (the slot).
+struct Land {
+  szWireRequest* request;
+  uint8_t* in;
+};
+
 // One channel with one peer.
 struct Chan {
   bool served = false;  // the channel serves this pair (SlotProxyChannel::peers)
@@ -48,8 +53,7 @@ struct Chan {
   uint64_t creditsIn = 0;  // the first shipped step whose credit has not come back
   uint64_t creditsHeld = 0;  // every step below this one credited by the peer (applied once its send completed)
   std::deque<szWireRequest*> sends;  // shipped slots, in step order
-  std::deque<szWireRequest*> lands;  // posted receives of steps landNext, landNext + 1, ...
-  std::deque<uint8_t*> landedIn;     // each posted receive's payload place: the caller's buffer, or null (the slot)
+  std::deque<Land> lands;            // posted receives of steps landNext, landNext + 1, ...
   std::deque<Landing> landings;      // receives' places for steps not yet posted, in step order
   int sentErrors = 0;  // bit 0: the send side's peer error was forwarded, bit 1: the receive side's
   int ctrlPending = 0;  // this channel's control messages posted and not yet sent
@@ -222,17 +226,15 @@ bool progressChan(State* s, int peer, Peer& p, uint32_t ci, bool* moved) {
     const SlotLanding to = c.recv.payloads != nullptr ? landingOf(c, c.landPosted) : SlotLanding{nullptr, 0};
     const szWirePiece pieces[2] = {{slot, to.data ? kSlotHeaderBytes : shape.stride}, {to.data, to.bytes}};
     if (w->irecv(shape.data, peer, pieces, to.data ? 2 : 1, &r) != szSuccess) return false;
-    c.lands.push_back(r);
-    c.landedIn.push_back(to.data);
+    c.lands.push_back(Land{r, to.data});
     ++c.landPosted;
     *moved = true;
   }
   size_t got = 0;
-  while (!c.corrupt && !c.lands.empty() && done(w, c.lands.front(), &ok, &got)) {
+  while (!c.corrupt && !c.lands.empty() && done(w, c.lands.front().request, &ok, &got)) {
     if (!ok || got < kSlotHeaderBytes) return false;  // a failed wire, or a message no proxy sends
+    uint8_t* landedIn = c.lands.front().in;
     c.lands.pop_front();
-    uint8_t* landedIn = c.landedIn.front();
-    c.landedIn.pop_front();
     if (landedIn) s->intoCallers += got - kSlotHeaderBytes;
     if (shape.cfg.macKey) {  // opened before the receiver may see it; a changed slot stops the channel
       uint8_t* slot = c.recv.ring + uint64_t(slotOf(c.landNext, nslots)) * shape.stride;
@@ -565,11 +567,9 @@ void SlotProxy::releasePayloads(int chan, int peer, int send, uint64_t first) {
   } else {
     for (auto it = c.landings.begin(); it != c.landings.end();)
       it = it->first >= first ? c.landings.erase(it) : it + 1;
-    for (uint8_t* in : c.landedIn) inBuffers |= in != nullptr;
+    for (const Land& l : c.lands) inBuffers |= l.in != nullptr;
   }
-  if (!inBuffers || shape.cfg.wire->failPeer == nullptr) return;
-  shape.cfg.wire->failPeer(shape.data, peer, szRemoteError, "an operation failed while the wire held its buffers");
-  breakPeer(s_.get(), peer, p);
+  if (inBuffers) breakPeer(s_.get(), peer, p);  // which fails the pair on every wire that can
 }
 
 void SlotProxy::callerBytes(uint64_t* shipped, uint64_t* landed) {
