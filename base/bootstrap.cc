@@ -17,7 +17,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
@@ -155,9 +154,9 @@ szResult_t progress(szBootstrap* b, std::unique_lock<std::mutex>& lock, szDeadli
   if (b->polling) {
     if (waitFd >= 0) {  // this thread's own fd (sendMu): poll it beside the poller, briefly
       pollfd one{waitFd, waitEvents, 0};
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - szClock::now()).count();
+      const int ms = std::min(szPollTimeoutMs(deadline), 10);
       lock.unlock();
-      int n = poll(&one, 1, int(std::max<long long>(0, std::min<long long>(left, 10))));
+      int n = poll(&one, 1, ms);
       const int err = errno;
       lock.lock();
       if (n < 0 && err != EINTR) return szSetError(szSystemError, "bootstrap: poll: %s", strerror(err));
