@@ -241,10 +241,12 @@ szResult_t connectSlots(szComm* comm, const Placements& placed, const WirePlan& 
                     serves[i].data(), hostServes[i].data(), hostSlice, hostSlots};
     SZCHECK(w->connect(comm->bootstrap, wc, &comm->slotAreas[i]));
     if (w->progress != nullptr) SZCHECK(comm->proxy->drive(w, comm->slotAreas[i]));  // one proxy loop
-    std::vector<int> hostPeers;  // SZ_RUNTIME_CONNECT=0: the wire's host links now, in one exchange
-    for (int p = 0; p < n && !comm->cfg.runtimeConnect && w->hostChannel != nullptr; ++p)
-      if (hostServes[i][size_t(p)]) hostPeers.push_back(p);
-    if (!hostPeers.empty()) SZCHECK(w->connectPeers(comm->slotAreas[i], hostPeers.data(), int(hostPeers.size()), 1));
+    if (!comm->cfg.runtimeConnect && w->hostChannel != nullptr) {  // SZ_RUNTIME_CONNECT=0: its host links now
+      std::vector<int> hostPeers;
+      for (int p = 0; p < n; ++p)
+        if (hostServes[i][size_t(p)]) hostPeers.push_back(p);
+      if (!hostPeers.empty()) SZCHECK(w->connectPeers(comm->slotAreas[i], hostPeers.data(), int(hostPeers.size()), 1));
+    }
   }
   if (comm->cudaDevice >= 0) {
     // Each peer's channels from its pair's wire, at the first operations with it (slot-area

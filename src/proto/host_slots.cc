@@ -162,18 +162,13 @@ void sendSlice(OpState& o, uint64_t i, CodebookDrift* codebooks, const HostSlotC
   const uint64_t off = i * o.sliceBytes, n = std::min(o.sliceBytes, o.bytes - off);
   const uint32_t first = o.sliceSeg.empty() ? 0 : o.sliceSeg[i];
   bool frame = r.frames && n > 0 && szTypeIsCompressible(r.type);
-  const uint8_t* src = nullptr;
-  bool inCaller = false;  // src is the caller's buffer (not a gathered copy)
-  if (n > 0) {
-    const SlotSegment& s = r.segs[first];
-    if (s.offset + s.bytes >= off + n) {
-      src = s.ptr + (off - s.offset);
-      inCaller = true;
-    } else {  // a slice across segments: gathered (straight into the slot when raw)
-      uint8_t* to = frame ? (tScratch.resize(n), tScratch.data()) : payload;
-      forEachPiece(r.segs, first, off, n, [&](const uint8_t* p, uint64_t pos, uint64_t len) { memcpy(to + pos, p, len); });
-      src = to;
-    }
+  // The slice in the caller's buffer, or null when it spans segments (then gathered into `src`).
+  const uint8_t* const inCaller = n > 0 ? slicePlace(r.segs[first], off, n) : nullptr;
+  const uint8_t* src = inCaller;
+  if (n > 0 && inCaller == nullptr) {  // a slice across segments: gathered (straight into the slot when raw)
+    uint8_t* to = frame ? (tScratch.resize(n), tScratch.data()) : payload;
+    forEachPiece(r.segs, first, off, n, [&](const uint8_t* p, uint64_t pos, uint64_t len) { memcpy(to + pos, p, len); });
+    src = to;
   }
   uint64_t bytes = n;
   uint32_t flags = 0;
@@ -212,7 +207,7 @@ void sendSlice(OpState& o, uint64_t i, CodebookDrift* codebooks, const HostSlotC
   }
   // A raw slice of the caller's buffer stays there where the channel allows it (the proxy ships
   // header and payload as one message; releasePayloads guards a failure), else is copied in.
-  const bool zeroCopy = !frame && inCaller && n > 0 && ch.payloads != nullptr && cfg.macKey == nullptr;
+  const bool zeroCopy = !frame && inCaller != nullptr && ch.payloads != nullptr && cfg.macKey == nullptr;
   if (!frame && !zeroCopy && src != payload && n > 0) memcpy(payload, src, n);
   if (zeroCopy) payload = const_cast<uint8_t*>(src);
   if (ch.payloads != nullptr) __atomic_store_n(&ch.payloads[j].data, zeroCopy ? payload : nullptr, __ATOMIC_RELAXED);
@@ -238,8 +233,8 @@ std::vector<SlotLanding> landings(const OpState& o) {
   std::vector<SlotLanding> places(size_t(o.slices - 1), SlotLanding{nullptr, 0});
   for (uint64_t k = 1; k < o.slices; ++k) {
     const uint64_t off = k * o.sliceBytes, n = std::min(o.sliceBytes, o.bytes - off);
-    const SlotSegment& seg = o.req->segs[o.sliceSeg.empty() ? 0 : o.sliceSeg[k]];
-    if (n > 0 && seg.offset + seg.bytes >= off + n) places[size_t(k - 1)] = SlotLanding{seg.ptr + (off - seg.offset), n};
+    uint8_t* const place = n > 0 ? slicePlace(o.req->segs[o.sliceSeg.empty() ? 0 : o.sliceSeg[k]], off, n) : nullptr;
+    if (place != nullptr) places[size_t(k - 1)] = SlotLanding{place, n};
   }
   return places;
 }
@@ -299,12 +294,12 @@ bool recvSlice(OpState& o, uint64_t i, SlotProxy* proxy, const HostSlotConfig& c
     failOp(o, szCorruptFrame, opName(o) + ": slice " + std::to_string(i) + " fails its CRC32C");
     return false;
   }
-  const SlotSegment* seg = n > 0 ? &r.segs[first] : nullptr;
-  const bool contiguous = seg != nullptr && seg->offset + seg->bytes >= off + n;
+  uint8_t* const place = n > 0 ? slicePlace(r.segs[first], off, n) : nullptr;  // null: across segments
+  const bool contiguous = place != nullptr;
   auto scatter = [&](const uint8_t* from) {
     forEachPiece(r.segs, first, off, n, [&](uint8_t* p, uint64_t pos, uint64_t len) { memcpy(p, from + pos, len); });
   };
-  if (inPlace != nullptr && (!contiguous || inPlace != seg->ptr + (off - seg->offset) || h.bytes > n)) {
+  if (inPlace != nullptr && (inPlace != place || h.bytes > n)) {
     failOp(o, szInternalError, opName(o) + ": slice " + std::to_string(i) + " landed outside its place");
     return false;
   }
@@ -314,7 +309,7 @@ bool recvSlice(OpState& o, uint64_t i, SlotProxy* proxy, const HostSlotConfig& c
     payload = frameCopy.data();
   }
   if (h.flags & kSlotFrame) {
-    uint8_t* dst = contiguous ? seg->ptr + (off - seg->offset) : (tScratch.resize(n), tScratch.data());
+    uint8_t* dst = contiguous ? place : (tScratch.resize(n), tScratch.data());
     size_t count = 0;
     szDataType_t type = r.type;
     const Clock::time_point t0 = Clock::now();
@@ -331,7 +326,7 @@ bool recvSlice(OpState& o, uint64_t i, SlotProxy* proxy, const HostSlotConfig& c
       o.c.compressedSlices += 1;
     }
   } else if (contiguous) {
-    if (inPlace == nullptr) memcpy(seg->ptr + (off - seg->offset), payload, n);
+    if (inPlace == nullptr) memcpy(place, payload, n);
   } else if (n > 0) {
     scatter(payload);
   }

@@ -25,6 +25,12 @@ void forEachSliceStart(const std::vector<SlotSegment>& segs, uint64_t sliceBytes
   }
 }
 
+// Where the message's bytes [off, off + n) lie when `seg` (the segment holding byte `off`) holds
+// them all; null when they run into the next segment.
+inline uint8_t* slicePlace(const SlotSegment& seg, uint64_t off, uint64_t n) {
+  return seg.offset + seg.bytes >= off + n ? seg.ptr + (off - seg.offset) : nullptr;
+}
+
 // Calls fn(pointer, position in the range, length) for the pieces of the message's bytes
 // [off, off + n) over `segs`, of which segment `first` holds byte `off` (the host's counterpart
 // of the kernels' copyPieces).
