@@ -72,6 +72,10 @@ endif
 # rdma-core's headers (Debian libibverbs-dev): the ib wire is built where they are, its pure
 # parts (transport/ib_hca.cc, ib_gid.cc) everywhere. libibverbs itself is opened at run time
 # (transport/ib_loader.h): the library never links it. IBVERBS=0 leaves the wire out.
+# PROFILE=1: the per-operation profile (base/profile.h) compiled in; PROFILE lines at exit.
+ifeq ($(PROFILE),1)
+  override CPPFLAGS += -DSZ_PROFILE=1
+endif
 IBVERBS ?= $(if $(wildcard /usr/include/infiniband/verbs.h $(if $(DEPS),$(DEPS)/usr/include/infiniband/verbs.h)),1,0)
 ifeq ($(IBVERBS),1)
   override CPPFLAGS += -DSZ_HAVE_IBVERBS=1
@@ -144,8 +148,8 @@ all: lib $(CLI) $(TESTS) $(GPU_TESTS) $(MPI_TESTS) $(PERFS) $(EXAMPLES) $(INTERP
 lib: $(LIB) $(SHLIB)
 
 # Objects of a CUDA and a CUDA=0 build differ (and with or without the ib wire, and for other
-# GPU architectures): switching rebuilds everything in $(BUILD).
-CONFIG_STAMP := $(BUILD)/.config-cuda$(CUDA)-ib$(IBVERBS)$(if $(filter 1,$(CUDA)),-$(firstword $(shell echo '$(NVCC_GENCODE)' | cksum)))
+# GPU architectures, and PROFILE=1): switching rebuilds everything in $(BUILD).
+CONFIG_STAMP := $(BUILD)/.config-cuda$(CUDA)-ib$(IBVERBS)$(if $(filter 1,$(PROFILE)),-profile)$(if $(filter 1,$(CUDA)),-$(firstword $(shell echo '$(NVCC_GENCODE)' | cksum)))
 $(CONFIG_STAMP):
 	@mkdir -p $(BUILD)
 	@rm -f $(BUILD)/.config-cuda*

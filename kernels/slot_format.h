@@ -163,6 +163,9 @@ struct SlotOpResult {
   uint64_t startNs, endNs;   // global timer: first slice started, last slice finished
   uint64_t escapes[kSlotCodebooks];
   uint64_t compressedElems[kSlotCodebooks];
+#if SZ_PROFILE
+  uint64_t waitNs, workNs, pubNs, drainNs;  // sums over the operation's blocks (base/profile.h)
+#endif
 };
 
 // Per operation, accumulated in device memory by its blocks (zero before and after use).
@@ -170,6 +173,9 @@ struct SlotOpAccum {
   unsigned long long wireBytes, compressedSlices, blocksDone, endNs;
   unsigned long long startNs;  // 0: none yet (the global timer is never 0)
   unsigned long long escapes[kSlotCodebooks], compressedElems[kSlotCodebooks];
+#if SZ_PROFILE
+  unsigned long long waitNs, workNs, pubNs, drainNs;
+#endif
   int status;
   int pad;
 };

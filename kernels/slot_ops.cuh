@@ -143,6 +143,12 @@ __device__ __forceinline__ int decodeSliceOf(const DecodeParams& p) {
 struct BlockTally {
   uint64_t wire, compressed, start, end;
   uint64_t escapes[kSlotCodebooks], compressedElems[kSlotCodebooks];  // per codebook of the send
+#if SZ_PROFILE
+  // Thread 0's phases (make PROFILE=1, base/profile.h): waiting for a credit or a slot (and the
+  // header's check), the slice's encode/decode or copy up to the block's barrier, publishing
+  // (header, fence, ready flag or credit), and a send's wait for its last credits (drain).
+  uint64_t waitNs, workNs, pubNs, drainNs;
+#endif
 };
 
 // A send block's slice: credit, encode (with the codebook of the slice's segment group, one of
@@ -161,11 +167,22 @@ __device__ __forceinline__ int sendSlice(const SlotLaunch& L, const SlotOp& op, 
   uint8_t* payload = slot + kSlotHeaderBytes;
   const uint64_t off = i * op.sliceBytes;
   const uint64_t n = op.bytes - off < op.sliceBytes ? op.bytes - off : op.sliceBytes;
+#if SZ_PROFILE
+  uint64_t stamp = 0;
+#endif
   if (tid == 0) {
+#if SZ_PROFILE
+    stamp = globalTimer();
+#endif
     // The slice's entry is read before the wait, so that its trip to host memory overlaps it.
     const SlotSlice s = op.nsegs > 1 ? op.sliceOf[i] : SlotSlice{0, 0};
     sErr = waitWord(ch, &ch.credits[j], [step](uint64_t c) { return slotFree(c, step); }, L.timeoutNs);
     sSlice = s;
+#if SZ_PROFILE
+    const uint64_t now = globalTimer();
+    t.waitNs += now - stamp;
+    stamp = now;
+#endif
   }
   __syncthreads();
   if (sErr != 0) return sErr;
@@ -193,6 +210,11 @@ __device__ __forceinline__ int sendSlice(const SlotLaunch& L, const SlotOp& op, 
   if (tid == 0) sBytes = bytes;
   __syncthreads();  // the payload is written (and thread 0 has the frame size)
   if (tid == 0) {
+#if SZ_PROFILE
+    const uint64_t now = globalTimer();
+    t.workNs += now - stamp;
+    stamp = now;
+#endif
     SlotHeader* h = reinterpret_cast<SlotHeader*>(slot);
     h->bytes = sBytes;
     h->opCount = op.count;
@@ -209,6 +231,9 @@ __device__ __forceinline__ int sendSlice(const SlotLaunch& L, const SlotOp& op, 
     } else {
       storeRelease(&h->ready, readyValue(step));
     }
+#if SZ_PROFILE
+    t.pubNs += globalTimer() - stamp;
+#endif
     t.wire += sBytes;
     t.compressed += !raw;
     if (frame) {
@@ -233,7 +258,13 @@ __device__ __forceinline__ int recvSlice(const SlotLaunch& L, const SlotOp& op, 
   const uint8_t* payload = slot + kSlotHeaderBytes;
   const uint64_t off = i * op.sliceBytes;
   const uint64_t n = op.bytes - off < op.sliceBytes ? op.bytes - off : op.sliceBytes;
+#if SZ_PROFILE
+  uint64_t stamp = 0;
+#endif
   if (tid == 0) {
+#if SZ_PROFILE
+    stamp = globalTimer();
+#endif
     SlotHeader* h = reinterpret_cast<SlotHeader*>(const_cast<uint8_t*>(slot));
     const uint64_t* ready = ch.signals ? &ch.signals[j].ready : &h->ready;
     const uint32_t first = op.nsegs > 1 ? op.sliceOf[i].seg : 0;  // read before the wait, as the sender's
@@ -252,6 +283,11 @@ __device__ __forceinline__ int recvSlice(const SlotLaunch& L, const SlotOp& op, 
     }
     sErr = e;
     sStatus = 0;
+#if SZ_PROFILE
+    const uint64_t now = globalTimer();
+    t.waitNs += now - stamp;
+    stamp = now;
+#endif
   }
   __syncthreads();
   if (sErr != 0) return sErr;
@@ -273,7 +309,14 @@ __device__ __forceinline__ int recvSlice(const SlotLaunch& L, const SlotOp& op, 
   }
   __syncthreads();  // every read of the slot is done: it may be overwritten
   if (tid == 0) {
+#if SZ_PROFILE
+    const uint64_t now = globalTimer();
+    t.workNs += now - stamp;
+#endif
     storeRelease(&ch.credits[j], creditAfter(step, ch.nslots));
+#if SZ_PROFILE
+    t.pubNs += globalTimer() - now;
+#endif
     t.wire += sH.bytes;
     t.compressed += (sH.flags & kSlotFrame) != 0;
   }
@@ -290,6 +333,12 @@ __device__ void finishBlock(const SlotOp& op, int status, const BlockTally& t) {
     if (t.escapes[c]) atomicAdd(&a->escapes[c], (unsigned long long)t.escapes[c]);
     if (t.compressedElems[c]) atomicAdd(&a->compressedElems[c], (unsigned long long)t.compressedElems[c]);
   }
+#if SZ_PROFILE
+  atomicAdd(&a->waitNs, (unsigned long long)t.waitNs);
+  atomicAdd(&a->workNs, (unsigned long long)t.workNs);
+  atomicAdd(&a->pubNs, (unsigned long long)t.pubNs);
+  atomicAdd(&a->drainNs, (unsigned long long)t.drainNs);
+#endif
   if (t.start) atomicMax(&a->startNs, ~(unsigned long long)t.start);  // the earliest start
   atomicMax(&a->endNs, (unsigned long long)t.end);
   if (status != 0) atomicCAS(&a->status, 0, status);
@@ -308,6 +357,13 @@ __device__ void finishBlock(const SlotOp& op, int status, const BlockTally& t) {
     r->compressedElems[c] = v->compressedElems[c];
     v->escapes[c] = v->compressedElems[c] = 0;
   }
+#if SZ_PROFILE
+  r->waitNs = v->waitNs;
+  r->workNs = v->workNs;
+  r->pubNs = v->pubNs;
+  r->drainNs = v->drainNs;
+  v->waitNs = v->workNs = v->pubNs = v->drainNs = 0;
+#endif
   v->wireBytes = v->compressedSlices = v->blocksDone = v->endNs = v->startNs = 0;
   v->status = 0;
   __threadfence_system();
@@ -358,12 +414,18 @@ __global__ void __launch_bounds__(kSlotThreads, 2) slotOpsKernel(const __grid_co
   // A send completes once the receiver has drained its slices (docs/PIPELINE.md): then the
   // receiver's verdict (a count or type mismatch) reaches this side too.
   if (kDir != kSlotRecvsOnly && op.send && status == 0 && threadIdx.x == 0) {
+#if SZ_PROFILE
+    const uint64_t drainStart = globalTimer();
+#endif
     for (uint64_t i = blockIdx.x - op.blockBegin; i < op.slices && status == 0; i += nblocks) {
       const uint64_t step = op.stepBase + i;
       status = waitWord(op.ch, &op.ch.credits[slotOf(step, op.ch.nslots)],
                         [step, &op](uint64_t c) { return c >= creditAfter(step, op.ch.nslots); }, L.timeoutNs);
     }
     if (status != 0) failChannel(op.ch, status);
+#if SZ_PROFILE
+    t.drainNs += globalTimer() - drainStart;
+#endif
   }
   if (threadIdx.x == 0) t.end = globalTimer();
   finishBlock(op, status, t);

@@ -11,6 +11,7 @@
 
 #include "base/checks.h"
 #include "base/param.h"
+#include "base/profile.h"
 #include "src/comm.h"
 #include "src/proto/host_slots.h"
 #include "src/proto/segment_groups.h"
@@ -89,6 +90,7 @@ bool overlaps(const SlotSegment& a, const SlotSegment& b) {
 // `fn`: the API call, for messages.
 szResult_t makeOp(const char* fn, bool send, void* const* bufs, const size_t* counts, int nbufs, szDataType_t type,
                   int peer, szComm* comm, cudaStream_t stream, std::shared_ptr<Op>* out) {
+  SZ_PROFILE_SCOPE("host call: make the operation");
   if (comm == nullptr) return szSetError(szInvalidArgument, "%s: comm is NULL", fn);
   if (comm->asyncError.load() == szInProgress)
     return szSetError(szInvalidUsage, "%s: the communicator's non-blocking init has not finished "
@@ -152,6 +154,7 @@ szResult_t runHost(std::map<szComm*, std::vector<std::shared_ptr<Op>>>& byComm);
 // drive several ranks: each rank's connect waits for the others'). A failure fails its
 // communicator.
 szResult_t connectPeers(const std::vector<std::pair<szComm*, std::vector<int>>>& connects) {
+  SZ_PROFILE_SCOPE("host group: connect check");
   std::vector<szResult_t> results(connects.size(), szSuccess);
   std::vector<std::string> why(connects.size());
   auto connectOne = [&](size_t i) {
@@ -189,6 +192,7 @@ void planHost(szComm* comm, Op& op) {
 // A device operation, planned: frames or raw, and a codebook for each segment group a send's
 // slices start in.
 void planDevice(szComm* comm, Op& op) {
+  SZ_PROFILE_SCOPE("host group: plan (auto, codebooks)");
   op.frames = sendsFrames(comm, op);
   op.codebooks.clear();
   if (!op.frames) return;
@@ -210,6 +214,7 @@ void planDevice(szComm* comm, Op& op) {
 // carry per-operation steps and credits that a replay would reuse, so capture is refused
 // (szInvalidUsage) rather than recorded wrong.
 szResult_t refuseCapture(szComm* comm, const Op& op) {
+  SZ_PROFILE_SCOPE("host group: capture check");
 #if SZ_HAVE_CUDA
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   if (cudaStreamIsCapturing(op.stream, &capture) != cudaSuccess) {
@@ -230,6 +235,7 @@ szResult_t refuseCapture(szComm* comm, const Op& op) {
 
 // Runs the pending operations of every communicator together.
 szResult_t runPending(std::vector<PendingOp> pending) {
+  SZ_PROFILE_SCOPE("host group: all");
   std::map<szComm*, std::vector<std::shared_ptr<Op>>> byComm;
   for (const PendingOp& p : pending) byComm[p.comm].push_back(p.op);
   // Overlapping receive buffers within the group; and a receive into a buffer the group sends
@@ -279,7 +285,10 @@ szResult_t runPending(std::vector<PendingOp> pending) {
   for (auto& [comm, ops] : byComm) {
     if (comm->slotPath && std::any_of(ops.begin(), ops.end(), [](const auto& op) { return op->device; })) {
       DeviceGuard onCommDevice(comm->cudaDevice);
-      SZCHECK(commReapSlots(comm));
+      {
+        SZ_PROFILE_SCOPE("host group: reap");
+        SZCHECK(commReapSlots(comm));
+      }
       std::vector<int> fresh;  // peers not connected yet (checked before: reachable)
       for (const auto& op : ops)
         if (op->device && op->peer != comm->rank && !comm->slotPath->connected(op->peer)) fresh.push_back(op->peer);

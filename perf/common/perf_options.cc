@@ -193,7 +193,7 @@ bool parseOptions(int argc, char** argv, const char* testName, Options* o, int* 
       ->check(CLI::IsMember({"on", "off", "auto"}));
   app.add_option("--data", o->data,
                  "raw little-endian elements, .npy, or .safetensors (its tensors of the -d type)");
-  app.add_option("--slice-bytes", sliceB, "slice size (default: SZ_SLICE_BYTES, else 4M)");
+  app.add_option("--slice-bytes", sliceB, "host buffers: slice size (default: SZ_SLICE_BYTES, else 512K)");
   app.add_option("--depth", o->depth, "slices in flight (default: SZ_PIPELINE_DEPTH, else 4)")
       ->check(CLI::Range(1, 64));
   app.add_option("--crc", o->crc, "CRC32C on every slice, 0/1 (default: SZ_CRC, else 0)")

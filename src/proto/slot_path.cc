@@ -10,6 +10,7 @@
 #include "kernels/sm_copy.h"
 #include "kernels/zero_fill.h"
 #include "base/checks.h"
+#include "base/profile.h"
 #include "src/proto/segment_groups.h"
 #include "src/proto/slot_slices.h"
 
@@ -57,6 +58,29 @@ const char* describe(szResult_t status) {
     default: return "failed";
   }
 }
+
+#if SZ_PROFILE
+// A finished operation's kernel phases (base/profile.h): its span (first block's start to the
+// last one's end) and each phase per block, by direction and by whether its slices were frames.
+void profileKernel(const SlotCompletion& c, const SlotOpResult& r, uint32_t blocks) {
+  if (!r.done || blocks == 0) return;
+  static const char* const kNames[2][2][5] = {
+      {{"kernel recv raw: span", "kernel recv raw: wait/block", "kernel recv raw: copy/block",
+        "kernel recv raw: credit/block", ""},
+       {"kernel recv frames: span", "kernel recv frames: wait/block", "kernel recv frames: decode/block",
+        "kernel recv frames: credit/block", ""}},
+      {{"kernel send raw: span", "kernel send raw: wait/block", "kernel send raw: copy/block",
+        "kernel send raw: publish/block", "kernel send raw: drain/block"},
+       {"kernel send frames: span", "kernel send frames: wait/block", "kernel send frames: encode/block",
+        "kernel send frames: publish/block", "kernel send frames: drain/block"}}};
+  const char* const* n = kNames[c.send][r.compressedSlices > 0];
+  SZ_PROFILE_ADD(n[0], r.endNs > r.startNs ? r.endNs - r.startNs : 0);
+  SZ_PROFILE_ADD(n[1], r.waitNs / blocks);
+  SZ_PROFILE_ADD(n[2], r.workNs / blocks);
+  SZ_PROFILE_ADD(n[3], r.pubNs / blocks);
+  if (c.send) SZ_PROFILE_ADD(n[4], r.drainNs / blocks);
+}
+#endif
 
 }  // namespace
 
@@ -152,6 +176,7 @@ szResult_t SlotPath::takeTable(uint64_t bytes, uint64_t* offset) {
 }
 
 szResult_t SlotPath::enqueue(const std::vector<Op>& reqs, cudaStream_t stream) {
+  SZ_PROFILE_SCOPE("host slot enqueue");
   if (reqs.empty()) return szSuccess;
   if (reqs.size() > kMaxSlotOps)
     return szSetError(szInvalidUsage, "a group holds %zu device operations on one stream; at most %u", reqs.size(),
@@ -265,6 +290,9 @@ szResult_t SlotPath::enqueue(const std::vector<Op>& reqs, cudaStream_t stream) {
     op.blockBegin = nextBlock;
     op.blockEnd = nextBlock + nblocks;
     nextBlock += nblocks;
+#if SZ_PROFILE
+    l.blocks.push_back(nblocks);
+#endif
     int slot = freeResults_.back();
     freeResults_.pop_back();
     l.results.push_back(slot);
@@ -279,8 +307,12 @@ szResult_t SlotPath::enqueue(const std::vector<Op>& reqs, cudaStream_t stream) {
     const Calibration& c = l.calib[i];
     res = calibrate(reqs[c.op], reqs[c.op].codebooks[c.entry].group, c.buf, stream);
   }
-  if (res == szSuccess) res = launchSlotOps(launch, nextBlock, stream);
   if (res == szSuccess) {
+    SZ_PROFILE_SCOPE("host slot launch");
+    res = launchSlotOps(launch, nextBlock, stream);
+  }
+  if (res == szSuccess) {
+    SZ_PROFILE_SCOPE("host slot event record");
     l.event = freeEvents_.back();
     if (cudaEventRecord(l.event, stream) != cudaSuccess)
       res = szSetError(szUnhandledCudaError, "slot path: cudaEventRecord failed after a launch");
@@ -317,6 +349,9 @@ szResult_t SlotPath::finish(Launch& l) {
       c.groups[g].compressedElements = r.compressedElems[g];
       c.escapes += r.escapes[g];
     }
+#if SZ_PROFILE
+    profileKernel(c, r, l.blocks[k]);
+#endif
     freeResults_.push_back(l.results[k]);
     if (c.status != szSuccess && first == szSuccess)
       first = szSetError(c.status, "%s rank %d (%llu bytes): %s", c.send ? "device send to" : "device receive from",
@@ -350,6 +385,7 @@ szResult_t SlotPath::collect() {
 }
 
 szResult_t SlotPath::reap(const std::function<void(const SlotCompletion&)>& done) {
+  SZ_PROFILE_SCOPE("host slot reap");
   szResult_t first = collect();
   std::vector<SlotCompletion> ready;
   ready.swap(finished_);

@@ -71,6 +71,9 @@ class SlotPath {
     std::vector<Calibration> calib;
     uint64_t tableBegin, tableEnd;  // range of the pinned table arena
     int scratch;                    // scratch arena or -1
+#if SZ_PROFILE
+    std::vector<uint32_t> blocks;  // each operation's blocks (base/profile.h: phases per block)
+#endif
   };
   SlotPath() = default;
   szResult_t takeTable(uint64_t bytes, uint64_t* offset);

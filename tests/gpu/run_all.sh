@@ -11,6 +11,7 @@
 #       long (-n AUTO_LONG, 100) runs, the small sizes, the mixed sweep, and tcp over loopback with
 #       device and host buffers;
 #       --python: pip install ./python and pytest only, settings default;
+#       --latency: the per-operation figures (issue 31) at 4 KiB and 4 MiB and their profile;
 #       --quick: tests only; --comm: the
 #       communicator's tests, the main job and sendrecv_perf only; --codec: the GPU suite once,
 #       compute-sanitizer, the codec benchmarks, the authors' codec beside them and sendrecv_perf
@@ -79,7 +80,7 @@ finish() {  # the short table (summary.txt), the logs; the exit status says whet
     grep -h -E "^\[  (PASSED|FAILED|SKIPPED) \]|tests? ran" "$LOGS"/cpu_tests.log "$LOGS"/gpu_tests.log 2>/dev/null | head -20
     grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" "$LOGS"/memcheck.log "$LOGS"/racecheck.log "$LOGS"/ipc_memcheck.log "$LOGS"/ipc_racecheck.log 2>/dev/null
     grep -h -E "^\[  (PASSED|FAILED) \]" "$LOGS"/gpu_tests_2.log "$LOGS"/gpu_tests_3.log "$LOGS"/ipc_tests_conn1.log 2>/dev/null
-    for f in mixed_wires interpose_pynccl py_compilers py_tests py_gdb handoff_layers sr_ipc_slice_1048576 sr_ipc_slice_4194304 copy_perf perf_bf16 perf_e5m2 \
+    for f in latency_table $(cd "$LOGS" && ls prof_*.log 2>/dev/null | grep -v prof_build | sed 's/\.log$//') slot_counts mixed_wires interpose_pynccl py_compilers py_tests py_gdb handoff_layers sr_ipc_slice_1048576 sr_ipc_slice_4194304 copy_perf perf_bf16 perf_e5m2 \
              $(for V in ${VARIANTS:-}; do echo perf_bf16_$V perf_e5m2_$V; done) ${VARIANTS:+perf_bf16_again perf_e5m2_again} authors nvcomp_bf16 nvcomp_e5m2 link_table auto_table auto_long_table auto_small auto_mixed auto_tcp_dev auto_tcp_host sr_ipc ow_ipc sr_ipc_codebook codebook_cpu demo demo_tcp demo_ipc sr_tcp sr_tcp_64m sr_tcp_auto sr_nvlink sr_nvlink_auto sr_nvlink_ipc interpose_torch sr_1channel sr_sockets \
              nccl_nvlink nccl_1channel nccl_sockets; do [ -f "$LOGS/$f.log" ] && { echo "--- $f"; cat "$LOGS/$f.log"; }; done
     printf '%s\n' "${SUMMARY[@]}"
@@ -147,6 +148,8 @@ if [ -n "${PREBUILT:-}" ]; then
 else
   if [ "$QUICK" = "--defaults" ]; then
     step build make -j"$(nproc)" DEPS="$DEPS" || { printf '%s\n' "${SUMMARY[@]}"; exit 1; }
+  elif [ "$QUICK" = "--latency" ]; then
+    step build make -j"$(nproc)" DEPS="$DEPS" build/perf/sendrecv_perf build/perf/codec_perf || { printf '%s\n' "${SUMMARY[@]}"; exit 1; }
   else
     step build make -j"$(nproc)" DEPS="$DEPS" all || { printf '%s\n' "${SUMMARY[@]}"; exit 1; }
   fi
@@ -169,6 +172,33 @@ KV_BF16=; KV_E5M2=
 [ -s /tmp/kv_bf16.bin ] && KV_BF16=/tmp/kv_bf16.bin
 [ -s /tmp/kv_e5m2.bin ] && KV_E5M2=/tmp/kv_e5m2.bin
 
+if [ "$QUICK" = "--latency" ]; then
+  # The per-operation cost (issue 31), two ranks as threads on the ipc wire, real KV: 4 KiB and
+  # 4 MiB raw, auto and with the codec (1000 operations each), beside the codec's standalone
+  # calls and a device copy of 4 MiB (codec_perf's 4 MiB row) of the same run; the goals table
+  # and comm_h200.json's "latency" block (perf/latency_table.py). Then the same operations in a
+  # PROFILE=1 build (base/profile.h: host phases per call, the slot kernels' phases per block)
+  # at 4 KiB, 256 KiB and 4 MiB: the PROFILE lines are in logs.tar.gz (prof_*.log).
+  SRL="env -u CUDA_DEVICE_MAX_CONNECTIONS ./build/perf/sendrecv_perf -t 2 --wire ipc ${KV_BF16:+--data $KV_BF16}"
+  for S in 4K 4M; do
+    for M in off auto on; do
+      STEP_TIMEOUT=60 step "lat_${M}_$S" $SRL --codec $M -b $S -e $S -n 1000 -w 100 -J "$LOGS/lat_${M}_$S.json"
+    done
+  done
+  step perf_bf16 ./build/perf/codec_perf --type bf16 ${KV_BF16:+--data $KV_BF16} -J "$OUT/codec_bf16.json"
+  cp perf/results/comm_h200.json "$OUT/comm_h200.json"
+  step latency_table python3 perf/latency_table.py --logs "$LOGS" --codec "$OUT/codec_bf16.json" --into "$OUT/comm_h200.json" \
+    --commit "$COMMIT" --date "$(date -u +%F)" --machine "$(tr -d '\n' <"$LOGS/gpu.txt")"
+  STEP_TIMEOUT=400 step prof_build make -j"$(nproc)" BUILD=build-profile PROFILE=1 DEPS="$DEPS" build-profile/perf/sendrecv_perf &&
+    for S in 4K 256K 4M; do
+      for M in off on; do
+        STEP_TIMEOUT=60 step "prof_${M}_$S" sh -c "env -u CUDA_DEVICE_MAX_CONNECTIONS ./build-profile/perf/sendrecv_perf -t 2 \
+          --wire ipc ${KV_BF16:+--data $KV_BF16} --codec $M -b $S -e $S -n 1000 -w 100 2>&1 | grep -v '^splitzip'"
+      done
+    done
+  finish
+  exit
+fi
 case "$QUICK" in --comm|--codec|--auto) ;; --defaults) step make_test make DEPS="$DEPS" test ;; *) step cpu_tests ./build/tests/splitzip_tests ;; esac
 GPU_FILTER='*'
 [ "$QUICK" = "--comm" ] && GPU_FILTER='*CommGpu*'
@@ -205,6 +235,25 @@ if { [ "$QUICK" = "--defaults" ] || [ "$QUICK" = "--auto" ]; } && [ $COMM_HUNG =
         -b 1M -e 256M -f 4 -N 3 -J "$LOGS/auto_tcp_$K.json" &&
         step "auto_tcp_$K" python3 perf/auto_table.py --paired "tcp-$K=$LOGS/auto_tcp_$K.json"
     done
+  fi
+  if [ "$QUICK" = "--auto" ]; then
+    # Slots per peer and direction (issue 29: the default's memory by measurement, <= 3 % loss
+    # at 1 GiB): 1 GiB raw and with the codec at each SZ_SLOT_COUNT, two interleaved rounds.
+    for R in 1 2; do
+      for N in ${SLOT_COUNTS-132 264}; do
+        for M in off on; do
+          SZ_SLOT_COUNT=$N STEP_TIMEOUT=60 step "slots_${N}_${M}_$R" env -u CUDA_DEVICE_MAX_CONNECTIONS ./build/perf/sendrecv_perf \
+            -t 2 --wire ipc --codec $M ${KV_BF16:+--data $KV_BF16} -n 20 -w 3 -b 1G -e 1G -J "$LOGS/slots_${N}_${M}_$R.json"
+        done
+      done
+    done
+    step slot_counts python3 -c "import glob, json, os, re, statistics
+rows = {}
+for f in sorted(glob.glob(os.path.join('$LOGS', 'slots_*.json'))):
+    n, m, r = re.match(r'slots_(\d+)_(\w+)_(\d+)', os.path.basename(f)).groups()
+    rows.setdefault((int(n), m), []).append(json.load(open(f))[0]['algbw'])
+for (n, m), v in sorted(rows.items()):
+    print(f'SZ_SLOT_COUNT={n:5d} codec {m:3s} 1 GiB algbw GB/s {\" \".join(f\"{x:.1f}\" for x in v)} median {statistics.median(v):.1f}')"
   fi
   auto_rows auto "${AUTO_ITERS:-5}"
   # comm_h200.json as committed, with these rows as its "auto" block (copy it back over perf/results/).
