@@ -324,6 +324,7 @@ szResult_t SlotPath::enqueue(const std::vector<Op>& reqs, cudaStream_t stream) {
     return res;
   }
   freeEvents_.pop_back();
+  l.stream = stream;
   inflight_.push_back(std::move(l));
   return szSuccess;
 }
@@ -363,12 +364,23 @@ szResult_t SlotPath::finish(Launch& l) {
   return first;
 }
 
-// Collects every finished launch; the first failure among them.
+// Collects every finished launch; the first failure among them. A stream's launches finish in
+// the order they were enqueued, so once one of a stream's launches is running, the launches
+// behind it on that stream are not asked: a reap queries one event per stream that has work in
+// flight, however many launches are queued (a host that runs ahead of its kernels would
+// otherwise query every queued launch at every group, and its time per operation grow with them).
 szResult_t SlotPath::collect() {
   szResult_t first = szSuccess;
+  std::vector<cudaStream_t>& running = running_;  // kept: no allocation per reap
+  running.clear();
   for (auto it = inflight_.begin(); it != inflight_.end();) {
+    if (std::find(running.begin(), running.end(), it->stream) != running.end()) {
+      ++it;
+      continue;
+    }
     cudaError_t q = cudaEventQuery(it->event);
     if (q == cudaErrorNotReady) {
+      running.push_back(it->stream);
       ++it;
       continue;
     }

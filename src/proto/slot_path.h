@@ -18,6 +18,7 @@
 #include "src/proto/slot_completion.h"
 
 struct CUevent_st;
+struct CUstream_st;
 
 namespace sz {
 
@@ -66,6 +67,7 @@ class SlotPath {
   };
   struct Launch {
     CUevent_st* event;
+    CUstream_st* stream;  // launches of one stream finish in order (collect)
     std::vector<int> results;  // result slots, in request order
     std::vector<SlotCompletion> ops;
     std::vector<Calibration> calib;
@@ -95,6 +97,7 @@ class SlotPath {
   std::vector<CUevent_st*> freeEvents_, allEvents_;
   std::deque<Launch> inflight_;
   std::vector<SlotCompletion> finished_;   // collected, not yet handed to reap's caller
+  std::vector<CUstream_st*> running_;      // collect's streams whose oldest launch is running
   unsigned long long* calibDev_ = nullptr;   // device: 256 counters per calibration buffer
   unsigned long long* calibHost_ = nullptr;  // pinned: their copies, read when the launch is reaped
   std::vector<int> freeCalib_;
