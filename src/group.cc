@@ -128,8 +128,8 @@ szResult_t makeOp(const char* fn, bool send, void* const* bufs, const size_t* co
   bool device = !op->segs.empty() ? isDevicePointer(op->segs[0].ptr)
                 : any != nullptr      ? isDevicePointer(any)
                                       : commDeviceOnly(comm, peer);
-  for (const SlotSegment& s : op->segs)
-    if (isDevicePointer(s.ptr) != device)
+  for (size_t k = 1; k < op->segs.size(); ++k)  // the first decided `device`
+    if (isDevicePointer(op->segs[k].ptr) != device)
       return szSetError(szInvalidArgument, "%s: buffer list mixes host and device memory", fn);
   // SZ_ENCRYPT protects the host slots' bytes on every wire; device buffers on a wire that
   // leaves the node would travel in the clear, so they are refused rather than sent so.
