@@ -6,7 +6,8 @@ the ipc wire, 1000 operations each) and codec_perf's JSON (--codec: its 4 MiB ro
 device copy and the standalone encode and decode of 4 MiB, per call, in the same run). Prints the
 goals table and, with --into, writes comm_h200.json's "latency" block:
   {"raw_us_4k", "auto_us_4k", "sz_us_4k", "graph_us_4k", "raw_us_4m", "copy_us_4m", "sz_us_4m",
-   "codec_us_4m", "date", "commit", "machine"}
+   "codec_us_4m", "tcp_dev_us_4k", "tcp_host_us_4k", "date", "commit", "machine"}
+(the last two: tcp over loopback, lat_tcp{dev,host}_4K.json, device and host buffers.)
 graph_us_4k is null while operations between ranks cannot be captured into a CUDA graph.
 """
 import argparse
@@ -55,6 +56,8 @@ def main():
         "copy_us_4m": copy4m,
         "sz_us_4m": op_us(a.logs, "on", "4M", MIB4),
         "codec_us_4m": codec4m,
+        "tcp_dev_us_4k": op_us(a.logs, "tcpdev", "4K", KIB4),
+        "tcp_host_us_4k": op_us(a.logs, "tcphost", "4K", KIB4),
     }
     f = lambda v: "-" if v is None else f"{v:.2f}"
     # (goal, figure, bound)
@@ -66,6 +69,8 @@ def main():
         ("4 MiB raw / device copy", None if None in (lat["raw_us_4m"], copy4m) else lat["raw_us_4m"] / copy4m, 1.3),
         ("4 MiB on - (enc + dec) (us)", None if None in (lat["sz_us_4m"], codec4m) else lat["sz_us_4m"] - codec4m, 5.0),
         ("graph replay 4 KiB (us)", None, 6.0),
+        ("tcp 4 KiB device / host", None if None in (lat["tcp_dev_us_4k"], lat["tcp_host_us_4k"])
+         else lat["tcp_dev_us_4k"] / lat["tcp_host_us_4k"], 2.0),
     ]
     print(f"{'goal':30s} {'figure':>9s} {'bound':>7s}  verdict")
     met = 0

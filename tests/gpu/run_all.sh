@@ -185,6 +185,11 @@ if [ "$QUICK" = "--latency" ]; then
       STEP_TIMEOUT=60 step "lat_${M}_$S" $SRL --codec $M -b $S -e $S -n 1000 -w 100 -J "$LOGS/lat_${M}_$S.json"
     done
   done
+  # tcp over loopback, device buffers against host buffers (no GPU visible), 4 KiB raw.
+  for K in dev host; do
+    STEP_TIMEOUT=60 step "lat_tcp${K}_4K" env $([ $K = host ] && echo CUDA_VISIBLE_DEVICES=) ./build/perf/sendrecv_perf -t 2 \
+      --wire tcp --codec off -b 4K -e 4K -n 1000 -w 100 -J "$LOGS/lat_tcp${K}_4K.json"
+  done
   step perf_bf16 ./build/perf/codec_perf --type bf16 ${KV_BF16:+--data $KV_BF16} -J "$OUT/codec_bf16.json"
   cp perf/results/comm_h200.json "$OUT/comm_h200.json"
   step latency_table python3 perf/latency_table.py --logs "$LOGS" --codec "$OUT/codec_bf16.json" --into "$OUT/comm_h200.json" \
