@@ -11,7 +11,8 @@
 #       long (-n AUTO_LONG, 100) runs, the small sizes, the mixed sweep, and tcp over loopback with
 #       device and host buffers;
 #       --python: pip install ./python and pytest only, settings default;
-#       --latency: the per-operation figures (issue 31) at 4 KiB and 4 MiB and their profile;
+#       --latency: the GPU suite, then the per-operation figures (issue 31) at 4 KiB and 4 MiB and
+#       their profile;
 #       --quick: tests only; --comm: the
 #       communicator's tests, the main job and sendrecv_perf only; --codec: the GPU suite once,
 #       compute-sanitizer, the codec benchmarks, the authors' codec beside them and sendrecv_perf
@@ -149,7 +150,7 @@ else
   if [ "$QUICK" = "--defaults" ]; then
     step build make -j"$(nproc)" DEPS="$DEPS" || { printf '%s\n' "${SUMMARY[@]}"; exit 1; }
   elif [ "$QUICK" = "--latency" ]; then
-    step build make -j"$(nproc)" DEPS="$DEPS" build/perf/sendrecv_perf build/perf/codec_perf || { printf '%s\n' "${SUMMARY[@]}"; exit 1; }
+    step build make -j"$(nproc)" DEPS="$DEPS" build/perf/sendrecv_perf build/perf/codec_perf build/tests/splitzip_gpu_tests || { printf '%s\n' "${SUMMARY[@]}"; exit 1; }
   else
     step build make -j"$(nproc)" DEPS="$DEPS" all || { printf '%s\n' "${SUMMARY[@]}"; exit 1; }
   fi
@@ -179,6 +180,9 @@ if [ "$QUICK" = "--latency" ]; then
   # and comm_h200.json's "latency" block (perf/latency_table.py). Then the same operations in a
   # PROFILE=1 build (base/profile.h: host phases per call, the slot kernels' phases per block)
   # at 4 KiB, 256 KiB and 4 MiB: the PROFILE lines are in logs.tar.gz (prof_*.log).
+  # The GPU suite first (the figures are of a build whose tests pass).
+  SZ_TEST_KV_BF16=$KV_BF16 STEP_TIMEOUT=150 step gpu_tests ./build/tests/splitzip_gpu_tests --gtest_filter='*:-CommLazyGpu*' \
+    --gtest_output=json:"$OUT/gpu_tests.json"
   SRL="env -u CUDA_DEVICE_MAX_CONNECTIONS ./build/perf/sendrecv_perf -t 2 --wire ipc ${KV_BF16:+--data $KV_BF16}"
   for S in 4K 4M; do
     for M in off auto on; do
@@ -269,12 +273,18 @@ for (n, m), v in sorted(rows.items()):
   STEP_TIMEOUT=60 step auto_small_run env -u CUDA_DEVICE_MAX_CONNECTIONS ./build/perf/sendrecv_perf -t 2 --wire ipc \
     --codec auto ${KV_BF16:+--data $KV_BF16} -n 200 -w 20 -b 4K -e 128K -f 2 -J "$LOGS/auto_small.json" &&
     step auto_small python3 perf/auto_table.py --small "$LOGS/auto_small.json"
-  # A mixed-size sweep (256 KiB - 1 GiB, every power of 2) over a 25 GB/s link, on against auto.
-  for M in on auto; do
-    SZ_IPC_LINK_GBPS=25 STEP_TIMEOUT=120 step "auto_mixed_$M" env -u CUDA_DEVICE_MAX_CONNECTIONS ./build/perf/sendrecv_perf \
-      -t 2 --wire ipc --codec $M ${KV_BF16:+--data $KV_BF16} -n 5 -w 2 -b 256K -e 1G -f 2 -J "$LOGS/auto_mixed_$M.json"
+  # A mixed-size sweep (256 KiB - 1 GiB, every power of 2) over a 25 GB/s link, on against auto:
+  # three short runs of each, alternately, medians (five operations of 256 KiB take 0.2 ms: one
+  # run's figure there moves by more than the goal's 3 %; the 2026-12-06 H100 run missed by 0.6 %).
+  MIXED=()
+  for R in 1 2 3; do
+    for M in on auto; do
+      SZ_IPC_LINK_GBPS=25 STEP_TIMEOUT=120 step "auto_mixed_${M}_$R" env -u CUDA_DEVICE_MAX_CONNECTIONS ./build/perf/sendrecv_perf \
+        -t 2 --wire ipc --codec $M ${KV_BF16:+--data $KV_BF16} -n 5 -w 2 -b 256K -e 1G -f 2 -J "$LOGS/auto_mixed_${M}_$R.json"
+    done
+    MIXED+=("25=$LOGS/auto_mixed_on_$R.json,$LOGS/auto_mixed_auto_$R.json")
   done
-  step auto_mixed python3 perf/auto_table.py "25=$LOGS/auto_mixed_on.json,$LOGS/auto_mixed_auto.json"
+  step auto_mixed python3 perf/auto_table.py "${MIXED[@]}"
   # What the auto model records, per send (SZ_DEBUG=TRACE): 64 MiB over a 25 GB/s link.
   SZ_IPC_LINK_GBPS=25 SZ_DEBUG=TRACE SZ_DEBUG_SUBSYS=P2P STEP_TIMEOUT=60 step auto_trace sh -c "./build/perf/sendrecv_perf \
     -t 2 --wire ipc --codec auto ${KV_BF16:+--data $KV_BF16} -n 20 -w 2 -b 64M -e 64M 2>&1 | grep -v ' slice ' | tail -n 400"

@@ -1,0 +1,146 @@
+// The hand-off pattern of examples/handoff.py --threads at its GPU script's size (2026-12-06: its
+// handoff_layers step timed out in a whole-cache transfer on one H100, while the pytest version of
+// 1 MiB passed): two ranks as threads of this process on one GPU, each on a stream of its own,
+// with two communicators between them (codec on and codec off, as the example's "splitzip" and
+// "raw"). A 16-layer KV cache of 32 blocks of 8 MiB (256 MiB) goes from rank 0 to rank 1 layer
+// by layer (szSendv of each layer's K and V from a second stream of rank 0), then whole (one
+// szSendv / szRecvv of the 32 blocks) three times on each communicator, the codec-off one
+// connecting at its first transfer. Every transfer is checked bit for bit and must finish well
+// inside the timeout.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../kv_like.h"
+#include "gpu_test_util.h"
+
+namespace {
+
+constexpr int kLayers = 16;
+constexpr int kBlocks = 2 * kLayers;
+constexpr size_t kBlockElems = size_t(4) << 20;  // 8 MiB of BF16 per block
+
+// A reusable barrier of two threads.
+class Barrier {
+ public:
+  void wait() {
+    std::unique_lock<std::mutex> lock(mu_);
+    const int gen = gen_;
+    if (++count_ == 2) {
+      count_ = 0;
+      ++gen_;
+      cv_.notify_all();
+      return;
+    }
+    cv_.wait(lock, [&] { return gen_ != gen; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int count_ = 0, gen_ = 0;
+};
+
+TEST(CommHandoffGpu, LayerwiseThenWholeCacheOnTwoCommunicators) {
+  SKIP_WITHOUT_GPU();
+  szUniqueId ids[2];
+  for (szUniqueId& id : ids) ASSERT_EQ(szGetUniqueId(&id), szSuccess);
+  // Rank 0's blocks: one KV-like pattern, each block's first element its index (order checked).
+  std::vector<uint16_t> pattern = sztest::kvLikeBf16(kBlockElems, 11, 0.5f);
+  Barrier barrier;
+  std::atomic<bool> initFailed{false};  // then neither rank transfers (their barriers stay paired)
+  std::vector<std::string> failures[2];
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < 2; ++r)
+    ranks.emplace_back([&, r] {
+      auto fail = [&](const std::string& what) { failures[r].push_back(what); };
+      cudaSetDevice(0);
+      szComm_t comms[2] = {nullptr, nullptr};  // codec on, codec off
+      for (int c = 0; c < 2; ++c) {
+        szConfig_t cfg = SZ_CONFIG_INITIALIZER;
+        cfg.codec = c == 0 ? SZ_CODEC_ON : SZ_CODEC_OFF;
+        cfg.timeoutMs = 20000;
+        if (szCommInitRankConfig(&comms[c], 2, ids[c], r, &cfg) != szSuccess) {
+          fail("init: " + std::string(szGetLastError(nullptr)));
+          initFailed = true;
+        }
+      }
+      cudaStream_t main = nullptr, side = nullptr;
+      cudaStreamCreateWithFlags(&main, cudaStreamNonBlocking);
+      cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking);
+      std::vector<uint8_t*> blocks(kBlocks, nullptr);
+      std::vector<void*> ptrs(kBlocks);
+      std::vector<size_t> counts(kBlocks, kBlockElems);
+      for (int b = 0; b < kBlocks; ++b) {
+        if (cudaMalloc(&blocks[b], kBlockElems * 2) != cudaSuccess) fail("cudaMalloc");
+        ptrs[b] = blocks[b];
+        if (r == 0) {
+          std::vector<uint16_t> mine = pattern;
+          mine[0] = uint16_t(b);
+          cudaMemcpy(blocks[b], mine.data(), kBlockElems * 2, cudaMemcpyHostToDevice);
+        }
+      }
+      auto check = [&](const char* what) {  // rank 1: every block as rank 0 sent it
+        if (r != 1) return;
+        std::vector<uint16_t> got(kBlockElems);
+        for (int b = 0; b < kBlocks; ++b) {
+          cudaMemcpy(got.data(), blocks[b], kBlockElems * 2, cudaMemcpyDeviceToHost);
+          bool same = got[0] == uint16_t(b) && std::equal(got.begin() + 1, got.end(), pattern.begin() + 1);
+          if (!same) {
+            fail(std::string(what) + ": block " + std::to_string(b) + " differs");
+            return;
+          }
+          cudaMemset(blocks[b], 0, kBlockElems * 2);
+        }
+      };
+      auto finish = [&](const char* what, szResult_t res, szComm_t comm) {
+        if (res != szSuccess) fail(std::string(what) + ": " + szGetLastError(nullptr));
+        if (cudaStreamSynchronize(main) != cudaSuccess || cudaStreamSynchronize(side) != cudaSuccess)
+          fail(std::string(what) + ": stream error");
+        szResult_t async = szSuccess;
+        szCommGetAsyncError(comm, &async);
+        if (async != szSuccess) fail(std::string(what) + ": " + szGetLastError(comm));
+      };
+      barrier.wait();
+      if (!initFailed) {
+        // Layer by layer on the codec-on communicator: rank 0 from its side stream.
+        szResult_t res = szSuccess;
+        for (int l = 0; l < kLayers && res == szSuccess; ++l)
+          res = r == 0 ? szSendv(&ptrs[2 * l], &counts[2 * l], 2, szBfloat16, 1, comms[0], side)
+                       : szRecvv(&ptrs[2 * l], &counts[2 * l], 2, szBfloat16, 0, comms[0], main);
+        finish("layer-wise", res, comms[0]);
+        check("layer-wise");
+        // Whole, three times on each communicator.
+        for (int c = 0; c < 2; ++c)
+          for (int t = 0; t < 3; ++t) {
+            barrier.wait();
+            const auto t0 = std::chrono::steady_clock::now();
+            res = r == 0 ? szSendv(ptrs.data(), counts.data(), kBlocks, szBfloat16, 1, comms[c], main)
+                         : szRecvv(ptrs.data(), counts.data(), kBlocks, szBfloat16, 0, comms[c], main);
+            const std::string what = std::string("whole, codec ") + (c == 0 ? "on" : "off") + ", transfer " +
+                                     std::to_string(t);
+            finish(what.c_str(), res, comms[c]);
+            const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            if (s > 5) fail(what + ": " + std::to_string(s) + " s");
+            check(what.c_str());
+          }
+      }
+      barrier.wait();  // no rank frees (a device-wide wait) while the other's kernels may run
+      for (szComm_t c : comms)
+        if (c) szCommDestroy(c);
+      for (uint8_t* b : blocks) cudaFree(b);
+      cudaStreamDestroy(main);
+      cudaStreamDestroy(side);
+    });
+  for (auto& t : ranks) t.join();
+  for (int r = 0; r < 2; ++r)
+    for (const std::string& f : failures[r]) ADD_FAILURE() << "rank " << r << ": " << f;
+}
+
+}  // namespace
