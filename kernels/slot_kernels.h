@@ -37,6 +37,11 @@ struct SlotOp {
 };
 
 constexpr uint32_t kMaxSlotOps = 32;
+// Operations carried in the launch's parameters; the others of a larger group in device-readable
+// memory (`more`). The parameters stay under 1 KiB: all 32 in them made 8 KiB, and a launch of
+// that many parameter bytes took 7-8.5 us of host time (one H100, two ranks as threads; the
+// profile of 2026-12-06), the largest part of a 4 KiB operation's 17.4 us.
+constexpr uint32_t kInlineSlotOps = 2;
 constexpr uint32_t kSlotThreads = 512;
 
 struct SlotLaunch {
@@ -44,8 +49,15 @@ struct SlotLaunch {
   uint64_t timeoutNs;       // a wait that sees no progress this long fails with szTimeout
   uint8_t* scratch;         // sliceBytes per block: gathers and scatters of buffer lists
   uint64_t scratchStride;
-  SlotOp ops[kMaxSlotOps];
+  uint32_t blockEnd[kMaxSlotOps];  // each operation's SlotOp::blockEnd: a block finds its operation here
+  const SlotOp* more;              // operations kInlineSlotOps.. nops - 1 (nops > kInlineSlotOps)
+  SlotOp ops[kInlineSlotOps];
 };
+
+// Operation k of a launch (host code: `more` is mapped host memory, the same address here).
+inline const SlotOp& slotOpAt(const SlotLaunch& L, uint32_t k) {
+  return k < kInlineSlotOps ? L.ops[k] : L.more[k - kInlineSlotOps];
+}
 
 // Launches `blocks` blocks (at least nops) on `stream`.
 szResult_t launchSlotOps(const SlotLaunch& launch, uint32_t blocks, cudaStream_t stream);

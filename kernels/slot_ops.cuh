@@ -383,9 +383,9 @@ __global__ void __launch_bounds__(kSlotThreads, 2) slotOpsKernel(const __grid_co
     t.start = globalTimer();
   }
   uint32_t k = 0;
-  while (k + 1 < L.nops && blockIdx.x >= L.ops[k].blockEnd) ++k;
+  while (k + 1 < L.nops && blockIdx.x >= L.blockEnd[k]) ++k;
   {
-    const uint32_t* src = reinterpret_cast<const uint32_t*>(&L.ops[k]);
+    const uint32_t* src = reinterpret_cast<const uint32_t*>(k < kInlineSlotOps ? &L.ops[k] : &L.more[k - kInlineSlotOps]);
     uint32_t* dst = reinterpret_cast<uint32_t*>(&sOp);
     for (uint32_t w = threadIdx.x; w < sizeof(SlotOp) / 4; w += kSlotThreads) dst[w] = src[w];
   }

@@ -295,7 +295,7 @@ szResult_t runPending(std::vector<PendingOp> pending) {
       if (!fresh.empty()) connects.emplace_back(comm, std::move(fresh));
     }
   }
-  SZCHECK(connectPeers(connects));
+  if (!connects.empty()) SZCHECK(connectPeers(connects));
   for (auto& [comm, ops] : byComm) {
     for (const auto& op : ops) {
       if (!op->device) {

@@ -2,6 +2,7 @@
 #include "src/proto/slot_path.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 
 #include "kernels/calibrate.h"
@@ -201,6 +202,9 @@ szResult_t SlotPath::enqueue(const std::vector<Op>& reqs, cudaStream_t stream) {
       needScratch |= (r.send ? r.frames : true) && szTypeIsCompressible(r.type);
     }
   }
+  // Operations past the launch parameters' (kInlineSlotOps) go in the table arena.
+  const uint64_t moreBytes = reqs.size() > kInlineSlotOps ? align16((reqs.size() - kInlineSlotOps) * sizeof(SlotOp)) : 0;
+  tableBytes += moreBytes;
   size_t calibrations = 0;
   for (const Op& r : reqs)
     if (r.send && r.frames)
@@ -230,10 +234,13 @@ szResult_t SlotPath::enqueue(const std::vector<Op>& reqs, cudaStream_t stream) {
   // Blocks: an equal share of the launch's blocks per operation, no more than it has slices.
   const uint32_t share = std::max<uint32_t>(1, cfg_.blocks / uint32_t(reqs.size()));
   uint32_t nextBlock = 0;
-  uint64_t tableAt = table;
+  SlotOp* more = moreBytes ? reinterpret_cast<SlotOp*>(table_ + table) : nullptr;
+  launch.more = more;
+  uint64_t tableAt = table + moreBytes;
   for (size_t k = 0; k < reqs.size(); ++k) {
     const Op& r = reqs[k];
-    SlotOp& op = launch.ops[k];
+    SlotOp& op = k < kInlineSlotOps ? launch.ops[k] : more[k - kInlineSlotOps];
+    op = SlotOp{};
     const uint64_t bytes = r.count * szTypeSize(r.type);
     op.ch = channels_.channel(r.send, r.peer);
     op.stepBase = channels_.takeSteps(r.send, r.peer, slices[k]);
@@ -289,6 +296,7 @@ szResult_t SlotPath::enqueue(const std::vector<Op>& reqs, cudaStream_t stream) {
     const uint32_t nblocks = uint32_t(std::min<uint64_t>(std::min(share, cap), slices[k]));
     op.blockBegin = nextBlock;
     op.blockEnd = nextBlock + nblocks;
+    launch.blockEnd[k] = op.blockEnd;
     nextBlock += nblocks;
 #if SZ_PROFILE
     l.blocks.push_back(nblocks);
@@ -327,6 +335,15 @@ szResult_t SlotPath::enqueue(const std::vector<Op>& reqs, cudaStream_t stream) {
   l.stream = stream;
   inflight_.push_back(std::move(l));
   return szSuccess;
+}
+
+// Whether every operation of `l` wrote its result (SlotOpResult::done): its kernels are past their
+// last access to the launch's tables, scratch and slots, as after its event.
+bool SlotPath::resultsWritten(const Launch& l) const {
+  for (int slot : l.results)
+    if (reinterpret_cast<const volatile int*>(&results_[slot].done)[0] == 0) return false;
+  std::atomic_thread_fence(std::memory_order_acquire);  // the results' other fields after `done`
+  return true;
 }
 
 // A finished launch's operations, kept for reap's caller; the first failure among them.
@@ -378,15 +395,20 @@ szResult_t SlotPath::collect() {
       ++it;
       continue;
     }
-    cudaError_t q = cudaEventQuery(it->event);
-    if (q == cudaErrorNotReady) {
-      running.push_back(it->stream);
-      ++it;
-      continue;
-    }
-    if (q != cudaSuccess) {
-      cudaGetLastError();
-      return szSetError(szUnhandledCudaError, "slot path: a launch failed: %s", cudaGetErrorString(q));
+    // Done when each of its operations' results says so (the kernels write them last, behind a
+    // system fence): no CUDA call, which costs a few microseconds per group with several threads
+    // in one context. Otherwise the event, which also reports a launch that failed.
+    if (!resultsWritten(*it)) {
+      cudaError_t q = cudaEventQuery(it->event);
+      if (q == cudaErrorNotReady) {
+        running.push_back(it->stream);
+        ++it;
+        continue;
+      }
+      if (q != cudaSuccess) {
+        cudaGetLastError();
+        return szSetError(szUnhandledCudaError, "slot path: a launch failed: %s", cudaGetErrorString(q));
+      }
     }
     szResult_t r = finish(*it);
     if (first == szSuccess) first = r;

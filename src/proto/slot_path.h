@@ -79,6 +79,7 @@ class SlotPath {
   };
   SlotPath() = default;
   szResult_t takeTable(uint64_t bytes, uint64_t* offset);
+  bool resultsWritten(const Launch& l) const;
   szResult_t finish(Launch& l);
   szResult_t collect();
   szResult_t waitOldest();

@@ -5,14 +5,15 @@
 // "raw"). A 16-layer KV cache of 32 blocks of 8 MiB (256 MiB) goes from rank 0 to rank 1 layer
 // by layer (szSendv of each layer's K and V from a second stream of rank 0), then whole (one
 // szSendv / szRecvv of the 32 blocks) three times on each communicator, the codec-off one
-// connecting at its first transfer. Every transfer is checked bit for bit and must finish well
-// inside the timeout.
+// connecting at its first transfer, then whole once more of arbitrary bits. Every transfer is
+// checked bit for bit and must finish well inside the timeout.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <mutex>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -46,6 +47,14 @@ class Barrier {
   std::condition_variable cv_;
   int count_ = 0, gen_ = 0;
 };
+
+// Block `b` of arbitrary 16-bit patterns (every exponent, NaN payloads, -0, denormals).
+std::vector<uint16_t> randomBits(int b) {
+  std::mt19937 rng(1000 + uint32_t(b));
+  std::vector<uint16_t> v(kBlockElems);
+  for (uint16_t& x : v) x = uint16_t(rng());
+  return v;
+}
 
 TEST(CommHandoffGpu, LayerwiseThenWholeCacheOnTwoCommunicators) {
   SKIP_WITHOUT_GPU();
@@ -129,6 +138,27 @@ TEST(CommHandoffGpu, LayerwiseThenWholeCacheOnTwoCommunicators) {
             const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
             if (s > 5) fail(what + ": " + std::to_string(s) + " s");
             check(what.c_str());
+          }
+        // Whole once more with codec on, rank 0's blocks holding arbitrary bits (the example's
+        // timed transfers send torch.empty blocks: whatever the memory held, NaNs and all).
+        barrier.wait();
+        if (r == 0)
+          for (int b = 0; b < kBlocks; ++b) {
+            std::vector<uint16_t> bits = randomBits(b);
+            cudaMemcpy(blocks[b], bits.data(), kBlockElems * 2, cudaMemcpyHostToDevice);
+          }
+        barrier.wait();
+        res = r == 0 ? szSendv(ptrs.data(), counts.data(), kBlocks, szBfloat16, 1, comms[0], main)
+                     : szRecvv(ptrs.data(), counts.data(), kBlocks, szBfloat16, 0, comms[0], main);
+        finish("whole, codec on, arbitrary bits", res, comms[0]);
+        if (r == 1)
+          for (int b = 0; b < kBlocks; ++b) {
+            std::vector<uint16_t> got(kBlockElems);
+            cudaMemcpy(got.data(), blocks[b], kBlockElems * 2, cudaMemcpyDeviceToHost);
+            if (got != randomBits(b)) {
+              fail("whole, codec on, arbitrary bits: block " + std::to_string(b) + " differs");
+              break;
+            }
           }
       }
       barrier.wait();  // no rank frees (a device-wide wait) while the other's kernels may run

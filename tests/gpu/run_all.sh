@@ -27,7 +27,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-build/gpu_out}
 LOGS=$(mktemp -d)
-mkdir -p "$OUT"
+mkdir -p "$OUT" && rm -f "$OUT/comm_h200.json"  # built afresh from the committed one below
 QUICK=${1:-}
 declare -a SUMMARY
 
@@ -173,16 +173,7 @@ KV_BF16=; KV_E5M2=
 [ -s /tmp/kv_bf16.bin ] && KV_BF16=/tmp/kv_bf16.bin
 [ -s /tmp/kv_e5m2.bin ] && KV_E5M2=/tmp/kv_e5m2.bin
 
-if [ "$QUICK" = "--latency" ]; then
-  # The per-operation cost (issue 31), two ranks as threads on the ipc wire, real KV: 4 KiB and
-  # 4 MiB raw, auto and with the codec (1000 operations each), beside the codec's standalone
-  # calls and a device copy of 4 MiB (codec_perf's 4 MiB row) of the same run; the goals table
-  # and comm_h200.json's "latency" block (perf/latency_table.py). Then the same operations in a
-  # PROFILE=1 build (base/profile.h: host phases per call, the slot kernels' phases per block)
-  # at 4 KiB, 256 KiB and 4 MiB: the PROFILE lines are in logs.tar.gz (prof_*.log).
-  # The GPU suite first (the figures are of a build whose tests pass).
-  SZ_TEST_KV_BF16=$KV_BF16 STEP_TIMEOUT=150 step gpu_tests ./build/tests/splitzip_gpu_tests --gtest_filter='*:-CommLazyGpu*' \
-    --gtest_output=json:"$OUT/gpu_tests.json"
+latency_steps() {  # the per-operation figures (issue 31): perf/latency_table.py, comm_h200.json's "latency"
   SRL="env -u CUDA_DEVICE_MAX_CONNECTIONS ./build/perf/sendrecv_perf -t 2 --wire ipc ${KV_BF16:+--data $KV_BF16}"
   for S in 4K 4M; do
     for M in off auto on; do
@@ -195,9 +186,21 @@ if [ "$QUICK" = "--latency" ]; then
       --wire tcp --codec off -b 4K -e 4K -n 1000 -w 100 -J "$LOGS/lat_tcp${K}_4K.json"
   done
   step perf_bf16 ./build/perf/codec_perf --type bf16 ${KV_BF16:+--data $KV_BF16} -J "$OUT/codec_bf16.json"
-  cp perf/results/comm_h200.json "$OUT/comm_h200.json"
+  [ -f "$OUT/comm_h200.json" ] || cp perf/results/comm_h200.json "$OUT/comm_h200.json"
   step latency_table python3 perf/latency_table.py --logs "$LOGS" --codec "$OUT/codec_bf16.json" --into "$OUT/comm_h200.json" \
     --commit "$COMMIT" --date "$(date -u +%F)" --machine "$(tr -d '\n' <"$LOGS/gpu.txt")"
+}
+if [ "$QUICK" = "--latency" ]; then
+  # The per-operation cost (issue 31), two ranks as threads on the ipc wire, real KV: 4 KiB and
+  # 4 MiB raw, auto and with the codec (1000 operations each), beside the codec's standalone
+  # calls and a device copy of 4 MiB (codec_perf's 4 MiB row) of the same run; the goals table
+  # and comm_h200.json's "latency" block (perf/latency_table.py). Then the same operations in a
+  # PROFILE=1 build (base/profile.h: host phases per call, the slot kernels' phases per block)
+  # at 4 KiB, 256 KiB and 4 MiB: the PROFILE lines are in logs.tar.gz (prof_*.log).
+  # The GPU suite first (the figures are of a build whose tests pass).
+  SZ_TEST_KV_BF16=$KV_BF16 STEP_TIMEOUT=150 step gpu_tests ./build/tests/splitzip_gpu_tests --gtest_filter='*:-CommLazyGpu*' \
+    --gtest_output=json:"$OUT/gpu_tests.json"
+  latency_steps
   STEP_TIMEOUT=400 step prof_build make -j"$(nproc)" BUILD=build-profile PROFILE=1 DEPS="$DEPS" build-profile/perf/sendrecv_perf &&
     for S in 4K 256K 4M; do
       for M in off on; do
@@ -264,9 +267,10 @@ for f in sorted(glob.glob(os.path.join('$LOGS', 'slots_*.json'))):
 for (n, m), v in sorted(rows.items()):
     print(f'SZ_SLOT_COUNT={n:5d} codec {m:3s} 1 GiB algbw GB/s {\" \".join(f\"{x:.1f}\" for x in v)} median {statistics.median(v):.1f}')"
   fi
+  [ "$QUICK" = "--auto" ] && latency_steps
   auto_rows auto "${AUTO_ITERS:-5}"
   # comm_h200.json as committed, with these rows as its "auto" block (copy it back over perf/results/).
-  cp perf/results/comm_h200.json "$OUT/comm_h200.json"
+  [ -f "$OUT/comm_h200.json" ] || cp perf/results/comm_h200.json "$OUT/comm_h200.json"
   [ ${#AUTO_ROWS[@]} -gt 0 ] && step auto_table python3 perf/auto_table.py --json "$OUT/auto_h200.json" --into "$OUT/comm_h200.json" \
     --commit "$COMMIT" --date "$(date -u +%F)" --machine "$(tr -d '\n' <"$LOGS/gpu.txt")" "${AUTO_ROWS[@]}"
   # The small sizes (4 KiB - 128 KiB, no cap): auto within 1 us of the raw wire of the same run.
