@@ -153,17 +153,19 @@ void destroyComm(szComm* comm) {
 }
 
 // The device slot path's shape (SZ_SLOT_*, else the wire's defaults: `defaultSlice` bytes per
-// slice, at most `defaultBlocks` blocks per launch, 0: the GPU's multiprocessors). Proxied wires
+// slice, at most `defaultBlocks` blocks per launch, 0: the GPU's multiprocessors, and
+// `slotsPerBlock` slots per block). Proxied wires
 // want fewer, larger slices (each costs the proxy a message) and leave multiprocessors to the
 // wire's own kernels.
-szResult_t slotPathConfig(const szComm* comm, uint64_t defaultSlice, uint32_t defaultBlocks, SlotPathConfig* pc) {
+szResult_t slotPathConfig(const szComm* comm, uint64_t defaultSlice, uint32_t defaultBlocks, uint32_t slotsPerBlock,
+                          SlotPathConfig* pc) {
   int sms = 0;
   SZCHECK(currentDeviceSms(&sms));
   pc->sliceBytes = szParamSlotSliceBytes() > 0 ? uint64_t(szParamSlotSliceBytes()) : defaultSlice;
   pc->blocks = szParamSlotBlocks() > 0 ? uint32_t(szParamSlotBlocks())
                : defaultBlocks > 0 && defaultBlocks < uint32_t(sms) ? defaultBlocks
                                                                     : uint32_t(sms);
-  pc->nslots = szParamSlotCount() > 0 ? uint32_t(szParamSlotCount()) : 2 * pc->blocks;
+  pc->nslots = szParamSlotCount() > 0 ? uint32_t(szParamSlotCount()) : slotsPerBlock * pc->blocks;
   pc->timeoutMs = comm->cfg.timeoutMs;
   if (pc->sliceBytes % kSliceAlign != 0 || pc->blocks > 65536 || pc->nslots > (1u << 20))
     return szSetError(szInvalidArgument, "SZ_SLOT_SLICE_BYTES=%llu (a multiple of %llu), SZ_SLOT_BLOCKS=%u, SZ_SLOT_COUNT=%u",
@@ -207,7 +209,7 @@ szResult_t connectSlots(szComm* comm, const Placements& placed, const WirePlan& 
   for (size_t i = 0; i < nw; ++i) {
     const szWire* w = comm->wires[i];
     if (comm->cudaDevice >= 0) {
-      SZCHECK(slotPathConfig(comm, w->defaultSliceBytes, w->defaultMaxBlocks, &pcs[i]));
+      SZCHECK(slotPathConfig(comm, w->defaultSliceBytes, w->defaultMaxBlocks, w->defaultSlotsPerBlock, &pcs[i]));
       pc.sliceBytes = std::max(pc.sliceBytes, pcs[i].sliceBytes);
       pc.blocks = std::max(pc.blocks, pcs[i].blocks);
       pc.nslots = std::max(pc.nslots, pcs[i].nslots);

@@ -115,11 +115,11 @@ szResult_t fakeClose(void* wireComm) {
   return szSuccess;
 }
 
-// name, needsGpu, deviceMemory, nodeLocal, sendsWaitForReceives, defaultSliceBytes, defaultMaxBlocks, connect, connectPeers, channel, hostChannel, progress, isend, irecv, test, failPeer, close, abort
-const szWire kFakeWire = {"fake", 0, 0, 0, 0, 64 << 10, 0, fakeConnect, nullptr, nullptr, nullptr, nullptr, fakeIsend, fakeIrecv, fakeTest, nullptr, fakeClose, fakeClose};
+// name, needsGpu, deviceMemory, nodeLocal, sendsWaitForReceives, defaultSliceBytes, defaultMaxBlocks, defaultSlotsPerBlock, connect, connectPeers, channel, hostChannel, progress, isend, irecv, test, failPeer, close, abort
+const szWire kFakeWire = {"fake", 0, 0, 0, 0, 64 << 10, 0, 2, fakeConnect, nullptr, nullptr, nullptr, nullptr, fakeIsend, fakeIrecv, fakeTest, nullptr, fakeClose, fakeClose};
 
 szResult_t noChannel(void*, int, int, sz::SlotChannel*) { return szInternalError; }
-const szWire kAreaWire = {"areas", 0, 0, 1, 0, 64 << 10, 0, fakeConnect, nullptr, noChannel, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, fakeClose, fakeClose};
+const szWire kAreaWire = {"areas", 0, 0, 1, 0, 64 << 10, 0, 2, fakeConnect, nullptr, noChannel, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, fakeClose, fakeClose};
 
 constexpr uint64_t kSlice = 64 << 10;
 constexpr uint32_t kSlots = 4;

@@ -323,5 +323,5 @@ bool ibProgressWire(void* wireComm, bool hostOnly) { return ibProgress(static_ca
 // buffers take the host link's slots (hostChannel): a rank without a GPU runs on ib too. The
 // slot proxy drives its passes (progress). close forwards what is left (bounded), after the slot
 // proxy stopped: it serves as abort too.
-// name, needsGpu, deviceMemory, nodeLocal, sendsWaitForReceives, defaultSliceBytes, defaultMaxBlocks, connect, connectPeers, channel, hostChannel, progress, isend, irecv, test, failPeer, close, abort
-const szWire szWireIb = {"ib", 0, 0, 0, 0, 512 << 10, 64, sz::ibConnect, sz::ibConnectPeers, sz::ibChannel, sz::ibHostChannel, sz::ibProgressWire, nullptr, nullptr, nullptr, nullptr, sz::ibClose, sz::ibClose};
+// name, needsGpu, deviceMemory, nodeLocal, sendsWaitForReceives, defaultSliceBytes, defaultMaxBlocks, defaultSlotsPerBlock, connect, connectPeers, channel, hostChannel, progress, isend, irecv, test, failPeer, close, abort
+const szWire szWireIb = {"ib", 0, 0, 0, 0, 512 << 10, 64, 2, sz::ibConnect, sz::ibConnectPeers, sz::ibChannel, sz::ibHostChannel, sz::ibProgressWire, nullptr, nullptr, nullptr, nullptr, sz::ibClose, sz::ibClose};

@@ -359,5 +359,5 @@ szResult_t ncclAbortWire(void* wireComm) { return closeWire(wireComm, true); }
 
 // The slot proxy's device channel: 1 MiB slices (each a message) on at most 32 blocks, leaving
 // multiprocessors to NCCL's own kernels.
-// name, needsGpu, deviceMemory, nodeLocal, sendsWaitForReceives, defaultSliceBytes, defaultMaxBlocks, connect, connectPeers, channel, hostChannel, progress, isend, irecv, test, failPeer, close, abort
-const szWire szWireNccl = {"nccl", 1, 1, 0, 1, 1 << 20, 32, ncclConnect, nullptr, nullptr, nullptr, nullptr, ncclIsend, ncclIrecv, ncclTest, nullptr, ncclClose, ncclAbortWire};
+// name, needsGpu, deviceMemory, nodeLocal, sendsWaitForReceives, defaultSliceBytes, defaultMaxBlocks, defaultSlotsPerBlock, connect, connectPeers, channel, hostChannel, progress, isend, irecv, test, failPeer, close, abort
+const szWire szWireNccl = {"nccl", 1, 1, 0, 1, 1 << 20, 32, 2, ncclConnect, nullptr, nullptr, nullptr, nullptr, ncclIsend, ncclIrecv, ncclTest, nullptr, ncclClose, ncclAbortWire};

@@ -453,5 +453,5 @@ szResult_t tcpAbort(void* wireComm) {
 }  // namespace
 
 // Device buffers: 256 KiB slices (each a message) on every multiprocessor.
-// name, needsGpu, deviceMemory, nodeLocal, sendsWaitForReceives, defaultSliceBytes, defaultMaxBlocks, connect, connectPeers, channel, hostChannel, progress, isend, irecv, test, failPeer, close, abort
-extern const szWire szWireTcp = {"tcp", 0, 0, 0, 0, 256 << 10, 0, tcpConnect, nullptr, nullptr, nullptr, nullptr, tcpIsend, tcpIrecv, tcpTest, tcpFailPeer, tcpClose, tcpAbort};
+// name, needsGpu, deviceMemory, nodeLocal, sendsWaitForReceives, defaultSliceBytes, defaultMaxBlocks, defaultSlotsPerBlock, connect, connectPeers, channel, hostChannel, progress, isend, irecv, test, failPeer, close, abort
+extern const szWire szWireTcp = {"tcp", 0, 0, 0, 0, 256 << 10, 0, 2, tcpConnect, nullptr, nullptr, nullptr, nullptr, tcpIsend, tcpIrecv, tcpTest, tcpFailPeer, tcpClose, tcpAbort};

@@ -6,8 +6,8 @@
 // thread driving two ranks in one group, whose connects must not wait for each other.
 //
 // 16 launches of SM-count blocks cannot all be resident at once on one GPU (each spins for its
-// peers): the test runs 8 blocks per launch, and keeps the default ring (twice the GPU's
-// multiprocessors, in slots of 256 KiB) with SZ_SLOT_COUNT, so the memory figures are the
+// peers): the test runs 8 blocks per launch, and keeps ipc's default ring (a slot per
+// multiprocessor, in slots of 256 KiB) with SZ_SLOT_COUNT, so the memory figures are the
 // defaults'.
 #include <atomic>
 #include <chrono>
@@ -73,7 +73,7 @@ TEST(CommLazyGpu, SixteenRanksConnectOnlyThePeersTheyUse) {
   cudaSetDevice(0);
   cudaDeviceProp prop{};
   ASSERT_EQ(cudaGetDeviceProperties(&prop, 0), cudaSuccess);
-  const uint64_t slots = 2 * uint64_t(prop.multiProcessorCount);  // the default ring's slots
+  const uint64_t slots = uint64_t(prop.multiProcessorCount);  // ipc's default ring: a slot per block
   EnvVar blocksVar("SZ_SLOT_BLOCKS", "8"), slotsVar("SZ_SLOT_COUNT", std::to_string(slots).c_str());
   // One ring per pair and direction in the receiver's memory: `slots` slots of 256 KiB + header.
   const double pairMiB = double(slots) * double(256 << 10) / (1 << 20);
