@@ -10,9 +10,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
-#include <mutex>
 #include <random>
 #include <string>
 #include <thread>
@@ -20,33 +18,13 @@
 
 #include "../kv_like.h"
 #include "gpu_test_util.h"
+#include "thread_barrier.h"
 
 namespace {
 
 constexpr int kLayers = 16;
 constexpr int kBlocks = 2 * kLayers;
 constexpr size_t kBlockElems = size_t(4) << 20;  // 8 MiB of BF16 per block
-
-// A reusable barrier of two threads.
-class Barrier {
- public:
-  void wait() {
-    std::unique_lock<std::mutex> lock(mu_);
-    const int gen = gen_;
-    if (++count_ == 2) {
-      count_ = 0;
-      ++gen_;
-      cv_.notify_all();
-      return;
-    }
-    cv_.wait(lock, [&] { return gen_ != gen; });
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  int count_ = 0, gen_ = 0;
-};
 
 // Block `b` of arbitrary 16-bit patterns (every exponent, NaN payloads, -0, denormals).
 std::vector<uint16_t> randomBits(int b) {
@@ -62,7 +40,7 @@ TEST(CommHandoffGpu, LayerwiseThenWholeCacheOnTwoCommunicators) {
   for (szUniqueId& id : ids) ASSERT_EQ(szGetUniqueId(&id), szSuccess);
   // Rank 0's blocks: one KV-like pattern, each block's first element its index (order checked).
   std::vector<uint16_t> pattern = sztest::kvLikeBf16(kBlockElems, 11, 0.5f);
-  Barrier barrier;
+  sztest::Barrier barrier(2);
   std::atomic<bool> initFailed{false};  // then neither rank transfers (their barriers stay paired)
   std::vector<std::string> failures[2];
   std::vector<std::thread> ranks;

@@ -11,42 +11,19 @@
 // defaults'.
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "../kv_like.h"
 #include "gpu_test_util.h"
+#include "thread_barrier.h"
 
 namespace {
 
 constexpr int kRanks = 16;
-
-// A reusable barrier of `n` threads (C++17 has none).
-class Barrier {
- public:
-  explicit Barrier(int n) : n_(n) {}
-  void wait() {
-    std::unique_lock<std::mutex> lock(mu_);
-    const int gen = gen_;
-    if (++count_ == n_) {
-      count_ = 0;
-      ++gen_;
-      cv_.notify_all();
-      return;
-    }
-    cv_.wait(lock, [&] { return gen_ != gen; });
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  int n_, count_ = 0, gen_ = 0;
-};
 
 size_t usedBytes() {
   size_t freeB = 0, total = 0;
@@ -82,7 +59,7 @@ TEST(CommLazyGpu, SixteenRanksConnectOnlyThePeersTheyUse) {
   const size_t count = 1 << 19;  // 1 MiB of BF16 to each neighbour, 256 KiB to every rank
   const size_t small = 1 << 17;
   auto data = sztest::kvLikeBf16(count, 5, 0.5f);
-  Barrier barrier(kRanks);
+  sztest::Barrier barrier(kRanks);
   std::vector<szResult_t> res(kRanks, szSuccess);
   std::vector<size_t> wrong(kRanks, 0);
   size_t before = 0, afterInit = 0, afterRing = 0, afterAll = 0;
