@@ -3,6 +3,7 @@
 
 #if SZ_PROFILE
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <string>
@@ -18,7 +19,8 @@ struct Sum {
 struct Table {
   std::mutex mu;
   std::map<const char*, Sum> sums;  // by the name's address: no allocation per sample
-  ~Table() {
+  void print() {
+    std::lock_guard<std::mutex> lock(mu);
     std::map<std::string, Sum> byName;  // sorted, and equal names of two literals merged
     for (const auto& [name, s] : sums) {
       Sum& m = byName[name];
@@ -32,9 +34,15 @@ struct Table {
   }
 };
 
+// Never destroyed (a sample from a thread or destructor that runs late at exit stays defined);
+// printed at exit.
 Table& table() {
-  static Table t;  // destroyed at exit, after the last communicator's samples
-  return t;
+  static Table* t = [] {
+    Table* made = new Table;
+    std::atexit([] { table().print(); });
+    return made;
+  }();
+  return *t;
 }
 
 }  // namespace

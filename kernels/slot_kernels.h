@@ -38,9 +38,8 @@ struct SlotOp {
 
 constexpr uint32_t kMaxSlotOps = 32;
 // Operations carried in the launch's parameters; the others of a larger group in device-readable
-// memory (`more`). The parameters stay under 1 KiB: all 32 in them made 8 KiB, and a launch of
-// that many parameter bytes took 7-8.5 us of host time (one H100, two ranks as threads; the
-// profile of 2026-12-06), the largest part of a 4 KiB operation's 17.4 us.
+// memory (`pool`, one entry per operation in flight). The parameters stay under 1 KiB (all 32
+// in them made 8 KiB).
 constexpr uint32_t kInlineSlotOps = 2;
 constexpr uint32_t kSlotThreads = 512;
 
@@ -49,14 +48,15 @@ struct SlotLaunch {
   uint64_t timeoutNs;       // a wait that sees no progress this long fails with szTimeout
   uint8_t* scratch;         // sliceBytes per block: gathers and scatters of buffer lists
   uint64_t scratchStride;
-  uint32_t blockEnd[kMaxSlotOps];  // each operation's SlotOp::blockEnd: a block finds its operation here
-  const SlotOp* more;              // operations kInlineSlotOps.. nops - 1 (nops > kInlineSlotOps)
+  uint32_t blockEnd[kMaxSlotOps];   // each operation's SlotOp::blockEnd: a block finds its operation here
+  const SlotOp* pool;               // operations kInlineSlotOps.. nops - 1 are pool[poolIndex[k]]
+  uint16_t poolIndex[kMaxSlotOps];
   SlotOp ops[kInlineSlotOps];
 };
 
-// Operation k of a launch (host code: `more` is mapped host memory, the same address here).
+// Operation k of a launch (host code: `pool` is mapped host memory, the same address here).
 inline const SlotOp& slotOpAt(const SlotLaunch& L, uint32_t k) {
-  return k < kInlineSlotOps ? L.ops[k] : L.more[k - kInlineSlotOps];
+  return k < kInlineSlotOps ? L.ops[k] : L.pool[L.poolIndex[k]];
 }
 
 // Launches `blocks` blocks (at least nops) on `stream`.

@@ -385,7 +385,7 @@ __global__ void __launch_bounds__(kSlotThreads, 2) slotOpsKernel(const __grid_co
   uint32_t k = 0;
   while (k + 1 < L.nops && blockIdx.x >= L.blockEnd[k]) ++k;
   {
-    const uint32_t* src = reinterpret_cast<const uint32_t*>(k < kInlineSlotOps ? &L.ops[k] : &L.more[k - kInlineSlotOps]);
+    const uint32_t* src = reinterpret_cast<const uint32_t*>(k < kInlineSlotOps ? &L.ops[k] : &L.pool[L.poolIndex[k]]);
     uint32_t* dst = reinterpret_cast<uint32_t*>(&sOp);
     for (uint32_t w = threadIdx.x; w < sizeof(SlotOp) / 4; w += kSlotThreads) dst[w] = src[w];
   }

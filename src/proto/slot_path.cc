@@ -18,7 +18,7 @@
 namespace sz {
 namespace {
 
-constexpr int kResultSlots = 1024;      // operations in flight per communicator
+constexpr int kResultSlots = 1024;      // operations in flight per communicator (SlotLaunch::poolIndex: < 65536)
 constexpr int kEvents = 256;            // launches in flight per communicator
 constexpr uint64_t kTableBytes = 16 << 20;  // buffer-list tables of the launches in flight
 constexpr int kScratchArenas = 2;       // launches with compressed buffer lists in flight
@@ -101,6 +101,7 @@ szResult_t SlotPath::create(const ChannelSource& channel, int rank, std::vector<
   memset(p->results_, 0, sizeof(SlotOpResult) * kResultSlots);
   for (int i = kResultSlots - 1; i >= 0; --i) p->freeResults_.push_back(i);
   CUDACHECK(cudaHostAlloc(&p->table_, kTableBytes, cudaHostAllocMapped));
+  CUDACHECK(cudaHostAlloc(&p->opPool_, sizeof(SlotOp) * kResultSlots, cudaHostAllocMapped));
   for (int i = 0; i < kScratchArenas; ++i) {
     uint8_t* s = nullptr;
     CUDACHECK(cudaMalloc(&s, config.sliceBytes * std::max<uint32_t>(config.blocks, kMaxSlotOps)));
@@ -128,6 +129,7 @@ SlotPath::~SlotPath() {
   for (cudaEvent_t e : allEvents_) cudaEventDestroy(e);
   for (uint8_t* s : scratch_) cudaFree(s);
   if (table_) cudaFreeHost(table_);
+  if (opPool_) cudaFreeHost(opPool_);
   if (results_) cudaFreeHost(results_);
   if (accums_) cudaFree(accums_);
   if (calibHost_) cudaFreeHost(calibHost_);
@@ -202,9 +204,6 @@ szResult_t SlotPath::enqueue(const std::vector<Op>& reqs, cudaStream_t stream) {
       needScratch |= (r.send ? r.frames : true) && szTypeIsCompressible(r.type);
     }
   }
-  // Operations past the launch parameters' (kInlineSlotOps) go in the table arena.
-  const uint64_t moreBytes = reqs.size() > kInlineSlotOps ? align16((reqs.size() - kInlineSlotOps) * sizeof(SlotOp)) : 0;
-  tableBytes += moreBytes;
   size_t calibrations = 0;
   for (const Op& r : reqs)
     if (r.send && r.frames)
@@ -234,12 +233,16 @@ szResult_t SlotPath::enqueue(const std::vector<Op>& reqs, cudaStream_t stream) {
   // Blocks: an equal share of the launch's blocks per operation, no more than it has slices.
   const uint32_t share = std::max<uint32_t>(1, cfg_.blocks / uint32_t(reqs.size()));
   uint32_t nextBlock = 0;
-  SlotOp* more = moreBytes ? reinterpret_cast<SlotOp*>(table_ + table) : nullptr;
-  launch.more = more;
-  uint64_t tableAt = table + moreBytes;
+  launch.pool = opPool_;
+  uint64_t tableAt = table;
   for (size_t k = 0; k < reqs.size(); ++k) {
     const Op& r = reqs[k];
-    SlotOp& op = k < kInlineSlotOps ? launch.ops[k] : more[k - kInlineSlotOps];
+    // The operation's result slot; past the parameters' operations, its entry of the pool too.
+    const int slot = freeResults_.back();
+    freeResults_.pop_back();
+    l.results.push_back(slot);
+    launch.poolIndex[k] = uint16_t(slot);
+    SlotOp& op = k < kInlineSlotOps ? launch.ops[k] : opPool_[slot];
     op = SlotOp{};
     const uint64_t bytes = r.count * szTypeSize(r.type);
     op.ch = channels_.channel(r.send, r.peer);
@@ -301,9 +304,6 @@ szResult_t SlotPath::enqueue(const std::vector<Op>& reqs, cudaStream_t stream) {
 #if SZ_PROFILE
     l.blocks.push_back(nblocks);
 #endif
-    int slot = freeResults_.back();
-    freeResults_.pop_back();
-    l.results.push_back(slot);
     results_[slot] = SlotOpResult{};
     op.accum = accums_ + slot;
     op.result = results_ + slot;

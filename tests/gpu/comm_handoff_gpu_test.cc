@@ -83,7 +83,7 @@ TEST(CommHandoffGpu, LayerwiseThenWholeCacheOnTwoCommunicators) {
             fail(std::string(what) + ": block " + std::to_string(b) + " differs");
             return;
           }
-          cudaMemset(blocks[b], 0, kBlockElems * 2);
+          cudaMemsetAsync(blocks[b], 0, kBlockElems * 2, main);  // ahead of the next receive on `main`
         }
       };
       auto finish = [&](const char* what, szResult_t res, szComm_t comm) {
