@@ -230,7 +230,18 @@ def transfer(world, comm: splitzip.Communicator, blocks: list[torch.Tensor], dev
     else:
         comm.recv_blocks(blocks, peer=0)
     sync(device)
-    return time.perf_counter() - start
+    seconds = time.perf_counter() - start
+    comm.ready()  # a failure in the kernels is raised here, by the transfer that had it
+    return seconds
+
+
+def timed_transfer(world, comm, blocks, device, what: str) -> float:
+    """transfer(), its failure naming `what`."""
+    try:
+        return transfer(world, comm, blocks, device)
+    except Exception:
+        print(f"rank {world.rank}: {what} failed", file=sys.stderr, flush=True)
+        raise
 
 
 def handoff(world, model, ids, comm, device, blocks, layered: bool):
@@ -358,8 +369,8 @@ def rank_body(args, world, device: torch.device) -> int:
         handoff(world, model, ids, comms["splitzip"], device, whole, False)
         same_blocks = all(torch.equal(a.view(torch.uint8), b.view(torch.uint8)) for a, b in zip(blocks, whole))
         # Timed: transfers alone, then requests (prefill + hand-off + first decode step) each way.
-        times = {name: [transfer(world, comm, blocks, device) for _ in range(args.repeats)]
-                 for name, comm in comms.items()}
+        times = {name: [timed_transfer(world, comm, blocks, device, f"transfer {i} on the {name} communicator")
+                        for i in range(args.repeats)] for name, comm in comms.items()}
         ttft = {f"{way}_{'sz' if name == 'splitzip' else 'raw'}":
                 [handoff(world, model, ids, comm, device, blocks, way == "layer")[2] for _ in range(args.repeats)]
                 for way in ("whole", "layer") for name, comm in comms.items()}
