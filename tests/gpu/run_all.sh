@@ -104,8 +104,9 @@ py_suite() {
   # as threads of one process on this GPU (--threads: ipc, each rank on a stream of its own). Two
   # processes on one GPU time-slice their kernels, so the layer-wise sends could not overlap the
   # prefill (5006098 on one H100: 1% of the transfer hidden); its figures with date, commit and
-  # machine in handoff_h200.json.
-  STEP_TIMEOUT=400 step handoff_layers env ${DEPS:+LD_LIBRARY_PATH=$DEPS/usr/lib/x86_64-linux-gnu} python3 examples/handoff.py \
+  # machine in handoff_h200.json. SZ_DEBUG=INFO for INIT: each pair's connect and slot memory (on
+  # 2026-12-06 one H100 timed out in one of its timed whole-cache transfers: the log says which).
+  STEP_TIMEOUT=400 step handoff_layers env ${DEPS:+LD_LIBRARY_PATH=$DEPS/usr/lib/x86_64-linux-gnu} SZ_DEBUG=INFO SZ_DEBUG_SUBSYS=INIT python3 examples/handoff.py \
     --threads --random-llama 16 --prompt-tokens 4096 --new-tokens 8 --repeats 5 --json "$OUT/handoff_h200.json" &&
     python3 -c "import json, sys; p = sys.argv[1]; d = json.load(open(p)); d.update(date=sys.argv[2], commit=sys.argv[3],
 machine=sys.argv[4]); json.dump(d, open(p, 'w'), indent=1)" "$OUT/handoff_h200.json" "$(date -u +%F)" "$COMMIT" "$(tr -d '\n' <"$LOGS/gpu.txt")"
