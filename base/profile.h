@@ -5,7 +5,7 @@
 // the slot path when it reaps a launch (SZ_PROFILE_ADD). Each name's count, mean and largest
 // value are printed to stderr when the process exits, one "PROFILE" line per name:
 //   PROFILE <name> n=<count> mean_us=<mean> max_us=<largest> total_ms=<sum>
-// perf/results/*_latency_profile_* hold such runs (tests/gpu/run_all.sh, PROFILE_SIZES).
+// tests/gpu/run_all.sh --latency runs such a build (perf/results/2026-12-06_h100_latency_profile.md).
 #pragma once
 
 #if SZ_PROFILE

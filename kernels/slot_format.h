@@ -99,7 +99,6 @@ struct SlotSignal {
   uint64_t bytes;
 };
 
-// One side's view of a channel (device pointers: local memory, or the peer's mapped memory).
 // Host channels of the slot proxy over a wire that can fail a peer (tcp): where a slot's payload
 // lies when not in the slot. A host sender leaves a raw slice in its caller's buffer (set before
 // the slot's ready word is released; null: in the slot), and the proxy may land a receive's raw
@@ -108,6 +107,7 @@ struct SlotPayload {
   uint8_t* data;
 };
 
+// One side's view of a channel (device pointers: local memory, or the peer's mapped memory).
 struct SlotChannel {
   uint8_t* ring;        // nslots slots of `stride` bytes (receiver's memory)
   SlotSignal* signals;  // nslots signals (this side's, host-visible), or null: ready in the ring

@@ -154,7 +154,8 @@ szResult_t runHost(std::map<szComm*, std::vector<std::shared_ptr<Op>>>& byComm);
 // drive several ranks: each rank's connect waits for the others'). A failure fails its
 // communicator.
 szResult_t connectPeers(const std::vector<std::pair<szComm*, std::vector<int>>>& connects) {
-  SZ_PROFILE_SCOPE("host group: connect check");
+  if (connects.empty()) return szSuccess;  // no vectors of results for nothing to connect
+  SZ_PROFILE_SCOPE("host group: connect");
   std::vector<szResult_t> results(connects.size(), szSuccess);
   std::vector<std::string> why(connects.size());
   auto connectOne = [&](size_t i) {
@@ -295,7 +296,7 @@ szResult_t runPending(std::vector<PendingOp> pending) {
       if (!fresh.empty()) connects.emplace_back(comm, std::move(fresh));
     }
   }
-  if (!connects.empty()) SZCHECK(connectPeers(connects));
+  SZCHECK(connectPeers(connects));
   for (auto& [comm, ops] : byComm) {
     for (const auto& op : ops) {
       if (!op->device) {

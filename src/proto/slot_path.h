@@ -92,8 +92,8 @@ class SlotPath {
   SlotOpResult* results_ = nullptr;           // mapped pinned memory
   std::vector<int> freeResults_;
   uint8_t* table_ = nullptr;  // pinned: buffer-list tables of launches in flight (a ring)
-  SlotOp* opPool_ = nullptr;  // pinned: an operation per result slot, for those past a launch's parameters
   uint64_t tableHead_ = 0;
+  SlotOp* opPool_ = nullptr;  // pinned: an operation per result slot, for those past a launch's parameters
   std::vector<uint8_t*> scratch_;
   std::vector<int> freeScratch_;
   std::vector<CUevent_st*> freeEvents_, allEvents_;

@@ -267,8 +267,8 @@ for f in sorted(glob.glob(os.path.join('$LOGS', 'slots_*.json'))):
     rows.setdefault((int(n), m), []).append(json.load(open(f))[0]['algbw'])
 for (n, m), v in sorted(rows.items()):
     print(f'SZ_SLOT_COUNT={n:5d} codec {m:3s} 1 GiB algbw GB/s {\" \".join(f\"{x:.1f}\" for x in v)} median {statistics.median(v):.1f}')"
+    latency_steps
   fi
-  [ "$QUICK" = "--auto" ] && latency_steps
   auto_rows auto "${AUTO_ITERS:-5}"
   # comm_h200.json as committed, with these rows as its "auto" block (copy it back over perf/results/).
   [ -f "$OUT/comm_h200.json" ] || cp perf/results/comm_h200.json "$OUT/comm_h200.json"
