@@ -84,6 +84,7 @@ class Rank {
   void reportDevices();
   void tearDown();
   void measure(size_t count, szDataType_t type, const std::vector<uint8_t>& pattern);
+  int cycle_ = 0;  // the sweep's round (-N); it rotates the order the communicators are timed in
   double timeIters(szComm_t comm, void* recvbuff, size_t count, szDataType_t type, szStats_t* delta);
   void warmUp(szDataType_t type);
   uint64_t checkIteration(szComm_t comm, size_t count, szDataType_t type, const std::vector<uint8_t>& pattern);
@@ -283,7 +284,7 @@ double Rank::timeIters(szComm_t comm, void* recvbuff, size_t count, szDataType_t
 // Before a type's sweep, as nccl-tests' TimeTest: the warmup iterations at the largest size, then
 // at the smallest, on both communicators. The sweep's first row then times a warm process (clocks,
 // lazily loaded kernels, first-use allocations) like every other row, and the communicator timed
-// first in each row (the configured one) is not the one that pays for it.
+// first in a row is not the one that pays for it.
 void Rank::warmUp(szDataType_t type) {
   const Options& o = *p_.opts;
   const size_t es = szTypeSize(type);
@@ -335,10 +336,21 @@ void Rank::measure(size_t count, szDataType_t type, const std::vector<uint8_t>& 
   szStats_t delta{}, rawDelta{}, start, end;
   check(info_.rank, szCommGetStats(comm_, &start), "szCommGetStats");
   std::vector<double> mine(kNumValues, 0.0);
-  mine[kOopTime] = timeIters(comm_, recv_, count, type, &delta);
-  mine[kRawTime] = rawComm_ == comm_ ? mine[kOopTime] : timeIters(rawComm_, recv_, count, type, &rawDelta);
+  // The communicators timed in turn, the order rotated by the cycle (-N): a mode timed first in
+  // every row would carry the whole position effect (the wire's state after the last row, a
+  // loopback that speeds up or slows down over a row) into the comparison.
   szStats_t cmpDelta{};
-  if (cmpComm_) mine[kCmpTime] = timeIters(cmpComm_, recv_, count, type, &cmpDelta);
+  struct Timed {
+    szComm_t comm;
+    Value value;
+    szStats_t* delta;
+  };
+  std::vector<Timed> order = {{comm_, kOopTime, &delta}};
+  if (rawComm_ != comm_) order.push_back({rawComm_, kRawTime, &rawDelta});
+  if (cmpComm_) order.push_back({cmpComm_, kCmpTime, &cmpDelta});
+  std::rotate(order.begin(), order.begin() + cycle_ % int(order.size()), order.end());
+  for (const Timed& t : order) mine[t.value] = timeIters(t.comm, recv_, count, type, t.delta);
+  if (rawComm_ == comm_) mine[kRawTime] = mine[kOopTime];
   for (int c = 0; c < o.check; ++c) {
     mine[kOopWrong] += double(checkIteration(comm_, count, type, pattern));
     if (rawComm_ != comm_) mine[kOopWrong] += double(checkIteration(rawComm_, count, type, pattern));
@@ -401,7 +413,7 @@ void Rank::measure(size_t count, szDataType_t type, const std::vector<uint8_t>& 
                      {"recalibrations", uint64_t(sum[kRecalibrations])},
                      // The timed sends' slices that went as frames (SZ_CODEC=auto's choice).
                      {"frames_share", row.framesShare}});
-  if (cmpComm_) {  // --compare's communicator, timed right after the other two
+  if (cmpComm_) {  // --compare's communicator
     p_.rows.back()["compare_codec"] = o.compare;
     p_.rows.back()["compare_time_us"] = combineTimes(all, n, kCmpTime, o.average) * 1e6;
   }
@@ -415,12 +427,12 @@ void Rank::run() {
     printTableHeader(*p_.opts);
   }
   const Options& o = *p_.opts;
-  for (int cycle = 0; cycle < o.cycles; ++cycle)
+  for (cycle_ = 0; cycle_ < o.cycles; ++cycle_)
     for (size_t t = 0; t < o.types.size(); ++t) {
       const szDataType_t type = o.types[t];
       const size_t es = szTypeSize(type);
       fill(send_, o.maxBytes / es * es, p_.patterns[t]);
-      if (cycle == 0) warmUp(type);
+      if (cycle_ == 0) warmUp(type);
       size_t last = SIZE_MAX;
       for (size_t size = o.minBytes; size <= o.maxBytes;) {
         if (size / es != last) measure(size / es, type, p_.patterns[t]);  // sizes below an element apart: one row
