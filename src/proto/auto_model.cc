@@ -9,6 +9,15 @@
 
 namespace sz {
 
+double AutoModel::Mode::bps() const {
+  const int n = std::min(seen - 1, kWindow);
+  if (n <= 0) return 0;
+  double v[kWindow];
+  std::copy(recent, recent + n, v);
+  std::sort(v, v + n);
+  return n == 2 ? 0.5 * (v[0] + v[1]) : v[n / 2];
+}
+
 void AutoModel::setPriors(const std::vector<AutoPrior>& perPeer, const AutoPrior& others) {
   std::lock_guard<std::mutex> lock(mu_);
   priors_ = perPeer;
@@ -80,7 +89,12 @@ bool AutoModel::useFrames(int peer, szDataType_t type, uint64_t bytes) {
   // where a prior predicts it to lose and it was never measured (its first send is cold), unless
   // that prior is a tentative measurement.
   const bool blind = pref && !other.measured() && prior(peer).wireBps <= 0;
-  const int period = other.measured() || blind || prior(peer).codecTentative ? c.period : int(kMaxPeriod);
+  int period = other.measured() || blind || prior(peer).codecTentative ? c.period : int(kMaxPeriod);
+  // Until each mode has kSettleSamples warm sends, the other is re-measured every kSettlePeriod
+  // sends: two single sends of a wire whose rate moves (loopback) can put the slower mode ahead.
+  // Only where the two are close: a mode far slower is not worth the samples.
+  if (other.measured() && other.seen - 1 < kSettleSamples && mine.measured() && mine.bps() < kSettleGap * other.bps())
+    period = std::min(period, int(kSettlePeriod));
   if (!c.exploring && mine.measured() && (blind || ++c.since >= period)) {
     c.since = 0;
     c.exploring = true;
@@ -96,10 +110,7 @@ void AutoModel::record(int peer, szDataType_t type, uint64_t bytes, bool frames,
   std::lock_guard<std::mutex> lock(mu_);
   SizeClass& c = find(peer, type, bytes);
   Mode& m = frames ? c.frames : c.raw;
-  if (m.seen++ > 0) {
-    m.before = m.last;
-    m.last = double(bytes) / seconds;
-  }
+  if (m.seen++ > 0) m.add(double(bytes) / seconds);
   if (frames && wireBytes > 0) {
     const double now = double(bytes) / double(wireBytes);
     c.ratio = c.ratio == 0 ? now : 0.5 * c.ratio + 0.5 * now;

@@ -19,9 +19,11 @@
 // The correction: each completed send's time, measured where the transfer happens (the slot
 // kernels' own timestamps on the device path), replaces the prediction of its mode in its size
 // class; a class's first send of each mode is cold (calibration, first launches) and not counted.
-// A measured mode is compared against the other mode's measurement where there is one, else
-// against its prediction, so a wrong prior is undone after one warm send. The mode not chosen is
-// re-measured every `period` sends; the period doubles (16 up to 1024) each time the
+// A measured mode (the median of its latest warm sends) is compared against the other mode's
+// measurement where there is one, else against its prediction, so a wrong prior is undone after
+// one warm send. The mode not chosen is
+// re-measured every `period` sends (every kSettlePeriod while the modes are close and the other
+// has fewer than kSettleSamples warm sends); the period doubles (16 up to 1024) each time the
 // re-measurement confirms the choice, so once settled the exploration costs well under 1%. A mode
 // that a prior predicts to lose is first measured after 1024 sends.
 #pragma once
@@ -50,6 +52,8 @@ class AutoModel {
  public:
   static constexpr int kMinPeriod = 16, kMaxPeriod = 1024;
   static constexpr double kMargin = 0.03;  // frames must be predicted this much faster
+  static constexpr int kSettleSamples = 3, kSettlePeriod = 4;
+  static constexpr double kSettleGap = 1.5;
   static constexpr double kMaxLatency = 50e-6;
   static constexpr double kExploreBudget = 0.03;  // the most of a class's time spent trying the losing mode  // a larger codec latency sample is a slow codec, not a latency
 
@@ -63,12 +67,16 @@ class AutoModel {
 
  private:
   struct Mode {
-    double last = 0, before = 0;  // uncompressed bytes per second of the two latest warm sends
+    static constexpr int kWindow = 7;
+    double recent[kWindow] = {};  // uncompressed bytes per second of the latest warm sends, a ring
     int seen = 0;                 // completed sends, the cold first one included
     bool measured() const { return seen > 1; }
-    // The faster of the two: one send slowed by something else (the peer's late launch, another
-    // kernel) does not flip the choice; two in a row do.
-    double bps() const { return last > before ? last : before; }
+    void add(double bps) { recent[(seen - 2) % kWindow] = bps; }
+    // The median of the latest warm sends (of two, the faster): one send slowed by something else
+    // (the peer's late launch, another kernel, a loopback burst) does not flip the choice, and a
+    // wire whose rate moves from send to send (tcp over loopback, 12% apart) is not judged by its
+    // luckiest send.
+    double bps() const;
   };
   struct SizeClass {
     // A class's first send of each mode is cold: the frames send calibrates its codebook, and
