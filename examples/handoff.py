@@ -248,7 +248,8 @@ def handoff(world, model, ids, comm, device, blocks, layered: bool):
     """One request: rank 0's prefill and KV hand-off (layer by layer during the prefill, or whole
     after it), and the prefill's first token; rank 1 receives into `blocks` and runs its first
     decode step. Returns (first token, seconds: rank 0's prefill, rank 1's time to first token from
-    the common start, and rank 1's first decode token)."""
+    the common start, and on rank 1 its first decode token and cache, on rank 0 the KV blocks it
+    sent)."""
     from transformers import DynamicCache
     layers = len(blocks) // 2
     rank = world.rank
@@ -265,11 +266,12 @@ def handoff(world, model, ids, comm, device, blocks, layered: bool):
         token = int(logits[0, -1].argmax())
         sync(device)
         prefill_s = time.perf_counter() - start
+        kv = [t for layer in cache.layers for t in (layer.keys, layer.values)]
         if not layered:
-            comm.send_blocks([t for layer in cache.layers for t in (layer.keys, layer.values)], peer=1)
+            comm.send_blocks(kv, peer=1)
             sync(device)
         world.broadcast(token, src=0)  # the prefill's token travels with the request
-        return token, prefill_s, 0.0, None
+        return token, prefill_s, 0.0, kv
     if layered:
         for i in range(layers):
             comm.recv_blocks(blocks[2 * i:2 * i + 2], peer=0)
@@ -358,6 +360,10 @@ def rank_body(args, world, device: torch.device) -> int:
         first, prefill_s, _, decoded = handoff(world, model, ids, comms["splitzip"], device, blocks, True)
         after = comms["splitzip"].stats()
         tokens = [first]
+        if rank == 0:  # the timed transfers below send this request's KV
+            for block, kv in zip(blocks, decoded):
+                block.copy_(kv)
+            sync(device)
         if rank == 1:
             second, cache = decoded
             tokens.append(second)

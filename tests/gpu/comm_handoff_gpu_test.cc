@@ -5,7 +5,8 @@
 // "raw"). A 16-layer KV cache of 32 blocks of 8 MiB (256 MiB) goes from rank 0 to rank 1 layer
 // by layer (szSendv of each layer's K and V from a second stream of rank 0), then whole (one
 // szSendv / szRecvv of the 32 blocks) three times on each communicator, the codec-off one
-// connecting at its first transfer, then whole once more of arbitrary bits. Every transfer is
+// connecting at its first transfer, then whole once more of arbitrary bits. Between the
+// layer-wise and those, one whole transfer and three of zeros on the codec-on communicator. Every transfer is
 // checked bit for bit and must finish well inside the timeout.
 #include <algorithm>
 #include <atomic>
@@ -103,6 +104,45 @@ TEST(CommHandoffGpu, LayerwiseThenWholeCacheOnTwoCommunicators) {
                        : szRecvv(&ptrs[2 * l], &counts[2 * l], 2, szBfloat16, 0, comms[0], main);
         finish("layer-wise", res, comms[0]);
         check("layer-wise");
+        // Whole on the codec-on communicator, then blocks of zeros on it: the example's first timed
+        // transfer came right after its whole hand-off and sent torch.empty blocks never written on
+        // rank 0 (fresh device memory reads as zeros: exponent 0 only, which no KV codebook holds,
+        // so every element escapes until the codebook follows the drift).
+        barrier.wait();
+        res = r == 0 ? szSendv(ptrs.data(), counts.data(), kBlocks, szBfloat16, 1, comms[0], main)
+                     : szRecvv(ptrs.data(), counts.data(), kBlocks, szBfloat16, 0, comms[0], main);
+        finish("whole, codec on, before the zeros", res, comms[0]);
+        check("whole, codec on, before the zeros");
+        for (int t = 0; t < 3; ++t) {
+          barrier.wait();
+          if (r == 0 && t == 0)
+            for (int b = 0; b < kBlocks; ++b) cudaMemsetAsync(blocks[b], 0, kBlockElems * 2, main);
+          if (r == 1)
+            for (int b = 0; b < kBlocks; ++b) cudaMemsetAsync(blocks[b], 0xA5, kBlockElems * 2, main);
+          const auto t0 = std::chrono::steady_clock::now();
+          res = r == 0 ? szSendv(ptrs.data(), counts.data(), kBlocks, szBfloat16, 1, comms[0], main)
+                       : szRecvv(ptrs.data(), counts.data(), kBlocks, szBfloat16, 0, comms[0], main);
+          const std::string what = "zeros, codec on, transfer " + std::to_string(t);
+          finish(what.c_str(), res, comms[0]);
+          const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+          if (s > 5) fail(what + ": " + std::to_string(s) + " s");
+          if (r == 1)
+            for (int b = 0; b < kBlocks; ++b) {
+              std::vector<uint16_t> got(kBlockElems);
+              cudaMemcpy(got.data(), blocks[b], kBlockElems * 2, cudaMemcpyDeviceToHost);
+              if (std::any_of(got.begin(), got.end(), [](uint16_t x) { return x != 0; })) {
+                fail(what + ": block " + std::to_string(b) + " is not zeros");
+                break;
+              }
+            }
+        }
+        barrier.wait();
+        if (r == 0)  // the KV pattern back for the transfers below
+          for (int b = 0; b < kBlocks; ++b) {
+            std::vector<uint16_t> mine = pattern;
+            mine[0] = uint16_t(b);
+            cudaMemcpy(blocks[b], mine.data(), kBlockElems * 2, cudaMemcpyHostToDevice);
+          }
         // Whole, three times on each communicator.
         for (int c = 0; c < 2; ++c)
           for (int t = 0; t < 3; ++t) {

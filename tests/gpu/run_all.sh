@@ -4,13 +4,15 @@
 # KV data (BF16 and FP8 E5M2) and nvCOMP side by side, and prints a short table last.
 # JSON results, summary.txt and logs.tar.gz go to $OUT (the device tool's output folder, which
 # takes at most 8 files) or build/gpu_out; the step logs are in logs.tar.gz.
-#   bash tests/gpu/run_all.sh [--quick|--comm|--codec|--defaults|--auto|--python]  (--defaults: the
+#   bash tests/gpu/run_all.sh [--quick|--comm|--codec|--defaults|--auto|--python|--latency|--handoff]  (--defaults: the
 #       README's commands as a new user types them, every setting default: make, make test, the GPU
 #       suite, make demo, pip install ./python and pytest, and the SZ_CODEC=auto rows (perf/auto_table.py);
 #       --auto: the GPU suite and every SZ_CODEC=auto row: each emulated link in short (-n 5) and
 #       long (-n AUTO_LONG, 100) runs, the small sizes, the mixed sweep, and tcp over loopback with
 #       device and host buffers;
 #       --python: pip install ./python and pytest only, settings default;
+#       --handoff: the hand-off's C++ replay, the lazy connections, the tcp auto rows, the Python
+#       package and the layer-wise example;
 #       --latency: the GPU suite, then the per-operation figures (issue 31) at 4 KiB and 4 MiB and
 #       their profile;
 #       --quick: tests only; --comm: the
@@ -99,13 +101,18 @@ py_suite() {
       python3 -X faulthandler -m pytest -v -p no:cacheprovider python/tests ||
     STEP_TIMEOUT=200 step py_gdb cuda-gdb -batch -ex run -ex "bt 30" -ex "info sharedlibrary" --args \
       python3 -m pytest -x -q -p no:cacheprovider python/tests
+  handoff_steps
+}
+
+handoff_steps() {
   # The layer-wise hand-off against the whole-cache one (issue: serving engines): a seeded random
   # Llama of 16 layers, 8 KV heads x 128, a 4096-token prompt (256 MiB of BF16 KV), the two ranks
   # as threads of one process on this GPU (--threads: ipc, each rank on a stream of its own). Two
   # processes on one GPU time-slice their kernels, so the layer-wise sends could not overlap the
   # prefill (5006098 on one H100: 1% of the transfer hidden); its figures with date, commit and
   # machine in handoff_h200.json. SZ_DEBUG=INFO for INIT: each pair's connect and slot memory (on
-  # 2026-12-06 one H100 timed out in one of its timed whole-cache transfers: the log says which).
+  # 2026-12-06 one H100 timed out twice in the first timed whole-cache transfer, which then sent
+  # rank 0's never-written blocks).
   STEP_TIMEOUT=400 step handoff_layers env ${DEPS:+LD_LIBRARY_PATH=$DEPS/usr/lib/x86_64-linux-gnu} SZ_DEBUG=INFO SZ_DEBUG_SUBSYS=INIT python3 examples/handoff.py \
     --threads --random-llama 16 --prompt-tokens 4096 --new-tokens 8 --repeats 5 --json "$OUT/handoff_h200.json" &&
     python3 -c "import json, sys; p = sys.argv[1]; d = json.load(open(p)); d.update(date=sys.argv[2], commit=sys.argv[3],
@@ -139,6 +146,27 @@ COMMIT=${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null)}
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$LOGS/gpu.txt"
 if [ "$QUICK" = "--python" ]; then  # the Python package and its suite only (no make build)
   py_suite
+  finish
+  exit
+fi
+if [ "$QUICK" = "--handoff" ]; then
+  # What a fix of the hand-off and of auto over tcp needs, in one call: the hand-off's C++ replay
+  # and the lazy connections (16 ranks: slot memory at the default ring), the tcp auto rows (auto,
+  # off and on in one process, the order rotated each cycle), then the Python package and the
+  # layer-wise example at full size.
+  step build make -j"$(nproc)" DEPS="$DEPS" build/tests/splitzip_gpu_tests build/perf/sendrecv_perf || { finish; exit 1; }
+  STEP_TIMEOUT=120 step gpu_tests ./build/tests/splitzip_gpu_tests --gtest_filter='CommHandoffGpu*' \
+    --gtest_output=json:"$OUT/gpu_tests.json"
+  STEP_TIMEOUT=120 step lazy_connections bash -c "set -o pipefail; ./build/tests/splitzip_gpu_tests \
+    --gtest_filter='CommLazyGpu*' 2>&1 | tail -n 30"
+  KV=tests/data/tinystories_kv_eval_bf16.safetensors
+  for K in dev host; do
+    STEP_TIMEOUT=150 step "auto_tcp_${K}_run" env $([ $K = host ] && echo CUDA_VISIBLE_DEVICES=) \
+      ./build/perf/sendrecv_perf -t 2 --wire tcp --codec auto --compare on --data $KV -n 10 -w 2 \
+      -b 1M -e 256M -f 4 -N 3 -J "$LOGS/auto_tcp_$K.json" &&
+      step "auto_tcp_$K" python3 perf/auto_table.py --paired "tcp-$K=$LOGS/auto_tcp_$K.json"
+  done
+  py_build && handoff_steps
   finish
   exit
 fi
