@@ -53,7 +53,7 @@ class AutoModel {
   static constexpr int kMinPeriod = 16, kMaxPeriod = 1024;
   static constexpr double kMargin = 0.03;  // frames must be predicted this much faster
   static constexpr int kSettleSamples = 3, kSettlePeriod = 4;
-  static constexpr double kSettleGap = 1.5;
+  static constexpr double kSettleGap = 1.25;
   static constexpr double kMaxLatency = 50e-6;
   static constexpr double kExploreBudget = 0.03;  // the most of a class's time spent trying the losing mode  // a larger codec latency sample is a slow codec, not a latency
 
