@@ -18,6 +18,13 @@ double AutoModel::Mode::bps() const {
   return n == 2 ? 0.5 * (v[0] + v[1]) : v[n / 2];
 }
 
+double AutoModel::Mode::spread() const {
+  const int n = std::min(seen - 1, kWindow);
+  if (n < 2) return 0;
+  const double lo = *std::min_element(recent, recent + n), hi = *std::max_element(recent, recent + n);
+  return (hi - lo) / bps();
+}
+
 void AutoModel::setPriors(const std::vector<AutoPrior>& perPeer, const AutoPrior& others) {
   std::lock_guard<std::mutex> lock(mu_);
   priors_ = perPeer;
@@ -92,8 +99,10 @@ bool AutoModel::useFrames(int peer, szDataType_t type, uint64_t bytes) {
   int period = other.measured() || blind || prior(peer).codecTentative ? c.period : int(kMaxPeriod);
   // Until each mode has kSettleSamples warm sends, the other is re-measured every kSettlePeriod
   // sends: two single sends of a wire whose rate moves (loopback) can put the slower mode ahead.
-  // Only where the two are close: a mode far slower is not worth the samples.
-  if (other.measured() && other.seen - 1 < kSettleSamples && mine.measured() && mine.bps() < kSettleGap * other.bps())
+  // Only where the gap is within the spread of this mode's own sends: a steady wire (an emulated or
+  // paced link) shows its gap at once, and a mode far slower is not worth the samples.
+  if (other.measured() && other.seen - 1 < kSettleSamples && mine.measured() &&
+      mine.bps() < (1 + mine.spread()) * other.bps())
     period = std::min(period, int(kSettlePeriod));
   if (!c.exploring && mine.measured() && (blind || ++c.since >= period)) {
     c.since = 0;

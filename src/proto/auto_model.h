@@ -22,8 +22,8 @@
 // A measured mode (the median of its latest warm sends) is compared against the other mode's
 // measurement where there is one, else against its prediction, so a wrong prior is undone after
 // one warm send. The mode not chosen is
-// re-measured every `period` sends (every kSettlePeriod while the modes are close and the other
-// has fewer than kSettleSamples warm sends); the period doubles (16 up to 1024) each time the
+// re-measured every `period` sends (every kSettlePeriod while the gap between the modes is within
+// the spread of the chosen mode's sends and the other has fewer than kSettleSamples warm sends); the period doubles (16 up to 1024) each time the
 // re-measurement confirms the choice, so once settled the exploration costs well under 1%. A mode
 // that a prior predicts to lose is first measured after 1024 sends.
 #pragma once
@@ -53,7 +53,6 @@ class AutoModel {
   static constexpr int kMinPeriod = 16, kMaxPeriod = 1024;
   static constexpr double kMargin = 0.03;  // frames must be predicted this much faster
   static constexpr int kSettleSamples = 3, kSettlePeriod = 4;
-  static constexpr double kSettleGap = 1.25;
   static constexpr double kMaxLatency = 50e-6;
   static constexpr double kExploreBudget = 0.03;  // the most of a class's time spent trying the losing mode  // a larger codec latency sample is a slow codec, not a latency
 
@@ -77,6 +76,8 @@ class AutoModel {
     // wire whose rate moves from send to send (tcp over loopback, 12% apart) is not judged by its
     // luckiest send.
     double bps() const;
+    // How far its latest warm sends lie apart, relative to bps() (0 below two of them).
+    double spread() const;
   };
   struct SizeClass {
     // A class's first send of each mode is cold: the frames send calibrates its codebook, and
