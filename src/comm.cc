@@ -153,18 +153,22 @@ void destroyComm(szComm* comm) {
 }
 
 // The device slot path's shape (SZ_SLOT_*, else the wire's defaults: `defaultSlice` bytes per
-// slice, at most `defaultBlocks` blocks per launch, 0: the GPU's multiprocessors, and
-// `slotsPerBlock` slots per block). Proxied wires
+// slice, at most `defaultBlocks` blocks per launch, and `slotsPerBlock` slots per block). A
+// launch takes at most half the GPU's multiprocessors: its blocks wait for the peer (a receive is
+// often posted before the data exists), and a multiprocessor holding one cannot run a kernel
+// whose blocks need the whole of one (cuBLAS's Hopper GEMMs), so the compute that will produce
+// the data, or the decode steps running beside a transfer, keep the other half. Proxied wires
 // want fewer, larger slices (each costs the proxy a message) and leave multiprocessors to the
 // wire's own kernels.
 szResult_t slotPathConfig(const szComm* comm, uint64_t defaultSlice, uint32_t defaultBlocks, uint32_t slotsPerBlock,
                           SlotPathConfig* pc) {
   int sms = 0;
   SZCHECK(currentDeviceSms(&sms));
+  const uint32_t half = std::max(1u, uint32_t(sms) / 2);
   pc->sliceBytes = szParamSlotSliceBytes() > 0 ? uint64_t(szParamSlotSliceBytes()) : defaultSlice;
   pc->blocks = szParamSlotBlocks() > 0 ? uint32_t(szParamSlotBlocks())
-               : defaultBlocks > 0 && defaultBlocks < uint32_t(sms) ? defaultBlocks
-                                                                    : uint32_t(sms);
+               : defaultBlocks > 0 && defaultBlocks < half ? defaultBlocks
+                                                           : half;
   pc->nslots = szParamSlotCount() > 0 ? uint32_t(szParamSlotCount()) : slotsPerBlock * pc->blocks;
   pc->timeoutMs = comm->cfg.timeoutMs;
   if (pc->sliceBytes % kSliceAlign != 0 || pc->blocks > 65536 || pc->nslots > (1u << 20))

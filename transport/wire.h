@@ -83,8 +83,9 @@ struct szWire {
   // in the wire for its receive (tcp: in the socket) and pairs connect at their first operations.
   int sendsWaitForReceives;
   // The slot protocol's defaults where SZ_SLOT_SLICE_BYTES / SZ_SLOT_BLOCKS are 0: a slice's
-  // bytes, and the most blocks per launch (0: the GPU's multiprocessor count). Proxied wires
-  // want fewer, larger slices (each costs a message) and leave multiprocessors to their own work.
+  // bytes, and the most blocks per launch (0: half the GPU's multiprocessors, which is also the
+  // most any wire gets: src/comm.cc). Proxied wires want fewer, larger slices (each costs a
+  // message) and leave multiprocessors to their own work.
   uint64_t defaultSliceBytes;
   uint32_t defaultMaxBlocks;
   // Slots per block where SZ_SLOT_COUNT is 0. ipc: 1 (one H100, 1 GiB, two ranks as threads,

@@ -83,7 +83,7 @@ finish() {  # the short table (summary.txt), the logs; the exit status says whet
     grep -h -E "^\[  (PASSED|FAILED|SKIPPED) \]|tests? ran" "$LOGS"/cpu_tests.log "$LOGS"/gpu_tests.log 2>/dev/null | head -20
     grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" "$LOGS"/memcheck.log "$LOGS"/racecheck.log "$LOGS"/ipc_memcheck.log "$LOGS"/ipc_racecheck.log 2>/dev/null
     grep -h -E "^\[  (PASSED|FAILED) \]" "$LOGS"/gpu_tests_2.log "$LOGS"/gpu_tests_3.log "$LOGS"/ipc_tests_conn1.log 2>/dev/null
-    for f in latency_table $(cd "$LOGS" && ls prof_*.log 2>/dev/null | grep -v prof_build | sed 's/\.log$//') slot_counts mixed_wires interpose_pynccl py_compilers py_tests py_gdb handoff_layers sr_ipc_slice_1048576 sr_ipc_slice_4194304 copy_perf perf_bf16 perf_e5m2 \
+    for f in latency_table $(cd "$LOGS" && ls prof_*.log 2>/dev/null | grep -v prof_build | sed 's/\.log$//') slot_counts slot_blocks mixed_wires interpose_pynccl py_compilers py_tests py_gdb handoff_layers sr_ipc_slice_1048576 sr_ipc_slice_4194304 copy_perf perf_bf16 perf_e5m2 \
              $(for V in ${VARIANTS:-}; do echo perf_bf16_$V perf_e5m2_$V; done) ${VARIANTS:+perf_bf16_again perf_e5m2_again} authors nvcomp_bf16 nvcomp_e5m2 link_table auto_table auto_long_table auto_small auto_mixed auto_tcp_dev auto_tcp_host sr_ipc ow_ipc sr_ipc_codebook codebook_cpu demo demo_tcp demo_ipc sr_tcp sr_tcp_64m sr_tcp_auto sr_nvlink sr_nvlink_auto sr_nvlink_ipc interpose_torch sr_1channel sr_sockets \
              nccl_nvlink nccl_1channel nccl_sockets; do [ -f "$LOGS/$f.log" ] && { echo "--- $f"; cat "$LOGS/$f.log"; }; done
     printf '%s\n' "${SUMMARY[@]}"
@@ -155,8 +155,17 @@ if [ "$QUICK" = "--handoff" ]; then
   # off and on in one process, the order rotated each cycle), then the Python package and the
   # layer-wise example at full size.
   step build make -j"$(nproc)" DEPS="$DEPS" build/tests/splitzip_gpu_tests build/perf/sendrecv_perf || { finish; exit 1; }
-  STEP_TIMEOUT=120 step gpu_tests ./build/tests/splitzip_gpu_tests --gtest_filter='CommHandoffGpu*' \
+  STEP_TIMEOUT=120 step gpu_tests ./build/tests/splitzip_gpu_tests --gtest_filter='CommHandoffGpu*:CommComputeBesideGpu*' \
     --gtest_output=json:"$OUT/gpu_tests.json"
+  # Blocks per launch (the default: half the multiprocessors): 1 GiB over ipc, raw and with the
+  # codec, at every multiprocessor, the default and a quarter.
+  for N in ${SLOT_BLOCKS_SWEEP-132 0 33}; do
+    for M in off on; do
+      SZ_SLOT_BLOCKS=$N STEP_TIMEOUT=60 step "blocks_${N}_$M" env -u CUDA_DEVICE_MAX_CONNECTIONS ./build/perf/sendrecv_perf \
+        -t 2 --wire ipc --codec $M --data tests/data/tinystories_kv_eval_bf16.safetensors -n 20 -w 3 -b 1G -e 1G
+    done
+  done
+  step slot_blocks sh -c "for f in $LOGS/blocks_*.log; do printf '%s ' \$(basename \$f .log); grep -v '^#' \$f | awk 'NF > 5 {print \$7 \" GB/s\"}'; done"
   STEP_TIMEOUT=120 step lazy_connections bash -c "set -o pipefail; ./build/tests/splitzip_gpu_tests \
     --gtest_filter='CommLazyGpu*' 2>&1 | tail -n 30"
   KV=tests/data/tinystories_kv_eval_bf16.safetensors
