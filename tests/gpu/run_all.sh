@@ -157,6 +157,10 @@ if [ "$QUICK" = "--handoff" ]; then
   step build make -j"$(nproc)" DEPS="$DEPS" build/tests/splitzip_gpu_tests build/perf/sendrecv_perf || { finish; exit 1; }
   STEP_TIMEOUT=120 step gpu_tests ./build/tests/splitzip_gpu_tests --gtest_filter='CommHandoffGpu*:CommComputeBesideGpu*' \
     --gtest_output=json:"$OUT/gpu_tests.json"
+  # The contrast: a launch on every multiprocessor (the old default) starves the compute before
+  # the send, and the test fails at the receive's timeout (10 s). H100 and H200: 132.
+  SZ_SLOT_BLOCKS=132 STEP_TIMEOUT=60 \
+    step every_sm_starves bash -c "! ./build/tests/splitzip_gpu_tests --gtest_filter='CommComputeBesideGpu*'"
   # Blocks per launch (the default: half the multiprocessors): 1 GiB over ipc, raw and with the
   # codec, at every multiprocessor, the default and a quarter.
   for N in ${SLOT_BLOCKS_SWEEP-132 0 33}; do
