@@ -173,7 +173,7 @@ if [ "$QUICK" = "--handoff" ]; then
   STEP_TIMEOUT=120 step lazy_connections bash -c "set -o pipefail; ./build/tests/splitzip_gpu_tests \
     --gtest_filter='CommLazyGpu*' 2>&1 | tail -n 30"
   KV=tests/data/tinystories_kv_eval_bf16.safetensors
-  for K in dev host; do
+  for K in ${TCP_KINDS-dev host}; do
     STEP_TIMEOUT=150 step "auto_tcp_${K}_run" env $([ $K = host ] && echo CUDA_VISIBLE_DEVICES=) \
       ./build/perf/sendrecv_perf -t 2 --wire tcp --codec auto --compare on --data $KV -n 10 -w 2 \
       -b 1M -e 256M -f 4 -N 3 -J "$LOGS/auto_tcp_$K.json" &&
