@@ -89,8 +89,8 @@ struct szWire {
   uint64_t defaultSliceBytes;
   uint32_t defaultMaxBlocks;
   // Slots per block where SZ_SLOT_COUNT is 0. ipc: 1 (one H100, 1 GiB, two ranks as threads,
-  // 2026-12-06: 132 slots moved 336.3 GB/s raw and 301.2 with the codec, 264 slots 335.1 and 300.3,
-  // at half the memory: 33 MiB per peer); the proxied wires and ib keep 2 (unmeasured: their
+  // 2026-12-06, 132 blocks: 132 slots moved 336.3 GB/s raw and 301.2 with the codec, 264 slots 335.1
+  // and 300.3, at half the memory); the proxied wires and ib keep 2 (unmeasured: their
   // rings also cover the wire's latency).
   uint32_t defaultSlotsPerBlock;
 
