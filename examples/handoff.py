@@ -270,6 +270,7 @@ def handoff(world, model, ids, comm, device, blocks, layered: bool):
         if not layered:
             comm.send_blocks(kv, peer=1)
             sync(device)
+        comm.ready()  # a failure in the kernels is raised here, by the hand-off that had it
         world.broadcast(token, src=0)  # the prefill's token travels with the request
         return token, prefill_s, 0.0, kv
     if layered:
@@ -284,7 +285,9 @@ def handoff(world, model, ids, comm, device, blocks, layered: bool):
     logits, cache = forward(model, torch.tensor([[token]], device=device), cache)
     second = int(logits[0, -1].argmax())
     sync(device)
-    return token, 0.0, time.perf_counter() - start, (second, cache)
+    seconds = time.perf_counter() - start
+    comm.ready()  # as rank 0's: a receive that failed in its kernels is this hand-off's failure
+    return token, 0.0, seconds, (second, cache)
 
 
 def main() -> int:
