@@ -270,8 +270,9 @@ def handoff(world, model, ids, comm, device, blocks, layered: bool):
         if not layered:
             comm.send_blocks(kv, peer=1)
             sync(device)
-        comm.ready()  # a failure in the kernels is raised here, by the hand-off that had it
         world.broadcast(token, src=0)  # the prefill's token travels with the request
+        comm.ready()  # a failure in the kernels is raised here, by the hand-off that had it (after
+        # the broadcast, which rank 1 waits for whatever happened to the transfer)
         return token, prefill_s, 0.0, kv
     if layered:
         for i in range(layers):
