@@ -427,9 +427,11 @@ TEST(AutoModel, ANoisyWireKeepsTheBetterModeWhereTheyDifferByMoreThanTheNoise) {
         autoSum += a;
         bestSum += std::min(on, off);
       }
-      // The goal is 0.97; a short run pays for learning both modes (a cold and a warm send of the
-      // slower); the faster of two sends as a mode's figure gave 0.964-0.966 here (long: 0.964-0.975).
-      EXPECT_GE(bestSum / autoSum, cycles == 3 ? 0.969 : 0.98) << c.what << ", " << cycles << " x " << sends << " sends; frames "
+      // The goal is 0.97 (0.9707-0.9715 here in short runs, 0.982-0.990 in long ones); the faster
+      // of a mode's two latest sends as its figure gave 0.964-0.970 and 0.964-0.975. Only a class's
+      // first send is charged as cold here (on loopback the first frames send's calibration is
+      // not known apart from the noise).
+      EXPECT_GE(bestSum / autoSum, cycles == 3 ? 0.97 : 0.98) << c.what << ", " << cycles << " x " << sends << " sends; frames "
                                          << framesSum << " of " << kSeeds * cycles * (sends - 2);
     }
 }

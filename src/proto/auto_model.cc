@@ -10,19 +10,12 @@
 namespace sz {
 
 double AutoModel::Mode::bps() const {
-  const int n = std::min(seen - 1, kWindow);
+  const int n = std::min(warm, kWindow);
   if (n <= 0) return 0;
   double v[kWindow];
   std::copy(recent, recent + n, v);
   std::sort(v, v + n);
   return n == 2 ? 0.5 * (v[0] + v[1]) : v[n / 2];
-}
-
-double AutoModel::Mode::spread() const {
-  const int n = std::min(seen - 1, kWindow);
-  if (n < 2) return 0;
-  const double lo = *std::min_element(recent, recent + n), hi = *std::max_element(recent, recent + n);
-  return (hi - lo) / bps();
 }
 
 void AutoModel::setPriors(const std::vector<AutoPrior>& perPeer, const AutoPrior& others) {
@@ -96,14 +89,7 @@ bool AutoModel::useFrames(int peer, szDataType_t type, uint64_t bytes) {
   // where a prior predicts it to lose and it was never measured (its first send is cold), unless
   // that prior is a tentative measurement.
   const bool blind = pref && !other.measured() && prior(peer).wireBps <= 0;
-  int period = other.measured() || blind || prior(peer).codecTentative ? c.period : int(kMaxPeriod);
-  // Until each mode has kSettleSamples warm sends, the other is re-measured every kSettlePeriod
-  // sends: two single sends of a wire whose rate moves (loopback) can put the slower mode ahead.
-  // Only where the gap is within the spread of this mode's own sends: a steady wire (an emulated or
-  // paced link) shows its gap at once, and a mode far slower is not worth the samples.
-  if (other.measured() && other.seen - 1 < kSettleSamples && mine.measured() &&
-      mine.bps() < (1 + mine.spread()) * other.bps())
-    period = std::min(period, int(kSettlePeriod));
+  const int period = other.measured() || blind || prior(peer).codecTentative ? c.period : int(kMaxPeriod);
   if (!c.exploring && mine.measured() && (blind || ++c.since >= period)) {
     c.since = 0;
     c.exploring = true;
@@ -119,7 +105,8 @@ void AutoModel::record(int peer, szDataType_t type, uint64_t bytes, bool frames,
   std::lock_guard<std::mutex> lock(mu_);
   SizeClass& c = find(peer, type, bytes);
   Mode& m = frames ? c.frames : c.raw;
-  if (m.seen++ > 0) m.add(double(bytes) / seconds);
+  if (m.seen > 0) m.add(double(bytes) / seconds);
+  if (m.seen < 2) ++m.seen;
   if (frames && wireBytes > 0) {
     const double now = double(bytes) / double(wireBytes);
     c.ratio = c.ratio == 0 ? now : 0.5 * c.ratio + 0.5 * now;

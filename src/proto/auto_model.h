@@ -22,8 +22,7 @@
 // A measured mode (the median of its latest warm sends) is compared against the other mode's
 // measurement where there is one, else against its prediction, so a wrong prior is undone after
 // one warm send. The mode not chosen is
-// re-measured every `period` sends (every kSettlePeriod while the gap between the modes is within
-// the spread of the chosen mode's sends and the other has fewer than kSettleSamples warm sends); the period doubles (16 up to 1024) each time the
+// re-measured every `period` sends; the period doubles (16 up to 1024) each time the
 // re-measurement confirms the choice, so once settled the exploration costs well under 1%. A mode
 // that a prior predicts to lose is first measured after 1024 sends.
 #pragma once
@@ -52,7 +51,6 @@ class AutoModel {
  public:
   static constexpr int kMinPeriod = 16, kMaxPeriod = 1024;
   static constexpr double kMargin = 0.03;  // frames must be predicted this much faster
-  static constexpr int kSettleSamples = 3, kSettlePeriod = 4;
   static constexpr double kMaxLatency = 50e-6;
   static constexpr double kExploreBudget = 0.03;  // the most of a class's time spent trying the losing mode  // a larger codec latency sample is a slow codec, not a latency
 
@@ -68,16 +66,20 @@ class AutoModel {
   struct Mode {
     static constexpr int kWindow = 7;
     double recent[kWindow] = {};  // uncompressed bytes per second of the latest warm sends, a ring
-    int seen = 0;                 // completed sends, the cold first one included
+    int seen = 0;                 // completed sends, the cold first one included, up to 2
+    int warm = 0;                 // warm sends in `recent`, up to kWindow
+    int next = 0;                 // where the next warm send goes in `recent`
     bool measured() const { return seen > 1; }
-    void add(double bps) { recent[(seen - 2) % kWindow] = bps; }
-    // The median of the latest warm sends (of two, the faster): one send slowed by something else
-    // (the peer's late launch, another kernel, a loopback burst) does not flip the choice, and a
-    // wire whose rate moves from send to send (tcp over loopback, 12% apart) is not judged by its
-    // luckiest send.
+    void add(double bps) {
+      recent[next] = bps;
+      next = (next + 1) % kWindow;
+      warm = warm < kWindow ? warm + 1 : kWindow;
+    }
+    // The median of the latest warm sends (the upper of the middle two of an even number; the
+    // mean of two): one send slowed by something else (the peer's late launch, another kernel, a
+    // loopback burst) does not flip the choice, and a wire whose rate moves from send to send
+    // (tcp over loopback, 12% apart) is not judged by its luckiest send.
     double bps() const;
-    // How far its latest warm sends lie apart, relative to bps() (0 below two of them).
-    double spread() const;
   };
   struct SizeClass {
     // A class's first send of each mode is cold: the frames send calibrates its codebook, and
