@@ -368,6 +368,7 @@ def rank_body(args, world, device: torch.device) -> int:
             for block, kv in zip(blocks, decoded):
                 block.copy_(kv)
             sync(device)
+            del decoded  # the prefill's cache: 256 MiB at the GPU script's size
         if rank == 1:
             second, cache = decoded
             tokens.append(second)

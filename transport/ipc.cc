@@ -211,6 +211,6 @@ szResult_t ipcChannel(void* wireComm, int peer, int send, SlotChannel* ch) {
 
 }  // namespace
 
-// 256 KiB slices on every multiprocessor. Nothing is posted on ipc: abort is close.
+// 256 KiB slices, blocks on half the multiprocessors (src/comm.cc). Nothing is posted on ipc: abort is close.
 // name, needsGpu, deviceMemory, nodeLocal, sendsWaitForReceives, defaultSliceBytes, defaultMaxBlocks, defaultSlotsPerBlock, connect, connectPeers, channel, hostChannel, progress, isend, irecv, test, failPeer, close, abort
 const szWire szWireIpc = {"ipc", 1, 0, 1, 0, 256 << 10, 0, 1, ipcConnect, ipcConnectPeers, ipcChannel, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, ipcClose, ipcClose};

@@ -452,6 +452,6 @@ szResult_t tcpAbort(void* wireComm) {
 
 }  // namespace
 
-// Device buffers: 256 KiB slices (each a message) on every multiprocessor.
+// Device buffers: 256 KiB slices (each a message), blocks on half the multiprocessors (src/comm.cc).
 // name, needsGpu, deviceMemory, nodeLocal, sendsWaitForReceives, defaultSliceBytes, defaultMaxBlocks, defaultSlotsPerBlock, connect, connectPeers, channel, hostChannel, progress, isend, irecv, test, failPeer, close, abort
 extern const szWire szWireTcp = {"tcp", 0, 0, 0, 0, 256 << 10, 0, 2, tcpConnect, nullptr, nullptr, nullptr, nullptr, tcpIsend, tcpIrecv, tcpTest, tcpFailPeer, tcpClose, tcpAbort};

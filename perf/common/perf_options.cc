@@ -187,7 +187,7 @@ bool parseOptions(int argc, char** argv, const char* testName, Options* o, int* 
   app.add_option("--compare", o->compare,
                  "on or auto: also time a communicator with this codec mode in every row, beside the "
                  "configured one and the codec-off one (the JSON rows' compare_time_us), each cycle (-N) "
-                 "starting with the next of the three: modes compared in one process and time window, for "
+                 "starting with the next of them: modes compared in one process and time window, for "
                  "wires whose rate moves between runs (loopback)")
       ->check(CLI::IsMember({"on", "auto"}));
   app.add_option("--codec", o->codec, "on, off or auto (default: SZ_CODEC, else auto)")

@@ -88,7 +88,8 @@ TEST(CommComputeBesideGpu, AReceivePostedEarlyLeavesMultiprocessorsToTheSendersC
       barrier.wait();  // rank 1's receive is enqueued; its kernel starts waiting
       if (!initFailed && r == 0) {
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
-        // Two waves of blocks that each need a whole multiprocessor, 2 ms each, then the send.
+        // Twice as many blocks as multiprocessors, each needing a whole one for 2 ms (waves over
+        // the multiprocessors the receive leaves free), then the send.
         wholeMultiprocessorKernel<<<2 * sms, 256, smem, stream>>>(2000000ull, done);
         if (cudaGetLastError() != cudaSuccess) fail("the compute kernel did not launch");
         if (szSend(buf, kElems, szBfloat16, 1, comm, stream) != szSuccess) fail("szSend: " + std::string(szGetLastError(comm)));

@@ -6,9 +6,10 @@
 // thread driving two ranks in one group, whose connects must not wait for each other.
 //
 // 16 launches of SM-count blocks cannot all be resident at once on one GPU (each spins for its
-// peers): the test runs 8 blocks per launch, and keeps ipc's default ring (a slot per
-// multiprocessor, in slots of 256 KiB) with SZ_SLOT_COUNT, so the memory figures are the
-// defaults'.
+// peers): the test runs 8 blocks per launch, and keeps ipc's default ring (a slot per block of
+// a launch's default, half the multiprocessors, in slots of 256 KiB) with SZ_SLOT_COUNT, so the
+// memory figures are the defaults'.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -50,7 +51,8 @@ TEST(CommLazyGpu, SixteenRanksConnectOnlyThePeersTheyUse) {
   cudaSetDevice(0);
   cudaDeviceProp prop{};
   ASSERT_EQ(cudaGetDeviceProperties(&prop, 0), cudaSuccess);
-  const uint64_t slots = uint64_t(prop.multiProcessorCount);  // ipc's default ring: a slot per block
+  // ipc's default ring: a slot per block, half the multiprocessors (src/comm.cc, slotPathConfig)
+  const uint64_t slots = std::max<uint64_t>(1, uint64_t(prop.multiProcessorCount) / 2);
   EnvVar blocksVar("SZ_SLOT_BLOCKS", "8"), slotsVar("SZ_SLOT_COUNT", std::to_string(slots).c_str());
   // One ring per pair and direction in the receiver's memory: `slots` slots of 256 KiB + header.
   const double pairMiB = double(slots) * double(256 << 10) / (1 << 20);

@@ -129,7 +129,7 @@ handoff_steps() {
   # one GPU the "link" is HBM and the transfer is ~1 ms of a ~34 ms time to first token; the same
   # run over a 25 GB/s link emulated between the ranks (SZ_IPC_LINK_GBPS, as a NIC between two
   # nodes) shows the transfer and what the layer-wise hand-off hides of it: handoff_link25.json.
-  for L in 0 ${HANDOFF_LINK-25}; do
+  for L in 0 ${HANDOFF_LINK-25}; do  # HANDOFF_LINK= : the one-GPU run only
     J="$OUT/handoff_h200.json"
     [ "$L" = 0 ] || J="$OUT/handoff_link$L.json"
     STEP_TIMEOUT=400 step "handoff_layers$([ "$L" = 0 ] || echo _link$L)" env ${DEPS:+LD_LIBRARY_PATH=$DEPS/usr/lib/x86_64-linux-gnu} \
@@ -180,9 +180,10 @@ if [ "$QUICK" = "--handoff" ]; then
   STEP_TIMEOUT=120 step gpu_tests ./build/tests/splitzip_gpu_tests --gtest_filter='CommHandoffGpu*:CommComputeBesideGpu*' \
     --gtest_output=json:"$OUT/gpu_tests.json"
   # The contrast: a launch on every multiprocessor (the old default) starves the compute before
-  # the send, and the test fails at the receive's timeout (10 s). H100 and H200: 132.
-  SZ_SLOT_BLOCKS=132 STEP_TIMEOUT=60 \
-    step every_sm_starves bash -c "! ./build/tests/splitzip_gpu_tests --gtest_filter='CommComputeBesideGpu*'"
+  # the send, and the test fails at the receive's timeout (10 s), saying so.
+  SZ_SLOT_BLOCKS=$(python3 -c "import torch; print(torch.cuda.get_device_properties(0).multi_processor_count)") \
+    STEP_TIMEOUT=60 step every_sm_starves bash -c "./build/tests/splitzip_gpu_tests --gtest_filter='CommComputeBesideGpu*' \
+    | tee /dev/stderr | grep -q 'waited for the receive.s timeout'"
   # Blocks per launch (the default: half the multiprocessors): 1 GiB over ipc, raw and with the
   # codec, at every multiprocessor, the default and a quarter.
   for N in ${SLOT_BLOCKS_SWEEP-132 0 33}; do
