@@ -339,11 +339,15 @@ double explain(const RankResult& prefill, double codec, bool device) {
   const double ratio = prefill.wireBytes ? double(prefill.rawBytes) / double(prefill.wireBytes) : 1.0;
   double extra = 0;
   const double pays = sztool::paysBelowBps(bytes, prefill.rawSeconds, prefill.splitzipSeconds, ratio, &extra) / 1e9;
-  printf("splitzip-demo: this wire moved %.3g GB/s raw; the %s codec alone runs at %.3g GB/s here (min of encode "
-         "and decode), and SplitZip's path spent %.3g ms per transfer beyond its wire time, so it pays on wires "
-         "slower than %.3g GB/s (paper App. B)%s\n",
-         wire, device ? "GPU" : "CPU", codec, 1e3 * std::max(extra, 0.0), pays,
-         pays < wire ? ": on this one raw wins" : "");
+  if (extra <= 0)  // the frames took no longer than their wire bytes: no rate below which to stop
+    printf("splitzip-demo: this wire moved %.3g GB/s raw; the %s codec alone runs at %.3g GB/s here (min of encode "
+           "and decode), and SplitZip's path took no time beyond its wire time, so it pays on this wire and any "
+           "slower one (paper App. B)\n", wire, device ? "GPU" : "CPU", codec);
+  else
+    printf("splitzip-demo: this wire moved %.3g GB/s raw; the %s codec alone runs at %.3g GB/s here (min of encode "
+           "and decode), and SplitZip's path spent %.3g ms per transfer beyond its wire time, so it pays on wires "
+           "slower than %.3g GB/s (paper App. B)%s\n",
+           wire, device ? "GPU" : "CPU", codec, 1e3 * extra, pays, pays < wire ? ": on this one raw wins" : "");
   return std::max(0.25 * std::min(wire, pays), 0.01);  // at least 10 MB/s: a demo of seconds, not minutes
 }
 

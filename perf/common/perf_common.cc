@@ -390,7 +390,7 @@ void Rank::measure(size_t count, szDataType_t type, const std::vector<uint8_t>& 
   row.speedup = row.outOfPlace.timeUs > 0 ? row.rawTimeUs / row.outOfPlace.timeUs : 0;
   row.framesShare = sum[kSlices] > 0 ? sum[kFrameSlices] / sum[kSlices] : 0.0;
   printRow(row, o);
-  if (row.framesShare > 0 && row.bytes >= p_.largestFramed.bytes) p_.largestFramed = row;
+  if (row.framesShare >= kVerdictFramesShare && row.bytes >= p_.largestFramed.bytes) p_.largestFramed = row;
   p_.wrong += wrong;
   p_.busbwSum += row.outOfPlace.busbw;
   p_.busbwCount += 1;
@@ -478,7 +478,7 @@ int perfMain(int argc, char** argv, const PerfTest& test) {
   Rank(p, 0).run();  // thread 0 is the main thread: the one that calls MPI
   for (std::thread& t : threads) t.join();
   if (p.proc == 0) {
-    printWherePays(p.largestFramed);
+    printWherePays(p.largestFramed, p.config.codec == SZ_CODEC_OFF);
     printFooter(p.wrong, p.busbwCount ? p.busbwSum / p.busbwCount : 0.0, test.name);
     if (!o.json.empty()) {
       std::ofstream out(o.json);

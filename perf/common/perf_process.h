@@ -39,7 +39,7 @@ struct Process {
   uint64_t wrong = 0;                                             // global rank 0's total
   double busbwSum = 0;
   int busbwCount = 0;
-  Row largestFramed;  // global rank 0's largest row with frames (printWherePays)
+  Row largestFramed;  // global rank 0's largest row of (nearly) all frames (printWherePays); bytes 0: none
   std::atomic<int> exitCode{0};
 };
 

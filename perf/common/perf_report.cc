@@ -61,16 +61,28 @@ void printRow(const Row& r, const Options& o) {
   fflush(stdout);
 }
 
-void printWherePays(const Row& r) {
+void printWherePays(const Row& r, bool codecOff) {
+  if (codecOff) return;
+  if (r.bytes == 0) {  // no row that sent (nearly) all its slices as frames
+    printf("# %-20s : no row sent %.0f %% or more of its slices as frames (SZ_CODEC=auto measured raw faster on "
+           "this wire, or the type does not compress); --codec on times the frames path\n",
+           "SplitZip pays below", 100 * kVerdictFramesShare);
+    return;
+  }
   if (r.ratio <= 1 || r.rawTimeUs <= 0 || r.outOfPlace.timeUs <= 0) return;  // nothing compressed
   const double wire = double(r.bytes) / r.rawTimeUs / 1e3;  // GB/s
   double extra = 0;
   const double pays = sztool::paysBelowBps(double(r.bytes), r.rawTimeUs * 1e-6, r.outOfPlace.timeUs * 1e-6, r.ratio,
                                            &extra) / 1e9;
-  const double extraUs = extra * 1e6;
+  if (extra <= 0) {  // the frames took no longer than their wire bytes: no rate below which to stop
+    printf("# %-20s : any rate up to this wire's (App. B from the %zu-byte row: this wire moved %.3g GB/s raw, and "
+           "SplitZip's path took no time beyond its wire time): it pays on this wire\n",
+           "SplitZip pays below", r.bytes, wire);
+    return;
+  }
   printf("# %-20s : %.3g GB/s (App. B from the %zu-byte row: this wire moved %.3g GB/s raw, SplitZip's path "
-         "spent %.1f us beyond its wire time)%s\n", "SplitZip pays below", pays, r.bytes, wire,
-         extraUs > 0 ? extraUs : 0.0, pays < wire ? ": raw wins on this wire" : ": it pays on this wire");
+         "spent %.1f us beyond its wire time)%s\n", "SplitZip pays below", pays, r.bytes, wire, extra * 1e6,
+         pays < wire ? ": raw wins on this wire" : ": it pays on this wire");
 }
 
 void printFooter(uint64_t wrong, double avgBusBw, const char* testName) {

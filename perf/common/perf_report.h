@@ -37,9 +37,13 @@ std::string deviceLine(int rank, int pid, const std::string& host, int device, c
 void printPreamble(const Options& o, const char* testName);
 void printTableHeader(const Options& o);
 void printRow(const Row& r, const Options& o);
-// From the largest row with frames: below which wire bandwidth SplitZip pays (paper App. B, with
-// the path's cost beyond its wire time as measured); nothing when no row compressed.
-void printWherePays(const Row& r);
+// The share of a row's slices sent as frames for the row to stand for the frames path in the
+// verdict below (auto's rows mix modes: a few frames among raw sends say nothing of App. B).
+constexpr double kVerdictFramesShare = 0.9;
+// From the largest row with at least kVerdictFramesShare frames (`r`; bytes 0: none): below which
+// wire bandwidth SplitZip pays (paper App. B, with the path's cost beyond its wire time as
+// measured), or why no row could say; nothing with the codec off.
+void printWherePays(const Row& r, bool codecOff);
 void printFooter(uint64_t wrong, double avgBusBw, const char* testName);
 
 }  // namespace szperf
