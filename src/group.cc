@@ -12,6 +12,7 @@
 #include "base/checks.h"
 #include "base/param.h"
 #include "base/profile.h"
+#include "src/buffer_overlap.h"
 #include "src/comm.h"
 #include "src/proto/host_slots.h"
 #include "src/proto/segment_groups.h"
@@ -82,10 +83,6 @@ class DeviceGuard {
   int saved_ = -1;
 };
 
-bool overlaps(const SlotSegment& a, const SlotSegment& b) {
-  return a.bytes && b.bytes && a.ptr < b.ptr + b.bytes && b.ptr < a.ptr + a.bytes;
-}
-
 // Checks the arguments and builds the operation.
 // `fn`: the API call, for messages.
 szResult_t makeOp(const char* fn, bool send, void* const* bufs, const size_t* counts, int nbufs, szDataType_t type,
@@ -115,11 +112,16 @@ szResult_t makeOp(const char* fn, bool send, void* const* bufs, const size_t* co
       return szSetError(szInvalidArgument, "%s: element count overflows", fn);
     if (counts[i] == 0) continue;
     if (bufs[i] == nullptr) return szSetError(szInvalidArgument, "%s: buffer %d is NULL with %zu elements", fn, i, counts[i]);
-    const SlotSegment seg{static_cast<uint8_t*>(bufs[i]), bytes, (op->count - counts[i]) * es};
-    for (const SlotSegment& s : op->segs)
-      if (!send && overlaps(s, seg)) return szSetError(szInvalidArgument, "%s: receive buffers overlap", fn);
-    op->segs.push_back(seg);
+    op->segs.push_back(SlotSegment{static_cast<uint8_t*>(bufs[i]), bytes, (op->count - counts[i]) * es});
     op->segGroups.push_back(segmentGroup(size_t(i), size_t(nbufs)));
+  }
+  if (!send) {  // a receive's buffers overlapping each other
+    std::vector<OwnedRange> ranges;
+    for (size_t k = 0; k < op->segs.size(); ++k) {
+      const uintptr_t begin = reinterpret_cast<uintptr_t>(op->segs[k].ptr);
+      ranges.push_back(OwnedRange{begin, begin + op->segs[k].bytes, int(k)});
+    }
+    if (overlapAcrossOwners(ranges)) return szSetError(szInvalidArgument, "%s: receive buffers overlap", fn);
   }
   // No element: the kind of the buffers given, or with none, the wire's (a zero-count call on
   // the nccl wire is stream-ordered, as ncclSend's is).
@@ -243,21 +245,23 @@ szResult_t runPending(std::vector<PendingOp> pending) {
   // to another rank (in place), which a decoder would race: it writes a slice's elements before
   // patching their escapes, so the send could read a value that never was the data. (A send to
   // self and its receive may share a buffer: that pair is a memmove.)
-  for (auto& [comm, ops] : byComm)
-    for (size_t i = 0; i < ops.size(); ++i)
-      for (size_t j = 0; j < i; ++j) {
-        const Op &x = *ops[i], &y = *ops[j];
-        const bool bothRecv = !x.send && !y.send, inPlace = x.send != y.send && x.peer != comm->rank &&
-                                                               y.peer != comm->rank;
-        for (const SlotSegment& a : x.segs)
-          for (const SlotSegment& b : y.segs) {
-            if (bothRecv && overlaps(a, b))
-              return szSetError(szInvalidArgument, "szGroupEnd: receive buffers of two operations overlap");
-            if (inPlace && overlaps(a, b))
-              return szSetError(szInvalidArgument, "szGroupEnd: a receive buffer overlaps a buffer the group sends "
-                                "(in place send/recv is not supported: docs/PIPELINE.md)");
-          }
+  for (auto& [comm, ops] : byComm) {
+    std::vector<OwnedRange> received, receivedFromPeers, sentToPeers;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      const Op& op = *ops[i];
+      const bool peer = op.peer != comm->rank;
+      for (const SlotSegment& g : op.segs) {
+        const OwnedRange r{reinterpret_cast<uintptr_t>(g.ptr), reinterpret_cast<uintptr_t>(g.ptr) + g.bytes, int(i)};
+        if (!op.send) received.push_back(r);
+        if (peer) (op.send ? sentToPeers : receivedFromPeers).push_back(r);
       }
+    }
+    if (overlapAcrossOwners(received))
+      return szSetError(szInvalidArgument, "szGroupEnd: receive buffers of two operations overlap");
+    if (overlapBetween(receivedFromPeers, sentToPeers))
+      return szSetError(szInvalidArgument, "szGroupEnd: a receive buffer overlaps a buffer the group sends "
+                        "(in place send/recv is not supported: docs/PIPELINE.md)");
+  }
   for (auto& [comm, ops] : byComm) {
     szResult_t err = szResult_t(comm->asyncError.load());
     if (err != szSuccess) {

@@ -124,3 +124,38 @@ TEST(CommSelf, InPlaceWithAPeerIsRefused) {
 }
 
 }  // namespace
+
+namespace {
+
+// Receives whose buffers overlap are refused: two operations of a group (at szGroupEnd) and the
+// buffers of one szRecvv (at the call); sends may share buffers. Nothing is touched.
+TEST(CommSelf, OverlappingReceivesAreRefused) {
+  withRanks(2, [](szComm_t comm, int rank) {
+    std::vector<uint16_t> buf = values(4096, 7);
+    ASSERT_EQ(szGroupStart(), szSuccess);
+    ASSERT_EQ(szRecv(buf.data(), 1024, szBfloat16, 1 - rank, comm, nullptr), szSuccess);
+    ASSERT_EQ(szRecv(buf.data() + 1023, 1024, szBfloat16, 1 - rank, comm, nullptr), szSuccess);
+    EXPECT_EQ(szGroupEnd(), szInvalidArgument);
+    EXPECT_NE(std::string(szGetLastError(nullptr)).find("receive buffers of two operations overlap"), std::string::npos)
+        << szGetLastError(nullptr);
+    void* bufs[3] = {buf.data(), buf.data() + 2048, buf.data() + 2047};
+    size_t counts[3] = {1024, 1024, 2};
+    EXPECT_EQ(szRecvv(bufs, counts, 3, szBfloat16, 1 - rank, comm, nullptr), szInvalidArgument);
+    EXPECT_NE(std::string(szGetLastError(nullptr)).find("receive buffers overlap"), std::string::npos)
+        << szGetLastError(nullptr);
+    EXPECT_EQ(buf, values(4096, 7));
+    // Receives that only touch, and two sends of one buffer, run.
+    std::vector<uint16_t> got(4096, 0);
+    ASSERT_EQ(szGroupStart(), szSuccess);
+    ASSERT_EQ(szSend(buf.data(), 2048, szBfloat16, 1 - rank, comm, nullptr), szSuccess);
+    ASSERT_EQ(szSend(buf.data(), 2048, szBfloat16, 1 - rank, comm, nullptr), szSuccess);
+    ASSERT_EQ(szRecv(got.data(), 2048, szBfloat16, 1 - rank, comm, nullptr), szSuccess);
+    ASSERT_EQ(szRecv(got.data() + 2048, 2048, szBfloat16, 1 - rank, comm, nullptr), szSuccess);
+    ASSERT_EQ(szGroupEnd(), szSuccess) << szGetLastError(nullptr);
+    std::vector<uint16_t> want(buf.begin(), buf.begin() + 2048);
+    want.insert(want.end(), buf.begin(), buf.begin() + 2048);
+    EXPECT_EQ(got, want);
+  });
+}
+
+}  // namespace
