@@ -339,7 +339,10 @@ double explain(const RankResult& prefill, double codec, bool device) {
   const double ratio = prefill.wireBytes ? double(prefill.rawBytes) / double(prefill.wireBytes) : 1.0;
   double extra = 0;
   const double pays = sztool::paysBelowBps(bytes, prefill.rawSeconds, prefill.splitzipSeconds, ratio, &extra) / 1e9;
-  if (extra <= 0)  // the frames took no longer than their wire bytes: no rate below which to stop
+  if (ratio <= 1)  // nothing compressed: no model to apply
+    printf("splitzip-demo: this wire moved %.3g GB/s raw; nothing was compressed (ratio %.3f), so App. B has "
+           "nothing to say\n", wire, ratio);
+  else if (extra <= 0)  // the frames took no longer than their wire bytes: no rate below which to stop
     printf("splitzip-demo: this wire moved %.3g GB/s raw; the %s codec alone runs at %.3g GB/s here (min of encode "
            "and decode), and SplitZip's path took no time beyond its wire time, so it pays on this wire and any "
            "slower one (paper App. B)\n", wire, device ? "GPU" : "CPU", codec);

@@ -26,11 +26,11 @@ inline bool overlapAcrossOwners(std::vector<OwnedRange>& ranges) {
     if (r.begin >= r.end) continue;
     const OwnedRange& other = first.owner != r.owner ? first : second;
     if (other.owner >= 0 && r.begin < other.end) return true;
-    if (r.end > first.end || first.owner < 0) {
+    // A range ending short of `first` is of first's owner here (another owner's would have
+    // overlapped it), so it changes neither end.
+    if (r.end > first.end) {
       if (first.owner != r.owner) second = first;
       first = r;
-    } else if (r.owner != first.owner && (second.owner < 0 || r.end > second.end)) {
-      second = r;
     }
   }
   return false;

@@ -478,7 +478,7 @@ int perfMain(int argc, char** argv, const PerfTest& test) {
   Rank(p, 0).run();  // thread 0 is the main thread: the one that calls MPI
   for (std::thread& t : threads) t.join();
   if (p.proc == 0) {
-    printWherePays(p.largestFramed, p.config.codec == SZ_CODEC_OFF);
+    printWherePays(p.largestFramed, p.config.codec);
     printFooter(p.wrong, p.busbwCount ? p.busbwSum / p.busbwCount : 0.0, test.name);
     if (!o.json.empty()) {
       std::ofstream out(o.json);

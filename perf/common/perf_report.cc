@@ -61,12 +61,14 @@ void printRow(const Row& r, const Options& o) {
   fflush(stdout);
 }
 
-void printWherePays(const Row& r, bool codecOff) {
-  if (codecOff) return;
+void printWherePays(const Row& r, int codec) {
+  if (codec == SZ_CODEC_OFF) return;
   if (r.bytes == 0) {  // no row that sent (nearly) all its slices as frames
-    printf("# %-20s : no row sent %.0f %% or more of its slices as frames (SZ_CODEC=auto measured raw faster on "
-           "this wire, or the type does not compress); --codec on times the frames path\n",
-           "SplitZip pays below", 100 * kVerdictFramesShare);
+    printf("# %-20s : no row sent %.0f %% or more of its slices as frames (%s)\n", "SplitZip pays below",
+           100 * kVerdictFramesShare,
+           codec == SZ_CODEC_AUTO ? "SZ_CODEC=auto measured raw faster on this wire, or the data or its type does not compress; "
+                                    "--codec on times the frames path"
+                                  : "the data or its type does not compress: it travels raw");
     return;
   }
   if (r.ratio <= 1 || r.rawTimeUs <= 0 || r.outOfPlace.timeUs <= 0) return;  // nothing compressed
@@ -75,7 +77,7 @@ void printWherePays(const Row& r, bool codecOff) {
   const double pays = sztool::paysBelowBps(double(r.bytes), r.rawTimeUs * 1e-6, r.outOfPlace.timeUs * 1e-6, r.ratio,
                                            &extra) / 1e9;
   if (extra <= 0) {  // the frames took no longer than their wire bytes: no rate below which to stop
-    printf("# %-20s : any rate up to this wire's (App. B from the %zu-byte row: this wire moved %.3g GB/s raw, and "
+    printf("# %-20s : at any rate up to this wire's (App. B from the %zu-byte row: this wire moved %.3g GB/s raw, and "
            "SplitZip's path took no time beyond its wire time): it pays on this wire\n",
            "SplitZip pays below", r.bytes, wire);
     return;

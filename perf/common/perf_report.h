@@ -42,8 +42,8 @@ void printRow(const Row& r, const Options& o);
 constexpr double kVerdictFramesShare = 0.9;
 // From the largest row with at least kVerdictFramesShare frames (`r`; bytes 0: none): below which
 // wire bandwidth SplitZip pays (paper App. B, with the path's cost beyond its wire time as
-// measured), or why no row could say; nothing with the codec off.
-void printWherePays(const Row& r, bool codecOff);
+// measured), or why no row could say; nothing with the codec (SZ_CODEC_*) off.
+void printWherePays(const Row& r, int codec);
 void printFooter(uint64_t wrong, double avgBusBw, const char* testName);
 
 }  // namespace szperf
