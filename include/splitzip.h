@@ -415,7 +415,8 @@ szResult_t szCommUserRank(const szComm_t comm, int* rank);
  * type, is szInvalidUsage.
  * Errors: szInvalidArgument (NULL buffer with count > 0, peer out of range, bad type, count *
  * size overflows; at szGroupEnd: receive buffers that overlap, or a receive into a buffer that
- * a send of the group to another rank reads), szInvalidUsage (mismatched peers, a stream being captured into a CUDA graph,
+ * a send of the group reads, except a receive from self into what a send to self reads: a
+ * memmove), szInvalidUsage (mismatched peers, a stream being captured into a CUDA graph,
  * a non-blocking init not finished), szRemoteError, szTimeout (no progress for the timeout),
  * szCorruptFrame (wire data failed validation or CRC). */
 szResult_t szSend(const void* sendbuff, size_t count, szDataType_t type, int peer, szComm_t comm,

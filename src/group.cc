@@ -243,22 +243,28 @@ szResult_t runPending(std::vector<PendingOp> pending) {
   for (const PendingOp& p : pending) byComm[p.comm].push_back(p.op);
   // Overlapping receive buffers within the group; and a receive into a buffer the group sends
   // to another rank (in place), which a decoder would race: it writes a slice's elements before
-  // patching their escapes, so the send could read a value that never was the data. (A send to
-  // self and its receive may share a buffer: that pair is a memmove.)
+  // patching their escapes, so the send could read a value that never was the data. Only a send
+  // to self and a receive from self may share a buffer: that pair is a memmove. (A receive from a
+  // peer into what a send to self reads, or from self into what goes to a peer, races alike.)
   for (auto& [comm, ops] : byComm) {
-    std::vector<OwnedRange> received, receivedFromPeers, sentToPeers;
+    std::vector<OwnedRange> received, receivedFromPeers, receivedFromSelf, sent, sentToPeers;
     for (size_t i = 0; i < ops.size(); ++i) {
       const Op& op = *ops[i];
       const bool peer = op.peer != comm->rank;
       for (const SlotSegment& g : op.segs) {
         const OwnedRange r{reinterpret_cast<uintptr_t>(g.ptr), reinterpret_cast<uintptr_t>(g.ptr) + g.bytes, int(i)};
-        if (!op.send) received.push_back(r);
-        if (peer) (op.send ? sentToPeers : receivedFromPeers).push_back(r);
+        if (op.send) {
+          sent.push_back(r);
+          if (peer) sentToPeers.push_back(r);
+        } else {
+          received.push_back(r);
+          (peer ? receivedFromPeers : receivedFromSelf).push_back(r);
+        }
       }
     }
     if (overlapAcrossOwners(received))
       return szSetError(szInvalidArgument, "szGroupEnd: receive buffers of two operations overlap");
-    if (overlapBetween(receivedFromPeers, sentToPeers))
+    if (overlapBetween(receivedFromPeers, sent) || overlapBetween(receivedFromSelf, sentToPeers))
       return szSetError(szInvalidArgument, "szGroupEnd: a receive buffer overlaps a buffer the group sends "
                         "(in place send/recv is not supported: docs/PIPELINE.md)");
   }

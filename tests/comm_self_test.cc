@@ -158,4 +158,30 @@ TEST(CommSelf, OverlappingReceivesAreRefused) {
   });
 }
 
+// Only a send to self and a receive from self may share a buffer (a memmove): a receive from a
+// peer into what a send to self reads, and a receive from self into what goes to a peer, would
+// race the copy, and are refused.
+TEST(CommSelf, SelfCopiesSharingBuffersWithPeerTrafficAreRefused) {
+  withRanks(2, [](szComm_t comm, int rank) {
+    const int peer = 1 - rank;
+    std::vector<uint16_t> buf = values(4096, 9), other(4096, 0), out = values(1024, 3);
+    ASSERT_EQ(szGroupStart(), szSuccess);
+    ASSERT_EQ(szSend(buf.data(), 1024, szBfloat16, rank, comm, nullptr), szSuccess);
+    ASSERT_EQ(szRecv(other.data(), 1024, szBfloat16, rank, comm, nullptr), szSuccess);
+    ASSERT_EQ(szSend(out.data(), 1024, szBfloat16, peer, comm, nullptr), szSuccess);
+    ASSERT_EQ(szRecv(buf.data() + 512, 1024, szBfloat16, peer, comm, nullptr), szSuccess);
+    EXPECT_EQ(szGroupEnd(), szInvalidArgument);
+    EXPECT_NE(std::string(szGetLastError(nullptr)).find("in place"), std::string::npos) << szGetLastError(nullptr);
+    ASSERT_EQ(szGroupStart(), szSuccess);
+    ASSERT_EQ(szSend(buf.data(), 1024, szBfloat16, rank, comm, nullptr), szSuccess);
+    ASSERT_EQ(szRecv(out.data() + 100, 1024, szBfloat16, rank, comm, nullptr), szSuccess);
+    ASSERT_EQ(szSend(out.data(), 512, szBfloat16, peer, comm, nullptr), szSuccess);
+    ASSERT_EQ(szRecv(other.data(), 512, szBfloat16, peer, comm, nullptr), szSuccess);
+    EXPECT_EQ(szGroupEnd(), szInvalidArgument);
+    EXPECT_EQ(buf, values(4096, 9));
+    EXPECT_EQ(other, std::vector<uint16_t>(4096, 0));
+    EXPECT_EQ(out, values(1024, 3));
+  });
+}
+
 }  // namespace
