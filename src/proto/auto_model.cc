@@ -94,7 +94,7 @@ bool AutoModel::useFrames(int peer, szDataType_t type, uint64_t bytes) {
     c.since = 0;
     c.exploring = true;
     c.explorePref = pref;
-    c.explore = other.seen == 0 ? 1 : 0;  // a cold first send does not count
+    c.explore = other.cold ? 0 : 1;  // a cold first send does not count
     return !pref;
   }
   return pref;
@@ -105,8 +105,8 @@ void AutoModel::record(int peer, szDataType_t type, uint64_t bytes, bool frames,
   std::lock_guard<std::mutex> lock(mu_);
   SizeClass& c = find(peer, type, bytes);
   Mode& m = frames ? c.frames : c.raw;
-  if (m.seen > 0) m.add(double(bytes) / seconds);
-  if (m.seen < 2) ++m.seen;
+  if (m.cold) m.add(double(bytes) / seconds);
+  m.cold = true;
   if (frames && wireBytes > 0) {
     const double now = double(bytes) / double(wireBytes);
     c.ratio = c.ratio == 0 ? now : 0.5 * c.ratio + 0.5 * now;

@@ -66,10 +66,10 @@ class AutoModel {
   struct Mode {
     static constexpr int kWindow = 7;
     double recent[kWindow] = {};  // uncompressed bytes per second of the latest warm sends, a ring
-    int seen = 0;                 // completed sends, the cold first one included, up to 2
+    bool cold = false;            // the mode's first (cold, not counted) send completed
     int warm = 0;                 // warm sends in `recent`, up to kWindow
     int next = 0;                 // where the next warm send goes in `recent`
-    bool measured() const { return seen > 1; }
+    bool measured() const { return warm > 0; }
     void add(double bps) {
       recent[next] = bps;
       next = (next + 1) % kWindow;
