@@ -83,6 +83,12 @@ class DeviceGuard {
   int saved_ = -1;
 };
 
+// A buffer of the group's overlap checks (src/buffer_overlap.h), taken by `owner`.
+OwnedRange rangeOf(const SlotSegment& g, int owner) {
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(g.ptr);
+  return OwnedRange{begin, begin + g.bytes, owner};
+}
+
 // Checks the arguments and builds the operation.
 // `fn`: the API call, for messages.
 szResult_t makeOp(const char* fn, bool send, void* const* bufs, const size_t* counts, int nbufs, szDataType_t type,
@@ -117,10 +123,7 @@ szResult_t makeOp(const char* fn, bool send, void* const* bufs, const size_t* co
   }
   if (!send) {  // a receive's buffers overlapping each other
     std::vector<OwnedRange> ranges;
-    for (size_t k = 0; k < op->segs.size(); ++k) {
-      const uintptr_t begin = reinterpret_cast<uintptr_t>(op->segs[k].ptr);
-      ranges.push_back(OwnedRange{begin, begin + op->segs[k].bytes, int(k)});
-    }
+    for (size_t k = 0; k < op->segs.size(); ++k) ranges.push_back(rangeOf(op->segs[k], int(k)));
     if (overlapAcrossOwners(ranges)) return szSetError(szInvalidArgument, "%s: receive buffers overlap", fn);
   }
   // No element: the kind of the buffers given, or with none, the wire's (a zero-count call on
@@ -252,7 +255,7 @@ szResult_t runPending(std::vector<PendingOp> pending) {
       const Op& op = *ops[i];
       const bool peer = op.peer != comm->rank;
       for (const SlotSegment& g : op.segs) {
-        const OwnedRange r{reinterpret_cast<uintptr_t>(g.ptr), reinterpret_cast<uintptr_t>(g.ptr) + g.bytes, int(i)};
+        const OwnedRange r = rangeOf(g, int(i));
         if (op.send) {
           sent.push_back(r);
           if (peer) sentToPeers.push_back(r);
