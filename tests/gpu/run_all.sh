@@ -118,6 +118,13 @@ tcp_auto_rows() {
   done
 }
 
+lazy_connections() {
+  # Lazy connections (16 ranks as threads, ipc): a step of its own, so a hang there costs nothing else;
+  # it prints the slot memory per rank at init, after a ring exchange and after an all-to-all.
+  STEP_TIMEOUT=120 step lazy_connections bash -c "set -o pipefail; ./build/tests/splitzip_gpu_tests \
+    --gtest_filter='CommLazyGpu*' 2>&1 | tail -n 30"
+}
+
 handoff_steps() {
   # The layer-wise hand-off against the whole-cache one (issue: serving engines): a seeded random
   # Llama of 16 layers, 8 KV heads x 128, a 4096-token prompt (256 MiB of BF16 KV), the two ranks
@@ -193,8 +200,7 @@ if [ "$QUICK" = "--handoff" ]; then
     done
   done
   step slot_blocks sh -c "for f in $LOGS/blocks_*.log; do printf '%s ' \$(basename \$f .log); grep -v '^#' \$f | awk 'NF > 5 {print \$7 \" GB/s\"}'; done"
-  STEP_TIMEOUT=120 step lazy_connections bash -c "set -o pipefail; ./build/tests/splitzip_gpu_tests \
-    --gtest_filter='CommLazyGpu*' 2>&1 | tail -n 30"
+  lazy_connections
   KV_BF16=tests/data/tinystories_kv_eval_bf16.safetensors tcp_auto_rows
   py_build && handoff_steps
   finish
@@ -275,10 +281,7 @@ GPU_FILTER='*'
 [ "$QUICK" = "--comm" ] && GPU_FILTER='*CommGpu*'
 COMM_HUNG=0  # the communicator tests timed out: the demo and sendrecv_perf would hang too
 SZ_TEST_KV_BF16=$KV_BF16 STEP_TIMEOUT=120 step gpu_tests ./build/tests/splitzip_gpu_tests --gtest_filter="$GPU_FILTER:-CommLazyGpu*" --gtest_output=json:"$OUT/gpu_tests.json" || { [ $? = 124 ] && COMM_HUNG=1; }
-# Lazy connections (16 ranks as threads, ipc): a step of its own, so a hang there costs nothing else;
-# it prints the slot memory per rank at init, after a ring exchange and after an all-to-all.
-[ "$QUICK" != "--codec" ] && STEP_TIMEOUT=120 step lazy_connections bash -c "set -o pipefail; ./build/tests/splitzip_gpu_tests \
-  --gtest_filter='CommLazyGpu*' 2>&1 | tail -n 30"
+[ "$QUICK" != "--codec" ] && lazy_connections
 { [ "$NGPUS" -ge 2 ] || [ "$QUICK" = "--defaults" ]; } && [ $COMM_HUNG = 0 ] && STEP_TIMEOUT=90 step demo make DEPS="$DEPS" demo
 if { [ "$QUICK" = "--defaults" ] || [ "$QUICK" = "--auto" ]; } && [ $COMM_HUNG = 0 ]; then
   # SZ_CODEC=auto against on and off over emulated links and with no cap (the defaults issue's
