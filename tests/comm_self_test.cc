@@ -123,10 +123,6 @@ TEST(CommSelf, InPlaceWithAPeerIsRefused) {
   });
 }
 
-}  // namespace
-
-namespace {
-
 // Receives whose buffers overlap are refused: two operations of a group (at szGroupEnd) and the
 // buffers of one szRecvv (at the call); sends may share buffers. Nothing is touched.
 TEST(CommSelf, OverlappingReceivesAreRefused) {
