@@ -408,6 +408,13 @@ szResult_t szCommUserRank(const szComm_t comm, int* rank);
  * (or NULL on the nccl wire). Host buffers (or a build without CUDA): the call (or, inside a
  * group, szGroupEnd) returns when the operation is complete; `stream` is ignored. With device
  * buffers, see CUDA_DEVICE_MAX_CONNECTIONS in docs/PIPELINE.md.
+ * A group's device operations on several streams run as one launch, as NCCL's groups do: it
+ * waits for the other streams' earlier work, and their later work waits for it.
+ * CUDA graphs: on a stream being captured, device operations with other ranks are recorded into
+ * the graph and run at each replay (wires ipc, tcp and ib; docs/PIPELINE.md, "CUDA graphs"). A
+ * send encodes with the codebook of the moment of capture. Replays and other operations with
+ * the same peer must be ordered by the caller's streams, as with NCCL; destroy the graph before
+ * the communicator. Replays are counted in szCommGetStats when the communicator next reaps.
  * Self send/recv (peer == own rank), as in NCCL: a send to self must be matched by a receive
  * from self in the same group (the n-th with the n-th); the data is copied in memory (host:
  * at szGroupEnd; device: stream-ordered on the receive's stream, by a kernel), not counted in
@@ -416,8 +423,10 @@ szResult_t szCommUserRank(const szComm_t comm, int* rank);
  * Errors: szInvalidArgument (NULL buffer with count > 0, peer out of range, bad type, count *
  * size overflows; at szGroupEnd: receive buffers that overlap, or a receive into a buffer that
  * a send of the group reads, except a receive from self into what a send to self reads: a
- * memmove), szInvalidUsage (mismatched peers, a stream being captured into a CUDA graph,
- * a non-blocking init not finished), szRemoteError, szTimeout (no progress for the timeout),
+ * memmove), szInvalidUsage (mismatched peers; a stream being captured on the nccl wire, or a
+ * group mixing captured streams with others: refused before anything runs, the communicator
+ * stays usable; a non-blocking init not finished; more than 32 device operations with other
+ * ranks in one group of one communicator), szRemoteError, szTimeout (no progress for the timeout),
  * szCorruptFrame (wire data failed validation or CRC). */
 szResult_t szSend(const void* sendbuff, size_t count, szDataType_t type, int peer, szComm_t comm,
                   cudaStream_t stream);

@@ -172,6 +172,7 @@ struct SlotOpResult {
 struct SlotOpAccum {
   unsigned long long wireBytes, compressedSlices, blocksDone, endNs;
   unsigned long long startNs;  // 0: none yet (the global timer is never 0)
+  unsigned long long launchBlocks;  // the launch's first operation only: its blocks finished
   unsigned long long escapes[kSlotCodebooks], compressedElems[kSlotCodebooks];
 #if SZ_PROFILE
   unsigned long long waitNs, workNs, pubNs, drainNs;

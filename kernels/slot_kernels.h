@@ -26,7 +26,14 @@ struct SlotOp {
   int send;
   int type;
   int compress;  // send: encode compressible slices into frames (else raw bytes)
-  uint64_t count, bytes, slices, stepBase;
+  uint64_t count, bytes, slices;
+  // The operation's first channel step. The host writes its offset from the channel's step word
+  // at the launch's start (operations of one channel in a launch follow each other in call
+  // order); the kernel adds the word. The word lives in device memory and the device advances
+  // it (stepAdvance), so a launch replayed from a CUDA graph takes fresh steps each time.
+  uint64_t stepBase;
+  uint64_t* stepWord;    // device: this side's next step of the channel
+  uint64_t stepAdvance;  // the channel's last operation in the launch: the launch's steps on it, else 0
   uint64_t sliceBytes;  // opSliceBytes(bytes, channel slice)
   uint32_t blockBegin, blockEnd;  // the blocks of the launch that work on this operation
   SlotOpAccum* accum;             // device memory, zero
@@ -54,8 +61,8 @@ struct SlotLaunch {
   SlotOp ops[kInlineSlotOps];
 };
 
-// Operation k of a launch (host code: `pool` is mapped host memory, the same address here).
-inline const SlotOp& slotOpAt(const SlotLaunch& L, uint32_t k) {
+// Operation k of a launch (`pool` is mapped host memory, the same address on both sides).
+SZ_HD const SlotOp& slotOpAt(const SlotLaunch& L, uint32_t k) {
   return k < kInlineSlotOps ? L.ops[k] : L.pool[L.poolIndex[k]];
 }
 

@@ -366,8 +366,25 @@ __device__ void finishBlock(const SlotOp& op, int status, const BlockTally& t) {
 #endif
   v->wireBytes = v->compressedSlices = v->blocksDone = v->endNs = v->startNs = 0;
   v->status = 0;
+  __threadfence_system();  // the result before the launch's count (finishLaunch writes `done`)
+}
+
+// The launch's last block to finish (every other block has read its channel steps by then)
+// advances the step words of the channels the launch used, then marks every operation's result
+// done: the host reuses a launch's accumulators and result slots only after that.
+__device__ void finishLaunch(const SlotLaunch& L) {
+  if (threadIdx.x != 0) return;
+  SlotOpAccum* a = L.ops[0].accum;
+  __threadfence();
+  if (atomicAdd(&a->launchBlocks, 1ull) + 1 != gridDim.x) return;
+  __threadfence();
+  for (uint32_t k = 0; k < L.nops; ++k) {
+    const SlotOp& o = slotOpAt(L, k);
+    if (o.stepAdvance) *reinterpret_cast<volatile uint64_t*>(o.stepWord) += o.stepAdvance;
+  }
+  *reinterpret_cast<volatile unsigned long long*>(&a->launchBlocks) = 0;
   __threadfence_system();
-  *reinterpret_cast<volatile int*>(&r->done) = 1;
+  for (uint32_t k = 0; k < L.nops; ++k) *reinterpret_cast<volatile int*>(&slotOpAt(L, k).result->done) = 1;
 }
 
 // kDir: which operations the launch holds (SlotDirection). A kernel for sends only or receives
@@ -385,10 +402,14 @@ __global__ void __launch_bounds__(kSlotThreads, 2) slotOpsKernel(const __grid_co
   uint32_t k = 0;
   while (k + 1 < L.nops && blockIdx.x >= L.blockEnd[k]) ++k;
   {
-    const uint32_t* src = reinterpret_cast<const uint32_t*>(k < kInlineSlotOps ? &L.ops[k] : &L.pool[L.poolIndex[k]]);
+    const uint32_t* src = reinterpret_cast<const uint32_t*>(&slotOpAt(L, k));
     uint32_t* dst = reinterpret_cast<uint32_t*>(&sOp);
     for (uint32_t w = threadIdx.x; w < sizeof(SlotOp) / 4; w += kSlotThreads) dst[w] = src[w];
   }
+  __syncthreads();
+  // The channel's steps at the launch's start: the previous launch on the channel (ordered
+  // before this one on the device: src/proto/slot_path.cc) advanced the word as it finished.
+  if (threadIdx.x == 0) sOp.stepBase += *reinterpret_cast<const volatile uint64_t*>(sOp.stepWord);
   __syncthreads();
   const SlotOp& op = sOp;
   // A send of several codebooks (one per segment group) reads its table into shared memory once:
@@ -429,6 +450,7 @@ __global__ void __launch_bounds__(kSlotThreads, 2) slotOpsKernel(const __grid_co
   }
   if (threadIdx.x == 0) t.end = globalTimer();
   finishBlock(op, status, t);
+  finishLaunch(L);
 }
 
 }  // namespace

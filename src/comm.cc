@@ -108,7 +108,7 @@ void commAccount(szComm* comm, const SlotCompletion& c, bool device) {
   comm->compressedElements += c.compressedElements();
   comm->stats.encodeSeconds += c.codecSeconds;
   comm->stats.wireSeconds += c.seconds;
-  if (autoMode && c.status == szSuccess && c.bytes >= uint64_t(szParamAutoMinBytes())) {
+  if (autoMode && c.status == szSuccess && !c.replay && c.bytes >= uint64_t(szParamAutoMinBytes())) {
     TRACE(SZ_P2P, "rank %d: auto: %s send to %d of %llu bytes as %s took %.1f us (%llu wire bytes)", comm->rank,
           device ? "device" : "host", c.peer, (unsigned long long)c.bytes, c.frames ? "frames" : "raw", c.seconds * 1e6,
           (unsigned long long)c.wireBytes);

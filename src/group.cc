@@ -3,6 +3,7 @@
 // them until the outermost szGroupEnd, as NCCL does.
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <string>
@@ -22,6 +23,8 @@
 
 #if SZ_HAVE_CUDA
 #include <cuda_runtime.h>
+
+#include "kernels/capture_mode.h"
 #endif
 
 using namespace sz;
@@ -197,7 +200,8 @@ void planHost(szComm* comm, Op& op) {
 
 // A device operation, planned: frames or raw, and a codebook for each segment group a send's
 // slices start in.
-void planDevice(szComm* comm, Op& op) {
+// A send captured into a CUDA graph encodes with the codebooks of the moment at every replay.
+void planDevice(szComm* comm, Op& op, bool captured) {
   SZ_PROFILE_SCOPE("host group: plan (auto, codebooks)");
   op.frames = sendsFrames(comm, op);
   op.codebooks.clear();
@@ -207,6 +211,10 @@ void planDevice(szComm* comm, Op& op) {
   const uint32_t groups = sliceGroupMask(op.segs, op.segGroups, comm->slotPath->opSliceBytes(op.peer, bytes));
   for (int g = 0; g < kSegmentGroups; ++g)
     if (groups >> g & 1) {
+      if (captured) {
+        op.codebooks.push_back(SlotGroupCodebook{g, comm->codebooks->current(op.peer, op.type, g), false});
+        continue;
+      }
       const CodebookDrift::Plan plan = comm->codebooks->plan(op.peer, op.type, g);
       op.codebooks.push_back(SlotGroupCodebook{g, plan.codebook, plan.calibrate});
     }
@@ -216,25 +224,49 @@ void planDevice(szComm* comm, Op& op) {
   }
 }
 
-// A peer operation on a stream being captured into a CUDA graph: the slot protocol's launches
-// carry per-operation steps and credits that a replay would reuse, so capture is refused
-// (szInvalidUsage) rather than recorded wrong.
-szResult_t refuseCapture(szComm* comm, const Op& op) {
+// Whether a communicator's device operations with other ranks in a group are being captured
+// into a CUDA graph: all of their streams in one capture, or none. Anything else is refused
+// (szInvalidUsage) before anything is planned or launched, so the communicator stays usable: a
+// group mixing captured and other streams, a capture already invalidated, and the nccl wire,
+// whose proxy calls NCCL on a stream of its own for each operation.
+szResult_t captureOf(szComm* comm, const std::vector<std::shared_ptr<Op>>& ops, bool* captured) {
   SZ_PROFILE_SCOPE("host group: capture check");
+  *captured = false;
 #if SZ_HAVE_CUDA
-  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  if (cudaStreamIsCapturing(op.stream, &capture) != cudaSuccess) {
-    cudaGetLastError();
-    return szSetError(szInvalidUsage, "rank %d: the stream of a %s with rank %d is not a usable CUDA stream",
-                      comm->rank, op.send ? "send" : "receive", op.peer);
+  int capturing = 0, other = 0;
+  unsigned long long first = 0;
+  bool mixed = false;
+  for (const auto& op : ops) {
+    if (!op->device || op->peer == comm->rank) continue;
+    const char* what = op->send ? "send to" : "receive from";
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    unsigned long long id = 0;
+    if (cudaStreamGetCaptureInfo(op->stream, &status, &id) != cudaSuccess) {
+      cudaGetLastError();
+      return szSetError(szInvalidUsage, "rank %d: the stream of a %s rank %d is not a usable CUDA stream", comm->rank,
+                        what, op->peer);
+    }
+    if (status == cudaStreamCaptureStatusInvalidated)
+      return szSetError(szInvalidUsage, "rank %d: a %s rank %d on a stream whose CUDA graph capture was invalidated; "
+                        "the communicator stays usable", comm->rank, what, op->peer);
+    if (status != cudaStreamCaptureStatusActive) {
+      ++other;
+      continue;
+    }
+    if (strcmp(commWire(comm, op->peer)->name, "nccl") == 0)
+      return szSetError(szInvalidUsage, "rank %d: a %s rank %d on a stream being captured into a CUDA graph: wire nccl "
+                        "cannot be captured (its proxy calls NCCL for each operation); wires ipc, tcp and ib can. The "
+                        "communicator stays usable", comm->rank, what, op->peer);
+    mixed |= capturing > 0 && id != first;
+    if (capturing++ == 0) first = id;
   }
-  if (capture != cudaStreamCaptureStatusNone)
-    return szSetError(szInvalidUsage, "rank %d: a %s with rank %d on a stream being captured into a CUDA graph: "
-                      "capture of operations between ranks is not supported (wire %s); the communicator stays "
-                      "usable", comm->rank, op.send ? "send" : "receive", op.peer, commWire(comm, op.peer)->name);
+  if (capturing > 0 && (other > 0 || mixed))
+    return szSetError(szInvalidUsage, "rank %d: a group mixes operations on streams being captured into a CUDA graph "
+                      "with operations on streams outside that capture; the communicator stays usable", comm->rank);
+  *captured = capturing > 0;
 #else
   (void)comm;
-  (void)op;
+  (void)ops;
 #endif
   return szSuccess;
 }
@@ -271,6 +303,7 @@ szResult_t runPending(std::vector<PendingOp> pending) {
       return szSetError(szInvalidArgument, "szGroupEnd: a receive buffer overlaps a buffer the group sends "
                         "(in place send/recv is not supported: docs/PIPELINE.md)");
   }
+  std::map<szComm*, bool> captured;
   for (auto& [comm, ops] : byComm) {
     szResult_t err = szResult_t(comm->asyncError.load());
     if (err != szSuccess) {
@@ -278,23 +311,26 @@ szResult_t runPending(std::vector<PendingOp> pending) {
       return szSetError(err, "communicator of rank %d has failed (%s: %s): call szCommAbort", comm->rank,
                         szResultName(err), why.c_str());
     }
-    for (const auto& op : ops) {
+    for (const auto& op : ops)
       if (op->device && comm->slotPath == nullptr)
         return szSetError(szInvalidUsage, "device buffers on a communicator without a GPU");
-      // Refused before anything is planned or launched, so the communicator stays usable. (A
-      // send to self is a stream-ordered copy: it is captured like any other.)
-      if (op->device && op->peer != comm->rank) SZCHECK(refuseCapture(comm, *op));
-    }
+    // (A send to self is a stream-ordered copy: it is captured like any other.)
+    SZCHECK(captureOf(comm, ops, &captured[comm]));
   }
+#if SZ_HAVE_CUDA
+  // Connecting, allocating and reaping call CUDA while a stream may be captured (kernels/capture_mode.h).
+  CaptureModeRelaxed relaxed;
+#endif
   // Sends to self are copies, done here and taken out of the group; none of a communicator's
   // copies runs unless all of its sends to self pair up.
   for (auto& [comm, ops] : byComm) SZCHECK(runSelfOps(comm, ops));
-  // Device operations of communicators with a slot path: one launch per (communicator, stream),
+  // Device operations of communicators with a slot path: one launch per communicator, on the
+  // stream of its first operation with the others' streams joined (as NCCL's group launch),
   // enqueued now; the call returns.
   // Finished launches are reaped first, so that the codebooks planned for these sends have seen
   // every completed send's escapes.
   std::map<szComm*, std::vector<std::shared_ptr<Op>>> host;  // host operations
-  std::map<std::pair<szComm*, cudaStream_t>, std::vector<Op>> launches;
+  std::map<szComm*, std::vector<Op>> launches;
   std::vector<std::pair<szComm*, std::vector<int>>> connects;  // device peers, per communicator
   for (auto& [comm, ops] : byComm) {
     if (comm->slotPath && std::any_of(ops.begin(), ops.end(), [](const auto& op) { return op->device; })) {
@@ -316,14 +352,13 @@ szResult_t runPending(std::vector<PendingOp> pending) {
         host[comm].push_back(op);
         continue;
       }
-      planDevice(comm, *op);
-      launches[{comm, op->stream}].push_back(*op);
+      planDevice(comm, *op, captured[comm]);
+      launches[comm].push_back(*op);
     }
   }
-  for (auto& [key, reqs] : launches) {
-    szComm* comm = key.first;
+  for (auto& [comm, reqs] : launches) {
     DeviceGuard onCommDevice(comm->cudaDevice);
-    szResult_t r = comm->slotPath->enqueue(reqs, key.second);
+    szResult_t r = comm->slotPath->enqueue(reqs, captured[comm]);
     if (r != szSuccess) return commFail(comm, r);
   }
   return runHost(host);

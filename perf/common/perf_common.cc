@@ -86,6 +86,8 @@ class Rank {
   void measure(size_t count, szDataType_t type, const std::vector<uint8_t>& pattern);
   int cycle_ = 0;  // the sweep's round (-N); it rotates the order the communicators are timed in
   double timeIters(szComm_t comm, void* recvbuff, size_t count, szDataType_t type, szStats_t* delta);
+  double timeGraph(szComm_t comm, void* recvbuff, size_t count, szDataType_t type, szStats_t* delta);
+  static void statsDelta(const szStats_t& before, const szStats_t& after, szStats_t* delta);
   void warmUp(szDataType_t type);
   uint64_t checkIteration(szComm_t comm, size_t count, szDataType_t type, const std::vector<uint8_t>& pattern);
   void exchange(const void* mine, size_t bytes, void* all);
@@ -263,6 +265,12 @@ double Rank::timeIters(szComm_t comm, void* recvbuff, size_t count, szDataType_t
   sync();
   barrier();
   szStats_t before, after;
+  if (o.graphs > 0) {
+#if SZ_HAVE_CUDA
+    if (info_.device) return timeGraph(comm, recvbuff, count, type, delta);
+#endif
+    fatal(info_.rank, "-G: operations on host buffers run on the host: there is nothing to capture into a CUDA graph");
+  }
   check(info_.rank, szCommGetStats(comm, &before), "szCommGetStats");
   auto t0 = Clock::now();
   for (int i = 0; i < o.iters; ++i) {
@@ -273,13 +281,46 @@ double Rank::timeIters(szComm_t comm, void* recvbuff, size_t count, szDataType_t
   sync();
   double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   check(info_.rank, szCommGetStats(comm, &after), "szCommGetStats");
+  statsDelta(before, after, delta);
+  return seconds / o.iters;
+}
+
+void Rank::statsDelta(const szStats_t& before, const szStats_t& after, szStats_t* delta) {
   delta->rawBytes = after.rawBytes - before.rawBytes;
   delta->wireBytes = after.wireBytes - before.wireBytes;
   delta->encodeSeconds = after.encodeSeconds - before.encodeSeconds;
   delta->slices = after.slices - before.slices;
   delta->compressedSlices = after.compressedSlices - before.compressedSlices;
-  return seconds / o.iters;
 }
+
+#if SZ_HAVE_CUDA
+// -G: the `iters` iterations captured into one CUDA graph on the rank's stream, replayed
+// o.graphs times after one untimed replay, as nccl-tests' -G. The communicator counts a graph's
+// operations once per reap, so *delta holds one replay's: `iters` iterations, as without -G.
+double Rank::timeGraph(szComm_t comm, void* recvbuff, size_t count, szDataType_t type, szStats_t* delta) {
+  const Options& o = *p_.opts;
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  CUDACHECK(info_.rank, cudaStreamBeginCapture(info_.stream, cudaStreamCaptureModeThreadLocal));
+  for (int i = 0; i < o.iters; ++i) iterate(comm, recvbuff, count, type);
+  CUDACHECK(info_.rank, cudaStreamEndCapture(info_.stream, &graph));
+  CUDACHECK(info_.rank, cudaGraphInstantiate(&exec, graph, 0));
+  CUDACHECK(info_.rank, cudaGraphDestroy(graph));
+  CUDACHECK(info_.rank, cudaGraphLaunch(exec, info_.stream));
+  sync();
+  barrier();
+  szStats_t before, after;
+  check(info_.rank, szCommGetStats(comm, &before), "szCommGetStats");
+  auto t0 = Clock::now();
+  for (int g = 0; g < o.graphs; ++g) CUDACHECK(info_.rank, cudaGraphLaunch(exec, info_.stream));
+  sync();
+  double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  check(info_.rank, szCommGetStats(comm, &after), "szCommGetStats");
+  CUDACHECK(info_.rank, cudaGraphExecDestroy(exec));
+  statsDelta(before, after, delta);
+  return seconds / (double(o.iters) * o.graphs);
+}
+#endif
 
 // Before a type's sweep, as nccl-tests' TimeTest: the warmup iterations at the largest size, then
 // at the smallest, on both communicators. The sweep's first row then times a warm process (clocks,

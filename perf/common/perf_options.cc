@@ -76,7 +76,7 @@ size_t parseSize(const std::string& flag, const std::string& s) {
 
 // nccl-tests' flags that exist here only so that its command lines run.
 struct Compat {
-  int aggIters = 1, parallelInit = 0, root = 0, streamNull = 0, timeoutS = 0, graphs = 0, cpuTime = 0;
+  int aggIters = 1, parallelInit = 0, root = 0, streamNull = 0, timeoutS = 0, cpuTime = 0;
   int average = 1, registration = 0;
   std::string op = "sum";
 };
@@ -105,7 +105,8 @@ void addCompatFlags(CLI::App& app, Compat& c, Options* o, const char* testName) 
   app.add_option("-T,--timeout", c.timeoutS, "seconds without progress before a rank fails (0: --timeout-ms)")
       ->capture_default_str()
       ->check(CLI::Range(0, INT_MAX / 1000));
-  app.add_option("-G,--cudagraph", c.graphs, "0 only: SplitZip operations cannot be captured in a CUDA graph")
+  app.add_option("-G,--cudagraph", o->graphs,
+                 "capture each row's timed iterations into a CUDA graph and replay it this many times (0: no graph)")
       ->capture_default_str()
       ->check(CLI::Range(0, INT_MAX));
   app.add_option("-C,--report_cputime", c.cpuTime, "0/1: name the time column cputime (it is host time either way)")
@@ -124,9 +125,6 @@ void applyCompat(const Compat& c, Options* o, const char* testName) {
     throw SetupError(format("-m %d: aggregated iterations would put %d receives into one buffer in one group, "
                             "which SplitZip refuses (overlapping receive buffers); use -m 1",
                             c.aggIters, c.aggIters));
-  if (c.graphs > 0)
-    throw SetupError(format("-G %d: SplitZip operations cannot be captured into a CUDA graph (szInvalidUsage); "
-                            "use -G 0", c.graphs));
   if (c.streamNull)
     throw SetupError("-y 1: each rank needs a stream of its own (ranks sharing a GPU would serialize on the "
                      "null stream); use -y 0");

@@ -27,6 +27,7 @@ struct Options {
   int iters = 20, warmup = 5, check = 1, threads = 1, gpus = 1;
   int cycles = 1;         // -N: the whole sweep this many times
   int blocking = 0;       // -z: 1 waits and barriers after every iteration, 2 only waits
+  int graphs = 0;         // -G: each row's timed iterations captured into a CUDA graph, replayed this often
   bool cpuTime = false;   // -C: the time column is named cputime (it is host time either way)
   Average average = Average::kMean;
   std::vector<szDataType_t> types;  // -d (several with -d all)

@@ -60,6 +60,11 @@ CodebookDrift::Plan CodebookDrift::plan(int peer, szDataType_t type, int group) 
   return p;
 }
 
+szCodebook_t CodebookDrift::current(int peer, szDataType_t type, int group) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return find(peer, type, group).codebook;
+}
+
 szCodebook_t CodebookDrift::calibrated(int peer, szDataType_t type, const unsigned long long* counts, int group) {
   std::lock_guard<std::mutex> lock(mu_);
   State& s = find(peer, type, group);

@@ -68,6 +68,9 @@ class CodebookDrift {
   // group once it has evidence: while one is out, the group's other slices encode with its
   // current codebook.
   Plan plan(int peer, szDataType_t type, int group = 0);
+  // The group's codebook now, planning nothing: what a send captured into a CUDA graph encodes
+  // with at every replay (its frames are still counted: sent()).
+  szCodebook_t current(int peer, szDataType_t type, int group = 0);
   // The exponent histogram (2^exponent bits counts) of a slice planned with calibrate: returns
   // the codebook to encode that slice with (the new one when it switched).
   szCodebook_t calibrated(int peer, szDataType_t type, const unsigned long long* counts, int group = 0);

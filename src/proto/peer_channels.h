@@ -3,7 +3,8 @@
 // A peer's channels are connected at the first operations with it (NCCL connects p2p peers
 // lazily too), so a rank holds slot memory only for the peers it talks to. Shared by the device
 // slot path (src/proto/slot_path.h) and the host slots (src/proto/host_slots.h), each over its
-// own channels.
+// own channels. The host slots take their steps here (takeSteps); the device slot path keeps
+// its channels' next steps in device memory, advanced by its kernels (src/proto/slot_steps.h).
 #pragma once
 
 #include <algorithm>

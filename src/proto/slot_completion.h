@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/slot_format.h"
 #include "splitzip.h"
 
 namespace sz {
@@ -36,11 +37,27 @@ struct SlotCompletion {
   // calibrates and re-encodes per slice: CodebookDrift::encodeHost); device sends feed it once
   // they are reaped.
   bool driftFed = false;
+  bool replay = false;  // a CUDA graph's replay (src/proto/slot_graphs.h): not fed to the auto model
   uint64_t compressedElements() const {
     uint64_t n = 0;
     for (const SlotGroupResult& g : groups) n += g.compressedElements;
     return n;
   }
 };
+
+// A device operation's completion from the result its kernels wrote (`done` set).
+inline void completeFromResult(SlotCompletion& c, const SlotOpResult& r) {
+  c.status = r.done ? szResult_t(r.status) : szInternalError;
+  c.wireBytes = r.wireBytes;
+  c.compressedSlices = r.compressedSlices;
+  c.seconds = r.endNs > r.startNs ? double(r.endNs - r.startNs) * 1e-9 : 0;
+  if (!c.send) c.codecSeconds = c.seconds;  // a receive's kernel time is its decode
+  c.escapes = 0;
+  for (size_t g = 0; g < c.groups.size() && g < kSlotCodebooks; ++g) {
+    c.groups[g].escapes = r.escapes[g];
+    c.groups[g].compressedElements = r.compressedElems[g];
+    c.escapes += r.escapes[g];
+  }
+}
 
 }  // namespace sz

@@ -14,6 +14,8 @@
 #include "base/profile.h"
 #include "src/proto/segment_groups.h"
 #include "src/proto/slot_slices.h"
+#include "src/proto/slot_steps.h"
+#include "kernels/capture_mode.h"
 
 namespace sz {
 namespace {
@@ -95,6 +97,10 @@ szResult_t SlotPath::create(const ChannelSource& channel, int rank, std::vector<
   p->nranks_ = int(sliceBytes.size());
   p->cfg_ = config;
   p->channels_.init(channel, rank, std::move(sliceBytes));
+  CUDACHECK(cudaMalloc(&p->steps_, sizeof(uint64_t) * 2 * size_t(p->nranks_)));
+  SZCHECK(zeroDeviceMemory(p->steps_, sizeof(uint64_t) * 2 * size_t(p->nranks_)));
+  p->last_.assign(2 * size_t(p->nranks_), ChannelLast{nullptr, nullptr, 0});
+  CUDACHECK(cudaEventCreateWithFlags(&p->joinEvent_, cudaEventDisableTiming));
   CUDACHECK(cudaMalloc(&p->accums_, sizeof(SlotOpAccum) * kResultSlots));
   SZCHECK(zeroDeviceMemory(p->accums_, sizeof(SlotOpAccum) * kResultSlots));
   CUDACHECK(cudaHostAlloc(&p->results_, sizeof(SlotOpResult) * kResultSlots, cudaHostAllocMapped));
@@ -104,7 +110,7 @@ szResult_t SlotPath::create(const ChannelSource& channel, int rank, std::vector<
   CUDACHECK(cudaHostAlloc(&p->opPool_, sizeof(SlotOp) * kResultSlots, cudaHostAllocMapped));
   for (int i = 0; i < kScratchArenas; ++i) {
     uint8_t* s = nullptr;
-    CUDACHECK(cudaMalloc(&s, config.sliceBytes * std::max<uint32_t>(config.blocks, kMaxSlotOps)));
+    CUDACHECK(cudaMalloc(&s, p->scratchBytes()));
     p->scratch_.push_back(s);
     p->freeScratch_.push_back(i);
   }
@@ -132,6 +138,8 @@ SlotPath::~SlotPath() {
   if (opPool_) cudaFreeHost(opPool_);
   if (results_) cudaFreeHost(results_);
   if (accums_) cudaFree(accums_);
+  if (steps_) cudaFree(steps_);
+  if (joinEvent_) cudaEventDestroy(joinEvent_);
   if (calibHost_) cudaFreeHost(calibHost_);
   if (calibDev_) cudaFree(calibDev_);
   cudaGetLastError();
@@ -178,12 +186,56 @@ szResult_t SlotPath::takeTable(uint64_t bytes, uint64_t* offset) {
   return szSuccess;
 }
 
-szResult_t SlotPath::enqueue(const std::vector<Op>& reqs, cudaStream_t stream) {
+// After a launch on `stream`: the later work of its operations' other streams waits for it
+// (`after`: an event recorded behind the launch, else one is recorded here).
+szResult_t SlotPath::joinAfter(const std::vector<Op>& reqs, cudaStream_t stream, CUevent_st* after) {
+  bool recorded = after != nullptr;
+  for (size_t k = 0; k < reqs.size(); ++k) {
+    cudaStream_t s = reqs[k].stream;
+    bool seen = s == stream;
+    for (size_t i = 0; i < k && !seen; ++i) seen = reqs[i].stream == s;
+    if (seen) continue;
+    if (!recorded) {
+      CUDACHECK(cudaEventRecord(joinEvent_, stream));
+      after = joinEvent_;
+      recorded = true;
+    }
+    CUDACHECK(cudaStreamWaitEvent(s, after, 0));
+  }
+  return szSuccess;
+}
+
+bool SlotPath::inFlight(uint64_t seq) const {
+  for (const Launch& l : inflight_)
+    if (l.seq == seq) return true;
+  return false;
+}
+
+// Before a launch on `stream`: the work so far of the other streams of its operations, and the
+// launch in flight before it on each of its channels (`chan`) where that ran on another stream.
+szResult_t SlotPath::orderOnDevice(const std::vector<Op>& reqs, const std::vector<int>& chan, cudaStream_t stream) {
+  for (size_t k = 0; k < reqs.size(); ++k) {
+    cudaStream_t s = reqs[k].stream;
+    bool seen = s == stream;
+    for (size_t i = 0; i < k && !seen; ++i) seen = reqs[i].stream == s;
+    if (seen) continue;
+    CUDACHECK(cudaEventRecord(joinEvent_, s));
+    CUDACHECK(cudaStreamWaitEvent(stream, joinEvent_, 0));
+  }
+  for (size_t k = 0; k < chan.size(); ++k) {
+    const ChannelLast& c = last_[size_t(chan[k])];
+    if (c.seq != 0 && c.stream != stream && inFlight(c.seq)) CUDACHECK(cudaStreamWaitEvent(stream, c.event, 0));
+  }
+  return szSuccess;
+}
+
+szResult_t SlotPath::enqueue(const std::vector<Op>& reqs, bool captured) {
   SZ_PROFILE_SCOPE("host slot enqueue");
   if (reqs.empty()) return szSuccess;
   if (reqs.size() > kMaxSlotOps)
-    return szSetError(szInvalidUsage, "a group holds %zu device operations on one stream; at most %u", reqs.size(),
-                      kMaxSlotOps);
+    return szSetError(szInvalidUsage, "a group holds %zu device operations with other ranks on one communicator; at "
+                      "most %u", reqs.size(), kMaxSlotOps);
+  cudaStream_t stream = reqs[0].stream;
   // Resources first, so that a failure leaves the channels' steps untouched.
   bool needScratch = false;
   uint64_t tableBytes = 0;
@@ -209,13 +261,27 @@ szResult_t SlotPath::enqueue(const std::vector<Op>& reqs, cudaStream_t stream) {
     if (r.send && r.frames)
       calibrations += size_t(std::count_if(r.codebooks.begin(), r.codebooks.end(),
                                            [](const SlotGroupCodebook& g) { return g.calibrate; }));
-  while (freeEvents_.empty() || freeResults_.size() < reqs.size() || (needScratch && freeScratch_.empty()) ||
-         freeCalib_.size() < calibrations) {
+  if (captured && calibrations > 0)
+    return szSetError(szInternalError, "slot path: a captured send planned a calibration");
+  while (!captured && (freeEvents_.empty() || freeResults_.size() < reqs.size() || (needScratch && freeScratch_.empty()) ||
+                       freeCalib_.size() < calibrations)) {
     if (inflight_.empty()) return szSetError(szInternalError, "slot path: pools exhausted with nothing in flight");
     SZCHECK(waitOldest());
   }
+  // A captured launch's memory is its own, held by its graph (slot_graphs.h); the others' comes
+  // from the pools, free again once the launch is reaped.
+  SlotGraphs::Memory graph;
   uint64_t table = 0;
-  if (tableBytes) SZCHECK(takeTable(tableBytes, &table));
+  if (captured) {
+    SZCHECK(graphs_.allocate(uint32_t(reqs.size()), tableBytes, needScratch ? scratchBytes() : 0, &graph));
+  } else if (tableBytes) {
+    SZCHECK(takeTable(tableBytes, &table));
+  }
+  uint8_t* tables = captured ? graph.tables : table_ + table;
+  std::vector<int> chan(reqs.size());
+  for (size_t k = 0; k < reqs.size(); ++k) chan[k] = stepChannel(reqs[k].peer, reqs[k].send);
+  std::vector<uint64_t> stepOffset, stepAdvance;
+  planLaunchSteps(chan, slices, &stepOffset, &stepAdvance);
 
   Launch l{};
   l.tableBegin = table;
@@ -225,7 +291,9 @@ szResult_t SlotPath::enqueue(const std::vector<Op>& reqs, cudaStream_t stream) {
   launch.nops = uint32_t(reqs.size());
   launch.timeoutNs = uint64_t(cfg_.timeoutMs) * 1000000ull;
   launch.scratchStride = cfg_.sliceBytes;
-  if (needScratch) {
+  if (needScratch && captured) {
+    launch.scratch = graph.scratch;
+  } else if (needScratch) {
     l.scratch = freeScratch_.back();
     freeScratch_.pop_back();
     launch.scratch = scratch_[size_t(l.scratch)];
@@ -233,20 +301,26 @@ szResult_t SlotPath::enqueue(const std::vector<Op>& reqs, cudaStream_t stream) {
   // Blocks: an equal share of the launch's blocks per operation, no more than it has slices.
   const uint32_t share = std::max<uint32_t>(1, cfg_.blocks / uint32_t(reqs.size()));
   uint32_t nextBlock = 0;
-  launch.pool = opPool_;
-  uint64_t tableAt = table;
+  SlotOp* pool = captured ? graph.pool : opPool_;
+  launch.pool = pool;
+  uint64_t tableAt = 0;
   for (size_t k = 0; k < reqs.size(); ++k) {
     const Op& r = reqs[k];
     // The operation's result slot; past the parameters' operations, its entry of the pool too.
-    const int slot = freeResults_.back();
-    freeResults_.pop_back();
-    l.results.push_back(slot);
+    int slot = int(k);
+    if (!captured) {
+      slot = freeResults_.back();
+      freeResults_.pop_back();
+      l.results.push_back(slot);
+    }
     launch.poolIndex[k] = uint16_t(slot);
-    SlotOp& op = k < kInlineSlotOps ? launch.ops[k] : opPool_[slot];
+    SlotOp& op = k < kInlineSlotOps ? launch.ops[k] : pool[slot];
     op = SlotOp{};
     const uint64_t bytes = r.count * szTypeSize(r.type);
     op.ch = channels_.channel(r.send, r.peer);
-    op.stepBase = channels_.takeSteps(r.send, r.peer, slices[k]);
+    op.stepBase = stepOffset[k];
+    op.stepWord = steps_ + chan[k];
+    op.stepAdvance = stepAdvance[k];
     // A send's codebooks, in the request's order (the kernel's index), each with the elements of
     // the slices that take it; codebookOf: each group's index.
     const bool frames = r.send && r.frames;
@@ -268,10 +342,10 @@ szResult_t SlotPath::enqueue(const std::vector<Op>& reqs, cudaStream_t stream) {
     if (!r.segs.empty()) op.seg0 = r.segs[0];
     if (frames && r.segs.size() == 1) groups[0].elements = r.count;
     if (r.segs.size() > 1) {
-      SlotSegment* segs = reinterpret_cast<SlotSegment*>(table_ + tableAt);
+      SlotSegment* segs = reinterpret_cast<SlotSegment*>(tables + tableAt);
       std::copy(r.segs.begin(), r.segs.end(), segs);
       tableAt += align16(r.segs.size() * sizeof(SlotSegment));
-      SlotSlice* sliceOf = reinterpret_cast<SlotSlice*>(table_ + tableAt);
+      SlotSlice* sliceOf = reinterpret_cast<SlotSlice*>(tables + tableAt);
       const uint64_t elem = szTypeSize(r.type);
       forEachSliceStart(r.segs, sliceBytes[k], slices[k], [&](uint64_t i, uint32_t seg) {
         const uint32_t c = frames ? uint32_t(codebookOf[r.segGroups[seg]]) : 0;
@@ -282,7 +356,7 @@ szResult_t SlotPath::enqueue(const std::vector<Op>& reqs, cudaStream_t stream) {
       op.segs = segs;
       op.sliceOf = sliceOf;
       if (frames && r.codebooks.size() > 1) {
-        SlotCodebook* table = reinterpret_cast<SlotCodebook*>(table_ + tableAt);
+        SlotCodebook* table = reinterpret_cast<SlotCodebook*>(tables + tableAt);
         for (size_t g = 0; g < r.codebooks.size(); ++g) table[g] = slotCodebook(r.codebooks[g].codebook);
         tableAt += align16(r.codebooks.size() * sizeof(SlotCodebook));
         op.codebooks = table;
@@ -304,9 +378,10 @@ szResult_t SlotPath::enqueue(const std::vector<Op>& reqs, cudaStream_t stream) {
 #if SZ_PROFILE
     l.blocks.push_back(nblocks);
 #endif
-    results_[slot] = SlotOpResult{};
-    op.accum = accums_ + slot;
-    op.result = results_ + slot;
+    SlotOpResult* results = captured ? graph.results : results_;
+    results[slot] = SlotOpResult{};
+    op.accum = (captured ? graph.accums : accums_) + slot;
+    op.result = results + slot;
     l.ops.push_back(SlotCompletion{r.send, r.peer, r.type, r.count, bytes, r.frames, szSuccess, 0, 0, 0, slices[k], 0, 0,
                                    std::move(groups)});
   }
@@ -315,17 +390,25 @@ szResult_t SlotPath::enqueue(const std::vector<Op>& reqs, cudaStream_t stream) {
     const Calibration& c = l.calib[i];
     res = calibrate(reqs[c.op], reqs[c.op].codebooks[c.entry].group, c.buf, stream);
   }
+  if (res == szSuccess) res = orderOnDevice(reqs, captured ? std::vector<int>{} : chan, stream);
   if (res == szSuccess) {
     SZ_PROFILE_SCOPE("host slot launch");
     res = launchSlotOps(launch, nextBlock, stream);
+  }
+  if (captured) {  // its graph reports it (reap); the joined streams' later work follows it
+    if (res == szSuccess) res = joinAfter(reqs, stream);
+    if (res == szSuccess) return graphs_.keep(stream, std::move(l.ops));
+    graphs_.drop();
+    return res;
   }
   if (res == szSuccess) {
     SZ_PROFILE_SCOPE("host slot event record");
     l.event = freeEvents_.back();
     if (cudaEventRecord(l.event, stream) != cudaSuccess)
       res = szSetError(szUnhandledCudaError, "slot path: cudaEventRecord failed after a launch");
+    if (res == szSuccess) res = joinAfter(reqs, stream, l.event);
   }
-  if (res != szSuccess) {  // the channels' steps moved: the communicator cannot go on
+  if (res != szSuccess) {  // a launch may be out: the communicator cannot go on
     for (int s : l.results) freeResults_.push_back(s);
     for (const Calibration& c : l.calib) freeCalib_.push_back(c.buf);
     if (l.scratch >= 0) freeScratch_.push_back(l.scratch);
@@ -333,6 +416,8 @@ szResult_t SlotPath::enqueue(const std::vector<Op>& reqs, cudaStream_t stream) {
   }
   freeEvents_.pop_back();
   l.stream = stream;
+  l.seq = ++seq_;
+  for (int c : chan) last_[size_t(c)] = ChannelLast{stream, l.event, l.seq};
   inflight_.push_back(std::move(l));
   return szSuccess;
 }
@@ -357,16 +442,7 @@ szResult_t SlotPath::finish(Launch& l) {
   for (size_t k = 0; k < l.ops.size(); ++k) {
     SlotCompletion& c = l.ops[k];
     const SlotOpResult& r = results_[l.results[k]];
-    c.status = r.done ? szResult_t(r.status) : szInternalError;
-    c.wireBytes = r.wireBytes;
-    c.compressedSlices = r.compressedSlices;
-    c.seconds = r.endNs > r.startNs ? double(r.endNs - r.startNs) * 1e-9 : 0;
-    if (!c.send) c.codecSeconds = c.seconds;  // a receive's kernel time is its decode
-    for (size_t g = 0; g < c.groups.size(); ++g) {
-      c.groups[g].escapes = r.escapes[g];
-      c.groups[g].compressedElements = r.compressedElems[g];
-      c.escapes += r.escapes[g];
-    }
+    completeFromResult(c, r);
 #if SZ_PROFILE
     profileKernel(c, r, l.blocks[k]);
 #endif
@@ -420,7 +496,17 @@ szResult_t SlotPath::collect() {
 
 szResult_t SlotPath::reap(const std::function<void(const SlotCompletion&)>& done) {
   SZ_PROFILE_SCOPE("host slot reap");
+  CaptureModeRelaxed relaxed;  // event queries while a stream of this process is captured
   szResult_t first = collect();
+  std::vector<SlotCompletion> replays;
+  graphs_.poll(&replays);
+  for (SlotCompletion& c : replays) {
+    if (c.status != szSuccess && first == szSuccess)
+      first = szSetError(c.status, "%s rank %d (%llu bytes), replayed from a CUDA graph: %s",
+                         c.send ? "device send to" : "device receive from", c.peer, (unsigned long long)c.bytes,
+                         describe(c.status));
+    finished_.push_back(std::move(c));
+  }
   std::vector<SlotCompletion> ready;
   ready.swap(finished_);
   for (const SlotCompletion& c : ready) done(c);

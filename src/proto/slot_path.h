@@ -7,6 +7,7 @@
 // the next group, szCommFinalize, szCommGetStats, destroy).
 #pragma once
 
+#include <algorithm>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -16,6 +17,7 @@
 #include "src/proto/op.h"
 #include "src/proto/peer_channels.h"
 #include "src/proto/slot_completion.h"
+#include "src/proto/slot_graphs.h"
 
 struct CUevent_st;
 struct CUstream_st;
@@ -53,12 +55,23 @@ class SlotPath {
   // Connects the channels with those of `peers` not connected yet (PeerChannels::connect): every
   // peer of a group at once, before its launches. May wait for those peers to connect too.
   szResult_t connect(const std::vector<int>& peers) { return channels_.connect(peers); }
-  // One launch on `stream` running `reqs` together (at most kMaxSlotOps), their peers connected.
-  szResult_t enqueue(const std::vector<Op>& reqs, cudaStream_t stream);
+  // One launch running `reqs` together (at most kMaxSlotOps, in call order), their peers
+  // connected. It runs on the first operation's stream; the others' streams join it as NCCL's
+  // group launches do (the launch waits for their work so far, their later work waits for the
+  // launch), so operations of one channel take their steps in call order whatever their streams.
+  // A launch also waits for the launch in flight before it on each of its channels when that ran
+  // on another stream: the channels' step words are advanced on the device, in launch order.
+  // captured: the operations' streams are being captured into a CUDA graph (src/proto/slot_graphs.h);
+  // the launch is recorded, not run, and its sends carry no calibration. A captured launch is
+  // ordered only by its streams: replays and other operations on its channels must be ordered
+  // by the caller (one stream, or events), as NCCL asks of its graph users.
+  szResult_t enqueue(const std::vector<Op>& reqs, bool captured = false);
   // Collects finished launches, calling `done` for each of their operations (also those that
   // finished while enqueue waited for pools); returns the first failure among them.
   szResult_t reap(const std::function<void(const SlotCompletion&)>& done);
   bool idle() const { return inflight_.empty() && finished_.empty(); }
+  // Bytes of one launch's scratch: a slice per block.
+  uint64_t scratchBytes() const { return cfg_.sliceBytes * std::max<uint64_t>(cfg_.blocks, kMaxSlotOps); }
 
  private:
   struct Calibration {
@@ -73,6 +86,7 @@ class SlotPath {
     std::vector<Calibration> calib;
     uint64_t tableBegin, tableEnd;  // range of the pinned table arena
     int scratch;                    // scratch arena or -1
+    uint64_t seq;                   // launches in enqueue order, from 1
 #if SZ_PROFILE
     std::vector<uint32_t> blocks;  // each operation's blocks (base/profile.h: phases per block)
 #endif
@@ -84,6 +98,9 @@ class SlotPath {
   szResult_t collect();
   szResult_t waitOldest();
   szResult_t calibrate(const Op& r, int group, int buf, cudaStream_t stream);
+  szResult_t orderOnDevice(const std::vector<Op>& reqs, const std::vector<int>& chan, cudaStream_t stream);
+  szResult_t joinAfter(const std::vector<Op>& reqs, cudaStream_t stream, CUevent_st* after = nullptr);
+  bool inFlight(uint64_t seq) const;
 
   int rank_ = 0, nranks_ = 0;
   SlotPathConfig cfg_{};
@@ -100,6 +117,17 @@ class SlotPath {
   std::deque<Launch> inflight_;
   std::vector<SlotCompletion> finished_;   // collected, not yet handed to reap's caller
   std::vector<CUstream_st*> running_;      // collect's streams whose oldest launch is running
+  uint64_t* steps_ = nullptr;  // device: each channel's next step (slot_steps.h: stepChannel)
+  // Per channel, the last launch that used it (seq 0: none), for ordering the next one after it.
+  struct ChannelLast {
+    CUstream_st* stream;
+    CUevent_st* event;
+    uint64_t seq;
+  };
+  std::vector<ChannelLast> last_;
+  uint64_t seq_ = 0;
+  CUevent_st* joinEvent_ = nullptr;  // a joined stream's work so far (re-recorded per join)
+  SlotGraphs graphs_;  // captured launches' memory
   unsigned long long* calibDev_ = nullptr;   // device: 256 counters per calibration buffer
   unsigned long long* calibHost_ = nullptr;  // pinned: their copies, read when the launch is reaped
   std::vector<int> freeCalib_;

@@ -1,0 +1,70 @@
+// Slot launches captured into CUDA graphs (docs/PIPELINE.md, "CUDA graphs"). A captured launch
+// cannot use the slot path's rings of result slots, tables and scratch, which are handed to the
+// next launches once it is reaped: a graph replays it any number of times, long after. So each
+// captured launch gets its own memory, held by the graph through a CUDA user object and freed
+// once the graph and its instances are destroyed. Its steps need nothing from the host: the
+// kernels take them from the channels' step words (src/proto/slot_steps.h).
+// The communicator sees a replay's operations when it next reaps (any group call,
+// szCommGetAsyncError, szCommGetStats): their results are read, counted like any operation's
+// and re-armed. A failed replay fails the communicator as a failed launch does.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "kernels/slot_kernels.h"
+#include "src/proto/slot_completion.h"
+
+struct CUstream_st;
+
+namespace sz {
+
+class SlotGraphs {
+ public:
+  // A captured launch's memory: per operation a result (mapped pinned), a pool entry (mapped
+  // pinned) and an accumulator (device, zero); the buffer-list tables (mapped pinned) and the
+  // scratch (device), where it has any.
+  struct Memory {
+    SlotOpResult* results = nullptr;
+    SlotOp* pool = nullptr;
+    uint8_t* tables = nullptr;
+    SlotOpAccum* accums = nullptr;
+    uint8_t* scratch = nullptr;
+  };
+
+  SlotGraphs() = default;
+  // Frees every captured launch's memory: a graph still holding one must not be replayed after
+  // its communicator is destroyed (as with NCCL).
+  ~SlotGraphs();
+  SlotGraphs(const SlotGraphs&) = delete;
+  SlotGraphs& operator=(const SlotGraphs&) = delete;
+
+  // Memory for a launch of `nops` operations being captured. Call with the thread's capture mode
+  // relaxed (kernels/capture_mode.h). Errors: szUnhandledCudaError.
+  szResult_t allocate(uint32_t nops, uint64_t tableBytes, uint64_t scratchBytes, Memory* out);
+  // The launch allocated last was captured on `stream`: its graph now holds its memory, and its
+  // operations report `ops` after each replay. Errors: szUnhandledCudaError (its memory is freed).
+  szResult_t keep(CUstream_st* stream, std::vector<SlotCompletion> ops);
+  // The launch allocated last was not captured after all: its memory is freed.
+  void drop();
+  // Each finished replay's operations (their results read, then re-armed), appended to
+  // `finished`; memory of destroyed graphs freed. A replay that finishes while the previous one
+  // is read is reported once: the counts are those of the replays seen.
+  void poll(std::vector<SlotCompletion>* finished);
+
+ private:
+  struct Entry {
+    Memory mem;
+    void* host = nullptr;  // the pinned block (results, pool, tables)
+    void* dev = nullptr;   // the device block (accumulators, scratch)
+    std::vector<SlotCompletion> ops;
+    std::shared_ptr<std::atomic<bool>> released;  // set by the user object's destructor
+  };
+  static void release(Entry& e);
+  std::vector<std::unique_ptr<Entry>> entries_;
+  std::unique_ptr<Entry> pending_;
+};
+
+}  // namespace sz

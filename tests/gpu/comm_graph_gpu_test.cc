@@ -1,0 +1,291 @@
+// szSend/szRecv captured into CUDA graphs (docs/PIPELINE.md, "CUDA graphs"): two ranks as
+// threads of one process, each capturing its send and its receive into one graph on its own
+// stream and replaying it, with the send buffer's contents changed between replays; operations
+// outside the graph on the same channels in between; the refusals that leave the communicator
+// usable. Checked bit for bit, and the replays counted in the stats.
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../kv_like.h"
+#include "gpu_test_util.h"
+#include "thread_barrier.h"
+
+namespace {
+
+struct GraphCase {
+  const char* wire;
+  szDataType_t type;
+  size_t count;
+  int replays;
+};
+
+// Replay r's data from rank `rank`: KV-like BF16 bits for 2-byte types, seeded bytes otherwise,
+// different for every (rank, replay).
+std::vector<uint8_t> payload(szDataType_t type, size_t bytes, int rank, int replay) {
+  std::vector<uint8_t> out(bytes);
+  if (type == szBfloat16) {  // 2^20 KV-like values, shifted and with other low mantissa bits per (rank, replay)
+    static const std::vector<uint16_t> kv = sztest::kvLikeBf16(size_t(1) << 20, 7, 0.5f);
+    const size_t mask = kv.size() - 1, shift = size_t(7919) * size_t(rank) + size_t(104729) * size_t(replay);
+    const uint16_t flip = uint16_t((replay & 1) ? 0x8000 : 0);
+    uint16_t* v = reinterpret_cast<uint16_t*>(out.data());
+    for (size_t i = 0; i < bytes / 2; ++i)
+      v[i] = uint16_t(kv[(i + shift) & mask] ^ flip ^ (((i >> 20) + size_t(rank) + 3 * size_t(replay)) & 0x7F));
+  } else {
+    uint32_t s = uint32_t(1000 * rank + replay + 1);
+    for (size_t i = 0; i < bytes; ++i) {
+      s = s * 1664525u + 1013904223u;
+      out[i] = uint8_t(s >> 24);
+    }
+    if (type == szFloat32)  // FP32 with concentrated exponents: an exponent byte of 0x3E/0x3F
+      for (size_t i = 3; i < bytes; i += 4) out[i] = uint8_t(0x3E | (out[i] & 1) | (out[i] & 0x80));
+  }
+  return out;
+}
+
+szResult_t exchange(szComm_t comm, void* send, void* recv, size_t count, szDataType_t type, int peer, cudaStream_t s) {
+  szGroupStart();
+  szSend(send, count, type, peer, comm, s);
+  szRecv(recv, count, type, peer, comm, s);
+  return szGroupEnd();
+}
+
+// Each rank: one exchange outside a graph, then a graph of one exchange replayed c.replays
+// times with new data before each, an exchange outside the graph halfway; the received bytes are
+// compared after each. wrong[r]: mismatched bytes; res[r]: the first failure.
+void replayed(const GraphCase& c, size_t wrong[2], szResult_t res[2], uint64_t rawBytes[2]) {
+  szUniqueId id;
+  ASSERT_EQ(szGetUniqueId(&id), szSuccess);
+  const size_t bytes = c.count * szTypeSize(c.type);
+  sztest::Barrier barrier(2);
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < 2; ++r) {
+    ranks.emplace_back([&, r] {
+      cudaSetDevice(0);
+      szConfig_t cfg = SZ_CONFIG_INITIALIZER;
+      cfg.wire = c.wire;
+      cfg.codec = SZ_CODEC_ON;
+      szComm_t comm = nullptr;
+      res[r] = szCommInitRankConfig(&comm, 2, id, r, &cfg);
+      uint8_t *send = nullptr, *recv = nullptr;
+      cudaMalloc(&send, bytes + 1);
+      cudaMalloc(&recv, bytes + 1);
+      cudaStream_t s;
+      cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+      const int peer = 1 - r;
+      auto check = [&](int replay) {  // the peer's data of `replay` arrived, and nothing past it
+        if (cudaStreamSynchronize(s) != cudaSuccess && res[r] == szSuccess) res[r] = szUnhandledCudaError;
+        szResult_t async = szSuccess;
+        szCommGetAsyncError(comm, &async);  // reaps: a replay is counted before the next one runs
+        if (res[r] == szSuccess) res[r] = async;
+        std::vector<uint8_t> got(bytes + 1), want = payload(c.type, bytes, peer, replay);
+        cudaMemcpy(got.data(), recv, bytes + 1, cudaMemcpyDeviceToHost);
+        for (size_t i = 0; i < bytes; ++i) wrong[r] += got[i] != want[i];
+        wrong[r] += got[bytes] != 0xA5;
+      };
+      auto load = [&](int replay) {  // ordered on the stream before the next exchange
+        std::vector<uint8_t> data = payload(c.type, bytes, r, replay);
+        cudaMemcpyAsync(send, data.data(), bytes, cudaMemcpyHostToDevice, s);
+        cudaMemsetAsync(recv, 0xA5, bytes + 1, s);
+        cudaStreamSynchronize(s);
+      };
+      cudaGraphExec_t exec = nullptr;
+      if (res[r] == szSuccess) {
+        load(0);
+        res[r] = exchange(comm, send, recv, c.count, c.type, peer, s);
+        check(0);
+      }
+      if (res[r] == szSuccess) {
+        cudaGraph_t graph = nullptr;
+        cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
+        szResult_t captured = exchange(comm, send, recv, c.count, c.type, peer, s);
+        cudaError_t e = cudaStreamEndCapture(s, &graph);
+        if (captured != szSuccess) fprintf(stderr, "rank %d: capture: %s\n", r, szGetLastError(comm));
+        res[r] = captured != szSuccess ? captured : e != cudaSuccess ? szUnhandledCudaError : szSuccess;
+        if (res[r] == szSuccess && cudaGraphInstantiate(&exec, graph, 0) != cudaSuccess) res[r] = szUnhandledCudaError;
+        if (graph) cudaGraphDestroy(graph);  // the instance holds what the launch needs
+      }
+      for (int i = 1; i <= c.replays && res[r] == szSuccess; ++i) {
+        load(i);
+        if (i == c.replays / 2 + 1) {  // outside the graph, on the same channels, between replays
+          res[r] = exchange(comm, send, recv, c.count, c.type, peer, s);
+        } else if (cudaGraphLaunch(exec, s) != cudaSuccess) {
+          res[r] = szUnhandledCudaError;
+        }
+        check(i);
+      }
+      if (exec) cudaGraphExecDestroy(exec);
+      szStats_t st;
+      if (szCommGetStats(comm, &st) == szSuccess) rawBytes[r] = st.rawBytes;
+      barrier.wait();  // with one GPU, cudaFree waits for the other rank's stream
+      if (res[r] != szSuccess) fprintf(stderr, "rank %d: %s\n", r, szGetLastError(comm));
+      cudaStreamDestroy(s);
+      cudaFree(send);
+      cudaFree(recv);
+      if (comm && res[r] == szSuccess) res[r] = szCommFinalize(comm);
+      if (comm) szCommDestroy(comm);
+    });
+  }
+  for (auto& t : ranks) t.join();
+}
+
+class CommGraphGpu : public ::testing::TestWithParam<GraphCase> {};
+
+TEST_P(CommGraphGpu, ReplaysAreBitExactAndCounted) {
+  SKIP_WITHOUT_GPU();
+  const GraphCase& c = GetParam();
+  size_t wrong[2] = {0, 0};
+  szResult_t res[2] = {szSuccess, szSuccess};
+  uint64_t raw[2] = {0, 0};
+  replayed(c, wrong, res, raw);
+  EXPECT_EQ(res[0], szSuccess) << szGetErrorString(res[0]);
+  EXPECT_EQ(res[1], szSuccess) << szGetErrorString(res[1]);
+  EXPECT_EQ(wrong[0], 0u);
+  EXPECT_EQ(wrong[1], 0u);
+  // Every exchange counted once: the first, the replays and the one between them.
+  const uint64_t bytes = c.count * szTypeSize(c.type);
+  EXPECT_EQ(raw[0], bytes * uint64_t(c.replays + 1));
+  EXPECT_EQ(raw[1], bytes * uint64_t(c.replays + 1));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Types, CommGraphGpu,
+    ::testing::Values(GraphCase{"ipc", szBfloat16, (3 << 20) + 5, 6}, GraphCase{"ipc", szFloat32, (1 << 20) + 3, 4},
+                      GraphCase{"ipc", szFloat8e5m2, (2 << 20) + 1, 4}, GraphCase{"ipc", szUint8, 4099, 4},
+                      GraphCase{"ipc", szFloat16, 1, 4}, GraphCase{"ipc", szBfloat16, 0, 3},
+                      GraphCase{"ipc", szBfloat16, size_t(512) << 20, 10},  // 1 GiB, ten replays
+                      GraphCase{"tcp", szBfloat16, (1 << 20) + 7, 4}),
+    [](const ::testing::TestParamInfo<GraphCase>& i) {
+      return std::string(i.param.wire) + "_type" + std::to_string(int(i.param.type)) + "_n" +
+             std::to_string(i.param.count);
+    });
+
+// A group mixing a captured stream with another is refused before anything is planned; the
+// communicator then exchanges as before.
+TEST(CommGraphGpuRefusal, MixedCaptureIsRefusedAndTheCommunicatorStaysUsable) {
+  SKIP_WITHOUT_GPU();
+  szUniqueId id;
+  ASSERT_EQ(szGetUniqueId(&id), szSuccess);
+  const size_t count = (1 << 20) + 1, bytes = count * 2;
+  szResult_t refused[2] = {szSuccess, szSuccess}, after[2] = {szInternalError, szInternalError};
+  size_t wrong[2] = {0, 0};
+  sztest::Barrier barrier(2);
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < 2; ++r) {
+    ranks.emplace_back([&, r] {
+      cudaSetDevice(0);
+      szConfig_t cfg = SZ_CONFIG_INITIALIZER;
+      cfg.wire = "ipc";
+      szComm_t comm = nullptr;
+      if (szCommInitRankConfig(&comm, 2, id, r, &cfg) != szSuccess) return;
+      uint8_t *send = nullptr, *recv = nullptr;
+      cudaMalloc(&send, bytes);
+      cudaMalloc(&recv, bytes);
+      cudaStream_t s, other;
+      cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+      cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking);
+      std::vector<uint8_t> data = payload(szBfloat16, bytes, r, 0);
+      cudaMemcpy(send, data.data(), bytes, cudaMemcpyHostToDevice);
+      cudaGraph_t graph = nullptr;
+      cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
+      szGroupStart();
+      szSend(send, count, szBfloat16, 1 - r, comm, s);
+      szRecv(recv, count, szBfloat16, 1 - r, comm, other);  // not in the capture
+      refused[r] = szGroupEnd();
+      cudaStreamEndCapture(s, &graph);
+      if (graph) cudaGraphDestroy(graph);
+      after[r] = exchange(comm, send, recv, count, szBfloat16, 1 - r, s);
+      cudaStreamSynchronize(s);
+      szResult_t async = szSuccess;
+      szCommGetAsyncError(comm, &async);
+      if (after[r] == szSuccess) after[r] = async;
+      std::vector<uint8_t> got(bytes), want = payload(szBfloat16, bytes, 1 - r, 0);
+      cudaMemcpy(got.data(), recv, bytes, cudaMemcpyDeviceToHost);
+      wrong[r] = got == want ? 0 : 1;
+      barrier.wait();
+      cudaStreamDestroy(s);
+      cudaStreamDestroy(other);
+      cudaFree(send);
+      cudaFree(recv);
+      szCommDestroy(comm);
+    });
+  }
+  for (auto& t : ranks) t.join();
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(refused[r], szInvalidUsage) << "rank " << r;
+    EXPECT_EQ(after[r], szSuccess) << "rank " << r << ": " << szGetErrorString(after[r]);
+    EXPECT_EQ(wrong[r], 0u) << "rank " << r;
+  }
+}
+
+// Operations of one group on two streams take their channel steps in call order (the streams
+// join one launch), whatever order their streams' handles have: two sends of one size to one
+// peer, on streams given the other way round on the receiving side.
+TEST(CommGraphGpuStreams, OperationsOnTwoStreamsMatchInCallOrder) {
+  SKIP_WITHOUT_GPU();
+  szUniqueId id;
+  ASSERT_EQ(szGetUniqueId(&id), szSuccess);
+  const size_t count = (2 << 20) + 3, bytes = count * 2;
+  szResult_t res[2] = {szSuccess, szSuccess};
+  size_t wrong = 0;
+  sztest::Barrier barrier(2);
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < 2; ++r) {
+    ranks.emplace_back([&, r] {
+      cudaSetDevice(0);
+      szConfig_t cfg = SZ_CONFIG_INITIALIZER;
+      cfg.wire = "ipc";
+      cfg.codec = SZ_CODEC_ON;
+      szComm_t comm = nullptr;
+      if ((res[r] = szCommInitRankConfig(&comm, 2, id, r, &cfg)) != szSuccess) return;
+      uint8_t* buf[2] = {nullptr, nullptr};
+      cudaMalloc(&buf[0], bytes);
+      cudaMalloc(&buf[1], bytes);
+      cudaStream_t st[2];
+      cudaStreamCreateWithFlags(&st[0], cudaStreamNonBlocking);
+      cudaStreamCreateWithFlags(&st[1], cudaStreamNonBlocking);
+      if (st[1] < st[0]) std::swap(st[0], st[1]);  // st[0] has the lower handle
+      std::vector<uint8_t> a = payload(szBfloat16, bytes, 0, 1), b = payload(szBfloat16, bytes, 0, 2);
+      if (r == 0) {
+        cudaMemcpy(buf[0], a.data(), bytes, cudaMemcpyHostToDevice);
+        cudaMemcpy(buf[1], b.data(), bytes, cudaMemcpyHostToDevice);
+      }
+      szGroupStart();
+      if (r == 0) {  // a first on the higher handle, then b on the lower
+        szSend(buf[0], count, szBfloat16, 1, comm, st[1]);
+        szSend(buf[1], count, szBfloat16, 1, comm, st[0]);
+      } else {  // a first on the lower handle, then b on the higher
+        szRecv(buf[0], count, szBfloat16, 0, comm, st[0]);
+        szRecv(buf[1], count, szBfloat16, 0, comm, st[1]);
+      }
+      szResult_t e = szGroupEnd();
+      cudaStreamSynchronize(st[0]);
+      cudaStreamSynchronize(st[1]);
+      szResult_t async = szSuccess;
+      szCommGetAsyncError(comm, &async);
+      res[r] = e != szSuccess ? e : async;
+      if (r == 1) {
+        std::vector<uint8_t> got(bytes);
+        cudaMemcpy(got.data(), buf[0], bytes, cudaMemcpyDeviceToHost);
+        wrong += got != a;
+        cudaMemcpy(got.data(), buf[1], bytes, cudaMemcpyDeviceToHost);
+        wrong += got != b;
+      }
+      barrier.wait();
+      cudaStreamDestroy(st[0]);
+      cudaStreamDestroy(st[1]);
+      cudaFree(buf[0]);
+      cudaFree(buf[1]);
+      szCommDestroy(comm);
+    });
+  }
+  for (auto& t : ranks) t.join();
+  EXPECT_EQ(res[0], szSuccess) << szGetErrorString(res[0]);
+  EXPECT_EQ(res[1], szSuccess) << szGetErrorString(res[1]);
+  EXPECT_EQ(wrong, 0u);
+}
+
+}  // namespace
