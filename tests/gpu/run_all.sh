@@ -245,6 +245,8 @@ latency_steps() {  # the per-operation figures (issue 31): perf/latency_table.py
       STEP_TIMEOUT=60 step "lat_${M}_$S" $SRL --codec $M -b $S -e $S -n 1000 -w 100 -J "$LOGS/lat_${M}_$S.json"
     done
   done
+  # One 4 KiB exchange per rank captured into a CUDA graph, replayed 1000 times back to back.
+  STEP_TIMEOUT=60 step lat_graph_4K $SRL --codec off -b 4K -e 4K -n 1 -w 100 -G 1000 -J "$LOGS/lat_graph_4K.json"
   # tcp over loopback, device buffers against host buffers (no GPU visible), 4 KiB raw.
   for K in dev host; do
     STEP_TIMEOUT=60 step "lat_tcp${K}_4K" env $([ $K = host ] && echo CUDA_VISIBLE_DEVICES=) ./build/perf/sendrecv_perf -t 2 \
