@@ -13,7 +13,7 @@
 #       --python: pip install ./python and pytest only, settings default;
 #       --handoff: the hand-off's C++ replay, the lazy connections, the tcp auto rows, the Python
 #       package and the layer-wise example;
-#       --latency: the GPU suite, then the per-operation figures (issue 31) at 4 KiB and 4 MiB and
+#       --latency: the GPU suite, then the per-operation figures (issue 31) at 4 KiB and 4 MiB and (PROF=0: without)
 #       their profile;
 #       --quick: tests only; --comm: the
 #       communicator's tests, the main job and sendrecv_perf only; --codec: the GPU suite once,
@@ -268,7 +268,7 @@ if [ "$QUICK" = "--latency" ]; then
   SZ_TEST_KV_BF16=$KV_BF16 STEP_TIMEOUT=150 step gpu_tests ./build/tests/splitzip_gpu_tests --gtest_filter='*:-CommLazyGpu*' \
     --gtest_output=json:"$OUT/gpu_tests.json"
   latency_steps
-  STEP_TIMEOUT=400 step prof_build make -j"$(nproc)" BUILD=build-profile PROFILE=1 DEPS="$DEPS" build-profile/perf/sendrecv_perf &&
+  [ "${PROF:-1}" = 0 ] || STEP_TIMEOUT=400 step prof_build make -j"$(nproc)" BUILD=build-profile PROFILE=1 DEPS="$DEPS" build-profile/perf/sendrecv_perf &&
     for S in 4K 256K 4M; do
       for M in off on; do
         STEP_TIMEOUT=60 step "prof_${M}_$S" sh -c "env -u CUDA_DEVICE_MAX_CONNECTIONS ./build-profile/perf/sendrecv_perf -t 2 \
