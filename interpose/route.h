@@ -41,8 +41,9 @@ struct Decision {
 
 // The route of a send or receive of `count` elements of ncclDataType_t `type` to `peer` on a
 // communicator (`interposed`: it has a SplitZip communicator; `rank`: this rank in it).
-// `capturing`: the stream is being captured into a CUDA graph (SplitZip cannot be captured;
-// both sides of a pair capture alike, as NCCL's own graph use requires).
+// `capturing`: the stream is being captured into a CUDA graph: forwarded, since the interposed
+// communicator's wire may be nccl, whose operations SplitZip cannot capture (docs/PIPELINE.md,
+// "CUDA graphs"); both sides of a pair capture alike, as NCCL's own graph use requires.
 Decision decide(bool interposed, int type, size_t count, int peer, int rank, bool capturing, const Policy& p);
 
 // The ncclResult_t value for a szResult_t value (the numbering of both enums is public; NCCL has

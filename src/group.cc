@@ -169,6 +169,9 @@ szResult_t connectPeers(const std::vector<std::pair<szComm*, std::vector<int>>>&
   auto connectOne = [&](size_t i) {
     szComm* comm = connects[i].first;
     DeviceGuard onCommDevice(comm->cudaDevice);
+#if SZ_HAVE_CUDA
+    CaptureModeRelaxed relaxed;  // a thread of its own starts in the process's default mode
+#endif
     results[i] = comm->slotPath->connect(connects[i].second);
     if (results[i] != szSuccess) why[i] = szThreadLastError();
   };
