@@ -13,8 +13,8 @@
 #       --python: pip install ./python and pytest only, settings default;
 #       --handoff: the hand-off's C++ replay, the lazy connections, the tcp auto rows, the Python
 #       package and the layer-wise example;
-#       --latency: the GPU suite, then the per-operation figures (issue 31) at 4 KiB and 4 MiB and (PROF=0: without)
-#       their profile;
+#       --latency: the GPU suite, then the per-operation figures (issue 31) at 4 KiB and 4 MiB,
+#       a CUDA graph's replay, and their profile (PROF=0: none);
 #       --quick: tests only; --comm: the
 #       communicator's tests, the main job and sendrecv_perf only; --codec: the GPU suite once,
 #       compute-sanitizer, the codec benchmarks, the authors' codec beside them and sendrecv_perf
