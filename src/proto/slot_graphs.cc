@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "kernels/cuda_check.h"
+#include "kernels/pinned_host.h"
 #include "kernels/zero_fill.h"
 
 namespace sz {
@@ -21,33 +22,58 @@ void markReleased(void* p) {
 
 }  // namespace
 
-void SlotGraphs::release(Entry& e) {
-  if (e.host) cudaFreeHost(e.host);
+void SlotGraphs::free(Entry& e) {
+  freePinnedHost(e.host);
   if (e.dev) cudaFree(e.dev);
   e.host = e.dev = nullptr;
   cudaGetLastError();
 }
 
 SlotGraphs::~SlotGraphs() {
-  for (auto& e : entries_) release(*e);
-  if (pending_) release(*pending_);
+  for (auto& e : entries_) free(*e);
+  for (auto& e : spare_) free(*e);
+  if (pending_) free(*pending_);
+}
+
+void SlotGraphs::retire(std::unique_ptr<Entry> e) {
+  e->ops.clear();
+  e->released.reset();
+  spare_.push_back(std::move(e));
 }
 
 szResult_t SlotGraphs::allocate(uint32_t nops, uint64_t tableBytes, uint64_t scratchBytes, Memory* out) {
   drop();
-  auto e = std::make_unique<Entry>();
   const uint64_t results = align256(sizeof(SlotOpResult) * nops), pool = align256(sizeof(SlotOp) * nops);
   const uint64_t accums = align256(sizeof(SlotOpAccum) * nops);
-  CUDACHECK(cudaHostAlloc(&e->host, results + pool + tableBytes, cudaHostAllocMapped));
-  memset(e->host, 0, results + pool + tableBytes);
-  cudaError_t err = cudaMalloc(&e->dev, accums + scratchBytes);
-  if (err != cudaSuccess) {
-    release(*e);
-    CUDACHECK(err);
+  const uint64_t hostBytes = results + pool + tableBytes, devBytes = accums + scratchBytes;
+  std::unique_ptr<Entry> e;
+  for (auto it = spare_.begin(); it != spare_.end() && !e; ++it)
+    if ((*it)->hostBytes >= hostBytes && (*it)->devBytes >= devBytes) {
+      e = std::move(*it);
+      spare_.erase(it);
+    }
+  if (!e) {
+    // No cudaHostAlloc or cudaFree while capturing: both wait for every running kernel of the
+    // device, and the peer's kernel (a rank of this process on the same GPU) may be waiting for
+    // this rank (kernels/pinned_host.h). Memory is kept for the next capture, freed at destroy.
+    e = std::make_unique<Entry>();
+    SZCHECK(allocPinnedHost(hostBytes, &e->host));
+    e->hostBytes = hostBytes;
+    if (pinnedDeviceAddress(e->host) != e->host) {
+      free(*e);
+      return szSetError(szUnhandledCudaError, "slot graphs: pinned host memory the device reaches at another address");
+    }
+    cudaError_t err = cudaMalloc(&e->dev, devBytes);
+    if (err != cudaSuccess) {
+      free(*e);
+      CUDACHECK(err);
+    }
+    e->devBytes = devBytes;
   }
+  memset(e->host, 0, hostBytes);
   szResult_t r = zeroDeviceMemory(e->dev, accums);
   if (r != szSuccess) {
-    release(*e);
+    free(*e);
     return r;
   }
   uint8_t* h = static_cast<uint8_t*>(e->host);
@@ -81,7 +107,7 @@ szResult_t SlotGraphs::keep(CUstream_st* stream, std::vector<SlotCompletion> ops
     err = cudaUserObjectCreate(&object, flag, markReleased, 1, cudaUserObjectNoDestructorSync);
   if (err != cudaSuccess) {
     delete flag;
-    release(*e);
+    retire(std::move(e));
     CUDACHECK(err);
   }
   // The graph takes the one reference: the destructor runs when the graph (and each instance,
@@ -89,7 +115,7 @@ szResult_t SlotGraphs::keep(CUstream_st* stream, std::vector<SlotCompletion> ops
   err = cudaGraphRetainUserObject(graph, object, 1, cudaGraphUserObjectMove);
   if (err != cudaSuccess) {
     cudaUserObjectRelease(object, 1);  // runs the destructor: the flag is set and freed
-    release(*e);
+    retire(std::move(e));
     CUDACHECK(err);
   }
   for (SlotCompletion& c : ops) c.replay = true;
@@ -99,15 +125,14 @@ szResult_t SlotGraphs::keep(CUstream_st* stream, std::vector<SlotCompletion> ops
 }
 
 void SlotGraphs::drop() {
-  if (pending_) release(*pending_);
-  pending_.reset();
+  if (pending_) retire(std::move(pending_));
 }
 
 void SlotGraphs::poll(std::vector<SlotCompletion>* finished) {
   for (auto it = entries_.begin(); it != entries_.end();) {
     Entry& e = **it;
     if (e.released->load(std::memory_order_acquire)) {
-      release(e);
+      retire(std::move(*it));
       it = entries_.erase(it);
       continue;
     }

@@ -1,8 +1,10 @@
 // Slot launches captured into CUDA graphs (docs/PIPELINE.md, "CUDA graphs"). A captured launch
 // cannot use the slot path's rings of result slots, tables and scratch, which are handed to the
 // next launches once it is reaped: a graph replays it any number of times, long after. So each
-// captured launch gets its own memory, held by the graph through a CUDA user object and freed
-// once the graph and its instances are destroyed. Its steps need nothing from the host: the
+// captured launch gets its own memory, held by the graph through a CUDA user object and kept for
+// the next capture once the graph and its instances are destroyed (freed with the communicator:
+// freeing waits for every kernel of the device, which a peer's kernel waiting on this rank would
+// hold up). Its steps need nothing from the host: the
 // kernels take them from the channels' step words (src/proto/slot_steps.h).
 // The communicator sees a replay's operations when it next reaps (any group call,
 // szCommGetAsyncError, szCommGetStats): their results are read, counted like any operation's
@@ -50,20 +52,22 @@ class SlotGraphs {
   // The launch allocated last was not captured after all: its memory is freed.
   void drop();
   // Each finished replay's operations (their results read, then re-armed), appended to
-  // `finished`; memory of destroyed graphs freed. A replay that finishes while the previous one
+  // `finished`; memory of destroyed graphs kept for the next capture. A replay that finishes while the previous one
   // is read is reported once: the counts are those of the replays seen.
   void poll(std::vector<SlotCompletion>* finished);
 
  private:
   struct Entry {
     Memory mem;
-    void* host = nullptr;  // the pinned block (results, pool, tables)
+    void* host = nullptr;  // the pinned block (results, pool, tables: kernels/pinned_host.h)
     void* dev = nullptr;   // the device block (accumulators, scratch)
+    uint64_t hostBytes = 0, devBytes = 0;
     std::vector<SlotCompletion> ops;
     std::shared_ptr<std::atomic<bool>> released;  // set by the user object's destructor
   };
-  static void release(Entry& e);
-  std::vector<std::unique_ptr<Entry>> entries_;
+  static void free(Entry& e);
+  void retire(std::unique_ptr<Entry> e);  // its graph is gone: kept for a later capture
+  std::vector<std::unique_ptr<Entry>> entries_, spare_;
   std::unique_ptr<Entry> pending_;
 };
 

@@ -136,10 +136,11 @@ void twoRanks(const char* wire, const std::function<void(int rank, szComm_t comm
   for (std::thread& t : ranks) t.join();
 }
 
-// An operation with a peer on a stream being captured is refused with szInvalidUsage naming the
-// capture, before anything is planned or launched: the communicator stays usable, and the same
-// pair of ranks then exchanges as usual.
-TEST(CommCaptureGpu, ARefusedCaptureLeavesTheCommunicatorUsable) {
+// An operation with a peer captured into a CUDA graph that is destroyed unreplayed takes no
+// channel steps (the kernels take them as they run: docs/PIPELINE.md, "CUDA graphs"): the same
+// pair of ranks then exchanges outside the graph as if it never was. The capture comes at the
+// pair's first operation, so it also connects the pair.
+TEST(CommCaptureGpu, AGraphNeverReplayedTakesNoSteps) {
   SKIP_WITHOUT_GPU();
   twoRanks(nullptr, [](int rank, szComm_t comm) {
     cudaStream_t s;
@@ -151,17 +152,16 @@ TEST(CommCaptureGpu, ARefusedCaptureLeavesTheCommunicatorUsable) {
     for (size_t i = 0; i < count; ++i) host[i] = uint16_t(0x3C00 + i % 509);
     CUDA_ASSERT(cudaMemcpy(buf, host.data(), count * 2, cudaMemcpyHostToDevice));
     CUDA_ASSERT(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-    const szResult_t refused = rank == 0 ? szSend(buf, count, szBfloat16, 1, comm, s)
-                                         : szRecv(buf, count, szBfloat16, 0, comm, s);
+    const szResult_t captured = rank == 0 ? szSend(buf, count, szBfloat16, 1, comm, s)
+                                          : szRecv(buf, count, szBfloat16, 0, comm, s);
     cudaGraph_t graph = nullptr;
     CUDA_ASSERT(cudaStreamEndCapture(s, &graph));
+    EXPECT_NE(graph, nullptr);
     if (graph) cudaGraphDestroy(graph);
-    EXPECT_EQ(refused, szInvalidUsage);
-    EXPECT_NE(std::string(szGetLastError(comm)).find("captured into a CUDA graph"), std::string::npos)
-        << szGetLastError(comm);
+    EXPECT_EQ(captured, szSuccess) << szGetLastError(comm);
     szResult_t async = szSuccess;
     EXPECT_EQ(szCommGetAsyncError(comm, &async), szSuccess);
-    EXPECT_EQ(async, szSuccess) << "a refused capture must not fail the communicator";
+    EXPECT_EQ(async, szSuccess);
     if (rank == 1) {
       CUDA_ASSERT(cudaMemset(buf, 0, count * 2));
     }
