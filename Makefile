@@ -55,7 +55,7 @@ ifneq ($(DEPS),)
 endif
 
 # kernels/*.cc: the host side of GPU entry points, built without CUDA too (their launchers are
-# stubbed there by kernels/launch_stubs.cc, the slot path by src/proto/slot_path_stub.cc).
+# stubbed there by kernels/launch_stubs.cc, the slot path and its graphs by src/proto/slot_path_stub.cc).
 LIB_SRCS := $(wildcard src/*.cc base/*.cc src/proto/*.cc codec/*.cc transport/*.cc kernels/*.cc)
 # The ib wire: the parts that need rdma-core's headers, and those that need CUDA too.
 IB_VERBS_SRCS := transport/ib_loader.cc transport/ib_status.cc transport/ib_devices.cc transport/ib_qp.cc
@@ -66,7 +66,7 @@ ifeq ($(CUDA),1)
   CU_SRCS := $(wildcard kernels/*.cu)
   override LDLIBS += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lnccl -lcudart
 else
-  LIB_SRCS := $(filter-out transport/nccl.cc transport/ipc.cc src/init_nccl.cc src/proto/slot_path.cc $(IB_CUDA_SRCS),$(LIB_SRCS))  # wires that need CUDA
+  LIB_SRCS := $(filter-out transport/nccl.cc transport/ipc.cc src/init_nccl.cc src/proto/slot_path.cc src/proto/slot_graphs.cc $(IB_CUDA_SRCS),$(LIB_SRCS))  # wires that need CUDA
   CU_SRCS :=
 endif
 # rdma-core's headers (Debian libibverbs-dev): the ib wire is built where they are, its pure

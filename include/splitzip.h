@@ -409,7 +409,8 @@ szResult_t szCommUserRank(const szComm_t comm, int* rank);
  * group, szGroupEnd) returns when the operation is complete; `stream` is ignored. With device
  * buffers, see CUDA_DEVICE_MAX_CONNECTIONS in docs/PIPELINE.md.
  * A group's device operations on several streams run as one launch, as NCCL's groups do: it
- * waits for the other streams' earlier work, and their later work waits for it.
+ * waits for the other streams' earlier work, and their later work waits for it. Launches on
+ * different streams that share a peer and direction run one after the other, in call order.
  * CUDA graphs: on a stream being captured, device operations with other ranks are recorded into
  * the graph and run at each replay (wires ipc, tcp and ib; docs/PIPELINE.md, "CUDA graphs"). A
  * send encodes with the codebook of the moment of capture. Replays and other operations with

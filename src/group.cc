@@ -317,6 +317,14 @@ szResult_t runPending(std::vector<PendingOp> pending) {
     for (const auto& op : ops)
       if (op->device && comm->slotPath == nullptr)
         return szSetError(szInvalidUsage, "device buffers on a communicator without a GPU");
+    // One launch runs a communicator's device operations of a group (its streams joined):
+    // refused here, before anything runs, rather than failing the communicator at the launch.
+    const auto launched = std::count_if(ops.begin(), ops.end(), [comm = comm](const auto& op) {
+      return op->device && op->peer != comm->rank;
+    });
+    if (launched > kMaxSlotOps)
+      return szSetError(szInvalidUsage, "szGroupEnd: rank %d: %ld device operations with other ranks in one group; "
+                        "at most %u per communicator", comm->rank, long(launched), kMaxSlotOps);
     // (A send to self is a stream-ordered copy: it is captured like any other.)
     SZCHECK(captureOf(comm, ops, &captured[comm]));
   }

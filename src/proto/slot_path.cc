@@ -385,12 +385,13 @@ szResult_t SlotPath::enqueue(const std::vector<Op>& reqs, bool captured) {
     l.ops.push_back(SlotCompletion{r.send, r.peer, r.type, r.count, bytes, r.frames, szSuccess, 0, 0, 0, slices[k], 0, 0,
                                    std::move(groups)});
   }
-  szResult_t res = szSuccess;
+  // The other streams' work first: a calibration reads a send's buffer, which their earlier
+  // work may still be writing.
+  szResult_t res = orderOnDevice(reqs, captured ? std::vector<int>{} : chan, stream);
   for (size_t i = 0; i < l.calib.size() && res == szSuccess; ++i) {
     const Calibration& c = l.calib[i];
     res = calibrate(reqs[c.op], reqs[c.op].codebooks[c.entry].group, c.buf, stream);
   }
-  if (res == szSuccess) res = orderOnDevice(reqs, captured ? std::vector<int>{} : chan, stream);
   if (res == szSuccess) {
     SZ_PROFILE_SCOPE("host slot launch");
     res = launchSlotOps(launch, nextBlock, stream);
@@ -398,7 +399,7 @@ szResult_t SlotPath::enqueue(const std::vector<Op>& reqs, bool captured) {
   if (captured) {  // its graph reports it (reap); the joined streams' later work follows it
     if (res == szSuccess) res = joinAfter(reqs, stream);
     if (res == szSuccess) return graphs_.keep(stream, std::move(l.ops));
-    graphs_.drop();
+    graphs_.drop();  // (the communicator fails: a graph holding the launch must not be replayed)
     return res;
   }
   if (res == szSuccess) {

@@ -7,6 +7,7 @@ szResult_t sz::SlotPath::create(const ChannelSource&, int, std::vector<uint64_t>
   return szSetError(szUnhandledCudaError, "SlotPath::create: SplitZip was built without CUDA");
 }
 sz::SlotPath::~SlotPath() = default;
+sz::SlotGraphs::~SlotGraphs() = default;  // no graph is ever captured
 szResult_t sz::SlotPath::enqueue(const std::vector<Op>&, bool) {
   return szSetError(szUnhandledCudaError, "SlotPath::enqueue: SplitZip was built without CUDA");
 }

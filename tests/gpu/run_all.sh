@@ -268,7 +268,7 @@ if [ "$QUICK" = "--latency" ]; then
   SZ_TEST_KV_BF16=$KV_BF16 STEP_TIMEOUT=150 step gpu_tests ./build/tests/splitzip_gpu_tests --gtest_filter='*:-CommLazyGpu*' \
     --gtest_output=json:"$OUT/gpu_tests.json"
   latency_steps
-  [ "${PROF:-1}" = 0 ] || STEP_TIMEOUT=400 step prof_build make -j"$(nproc)" BUILD=build-profile PROFILE=1 DEPS="$DEPS" build-profile/perf/sendrecv_perf &&
+  [ "${PROF:-1}" != 0 ] && STEP_TIMEOUT=400 step prof_build make -j"$(nproc)" BUILD=build-profile PROFILE=1 DEPS="$DEPS" build-profile/perf/sendrecv_perf &&
     for S in 4K 256K 4M; do
       for M in off on; do
         STEP_TIMEOUT=60 step "prof_${M}_$S" sh -c "env -u CUDA_DEVICE_MAX_CONNECTIONS ./build-profile/perf/sendrecv_perf -t 2 \
