@@ -6,6 +6,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -329,8 +330,11 @@ szResult_t runPending(std::vector<PendingOp> pending) {
     SZCHECK(captureOf(comm, ops, &captured[comm]));
   }
 #if SZ_HAVE_CUDA
-  // Connecting, allocating and reaping call CUDA while a stream may be captured (kernels/capture_mode.h).
-  CaptureModeRelaxed relaxed;
+  // A captured group allocates its launches' memory while its streams are captured
+  // (kernels/capture_mode.h); the calls of other groups that a capture would refuse (connecting,
+  // event queries) relax the mode themselves, only when they happen: each switch is a CUDA call.
+  std::optional<CaptureModeRelaxed> relaxed;
+  if (std::any_of(captured.begin(), captured.end(), [](const auto& c) { return c.second; })) relaxed.emplace();
 #endif
   // Sends to self are copies, done here and taken out of the group; none of a communicator's
   // copies runs unless all of its sends to self pair up.

@@ -147,6 +147,7 @@ SlotPath::~SlotPath() {
 
 szResult_t SlotPath::waitOldest() {
   if (inflight_.empty()) return szSuccess;
+  CaptureModeRelaxed relaxed;  // a wait while a stream of this process is captured
   CUDACHECK(cudaEventSynchronize(inflight_.front().event));
   return collect();
 }
@@ -476,7 +477,11 @@ szResult_t SlotPath::collect() {
     // system fence): no CUDA call, which costs a few microseconds per group with several threads
     // in one context. Otherwise the event, which also reports a launch that failed.
     if (!resultsWritten(*it)) {
-      cudaError_t q = cudaEventQuery(it->event);
+      cudaError_t q;
+      {
+        CaptureModeRelaxed relaxed;  // a query while a stream of this process is captured
+        q = cudaEventQuery(it->event);
+      }
       if (q == cudaErrorNotReady) {
         running.push_back(it->stream);
         ++it;
@@ -497,7 +502,6 @@ szResult_t SlotPath::collect() {
 
 szResult_t SlotPath::reap(const std::function<void(const SlotCompletion&)>& done) {
   SZ_PROFILE_SCOPE("host slot reap");
-  CaptureModeRelaxed relaxed;  // event queries while a stream of this process is captured
   szResult_t first = collect();
   std::vector<SlotCompletion> replays;
   graphs_.poll(&replays);
