@@ -245,8 +245,11 @@ latency_steps() {  # the per-operation figures (issue 31): perf/latency_table.py
       STEP_TIMEOUT=60 step "lat_${M}_$S" $SRL --codec $M -b $S -e $S -n 1000 -w 100 -J "$LOGS/lat_${M}_$S.json"
     done
   done
-  # One 4 KiB exchange per rank captured into a CUDA graph, replayed 1000 times back to back.
+  # One 4 KiB exchange per rank captured into a CUDA graph, replayed 1000 times back to back; and
+  # 100 exchanges in one graph, replayed 10 times: the GPU's time per exchange without a launch
+  # from the host between them.
   STEP_TIMEOUT=60 step lat_graph_4K $SRL --codec off -b 4K -e 4K -n 1 -w 100 -G 1000 -J "$LOGS/lat_graph_4K.json"
+  STEP_TIMEOUT=60 step lat_graph100_4K $SRL --codec off -b 4K -e 4K -n 100 -w 100 -G 10 -J "$LOGS/lat_graph100_4K.json"
   # tcp over loopback, device buffers against host buffers (no GPU visible), 4 KiB raw.
   for K in dev host; do
     STEP_TIMEOUT=60 step "lat_tcp${K}_4K" env $([ $K = host ] && echo CUDA_VISIBLE_DEVICES=) ./build/perf/sendrecv_perf -t 2 \
@@ -345,6 +348,8 @@ for (n, m), v in sorted(rows.items()):
   # What the auto model records, per send (SZ_DEBUG=TRACE): 64 MiB over a 25 GB/s link.
   SZ_IPC_LINK_GBPS=25 SZ_DEBUG=TRACE SZ_DEBUG_SUBSYS=P2P STEP_TIMEOUT=60 step auto_trace sh -c "./build/perf/sendrecv_perf \
     -t 2 --wire ipc --codec auto ${KV_BF16:+--data $KV_BF16} -n 20 -w 2 -b 64M -e 64M 2>&1 | grep -v ' slice ' | tail -n 400"
+  # The per-operation figures (issue 31) with the README's build: comm_h200.json's "latency" block.
+  [ "$QUICK" = "--defaults" ] && latency_steps
 fi
 if { [ "$QUICK" = "--defaults" ] || [ "$QUICK" = "--auto" ]; } && [ $COMM_HUNG = 0 ]; then
   # SZ_AUTH_DATA / SZ_ENCRYPT on device buffers over tcp (the slot proxy seals the pinned slots):
