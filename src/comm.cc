@@ -116,9 +116,9 @@ void commAccount(szComm* comm, const SlotCompletion& c, bool device) {
   }
 }
 
-szResult_t commReapSlots(szComm* comm) {
+szResult_t commReapSlots(szComm* comm, bool query) {
   if (!comm->slotPath) return szSuccess;
-  szResult_t res = comm->slotPath->reap([comm](const SlotCompletion& c) { commAccount(comm, c, true); });
+  szResult_t res = comm->slotPath->reap([comm](const SlotCompletion& c) { commAccount(comm, c, true); }, query);
   return res == szSuccess ? res : commFail(comm, res);
 }
 

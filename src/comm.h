@@ -100,8 +100,9 @@ szResult_t ncclShareUniqueId(void* ncclComm, szUniqueId* id, int* rank, int* nra
 szResult_t commFail(szComm* comm, szResult_t res);
 
 // Collects the slot path's finished device operations (commAccount); a failed one fails the
-// communicator. szSuccess without a slot path.
-szResult_t commReapSlots(szComm* comm);
+// communicator. szSuccess without a slot path. query = false (a group's own reap, on the path of
+// every operation): only the launches whose results say they finished, with no CUDA call.
+szResult_t commReapSlots(szComm* comm, bool query = true);
 
 // Accounts a finished operation, device or host: stats, the auto model of its path, and for a
 // device send of frames the codebook drift policy.

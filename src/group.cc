@@ -352,7 +352,7 @@ szResult_t runPending(std::vector<PendingOp> pending) {
       DeviceGuard onCommDevice(comm->cudaDevice);
       {
         SZ_PROFILE_SCOPE("host group: reap");
-        SZCHECK(commReapSlots(comm));
+        SZCHECK(commReapSlots(comm, false));
       }
       std::vector<int> fresh;  // peers not connected yet (checked before: reachable)
       for (const auto& op : ops)

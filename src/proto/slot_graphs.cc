@@ -32,6 +32,7 @@ void SlotGraphs::free(Entry& e) {
 SlotGraphs::~SlotGraphs() {
   for (auto& e : entries_) free(*e);
   for (auto& e : spare_) free(*e);
+  for (auto& e : abandoned_) free(*e);
   if (pending_) free(*pending_);
 }
 
@@ -124,8 +125,10 @@ szResult_t SlotGraphs::keep(CUstream_st* stream, std::vector<SlotCompletion> ops
   return szSuccess;
 }
 
-void SlotGraphs::drop() {
-  if (pending_) retire(std::move(pending_));
+void SlotGraphs::drop(bool launched) {
+  if (!pending_) return;
+  if (launched) abandoned_.push_back(std::move(pending_));
+  else retire(std::move(pending_));
 }
 
 void SlotGraphs::poll(std::vector<SlotCompletion>* finished) {

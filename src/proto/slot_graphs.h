@@ -49,8 +49,9 @@ class SlotGraphs {
   // The launch allocated last was captured on `stream`: its graph now holds its memory, and its
   // operations report `ops` after each replay. Errors: szUnhandledCudaError (its memory is freed).
   szResult_t keep(CUstream_st* stream, std::vector<SlotCompletion> ops);
-  // The launch allocated last was not captured after all: its memory is freed.
-  void drop();
+  // The launch allocated last was not kept: its memory is kept for a later capture, or, where
+  // its kernel was captured (`launched`: a graph may still replay it), never used again.
+  void drop(bool launched = false);
   // Each finished replay's operations (their results read, then re-armed), appended to
   // `finished`; memory of destroyed graphs kept for the next capture. A replay that finishes while the previous one
   // is read is reported once: the counts are those of the replays seen.
@@ -67,7 +68,7 @@ class SlotGraphs {
   };
   static void free(Entry& e);
   void retire(std::unique_ptr<Entry> e);  // its graph is gone: kept for a later capture
-  std::vector<std::unique_ptr<Entry>> entries_, spare_;
+  std::vector<std::unique_ptr<Entry>> entries_, spare_, abandoned_;
   std::unique_ptr<Entry> pending_;
 };
 

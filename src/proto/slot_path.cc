@@ -393,14 +393,16 @@ szResult_t SlotPath::enqueue(const std::vector<Op>& reqs, bool captured) {
     const Calibration& c = l.calib[i];
     res = calibrate(reqs[c.op], reqs[c.op].codebooks[c.entry].group, c.buf, stream);
   }
+  bool launched = false;  // then the kernels (or a graph's replays) may use the launch's memory
   if (res == szSuccess) {
     SZ_PROFILE_SCOPE("host slot launch");
     res = launchSlotOps(launch, nextBlock, stream);
+    launched = res == szSuccess;
   }
   if (captured) {  // its graph reports it (reap); the joined streams' later work follows it
     if (res == szSuccess) res = joinAfter(reqs, stream);
     if (res == szSuccess) return graphs_.keep(stream, std::move(l.ops));
-    graphs_.drop();  // (the communicator fails: a graph holding the launch must not be replayed)
+    graphs_.drop(launched);  // the communicator fails
     return res;
   }
   if (res == szSuccess) {
@@ -410,10 +412,12 @@ szResult_t SlotPath::enqueue(const std::vector<Op>& reqs, bool captured) {
       res = szSetError(szUnhandledCudaError, "slot path: cudaEventRecord failed after a launch");
     if (res == szSuccess) res = joinAfter(reqs, stream, l.event);
   }
-  if (res != szSuccess) {  // a launch may be out: the communicator cannot go on
-    for (int s : l.results) freeResults_.push_back(s);
-    for (const Calibration& c : l.calib) freeCalib_.push_back(c.buf);
-    if (l.scratch >= 0) freeScratch_.push_back(l.scratch);
+  if (res != szSuccess) {  // the communicator cannot go on
+    if (!launched) {  // else the kernels may still write the results, calibrations and scratch
+      for (int s : l.results) freeResults_.push_back(s);
+      for (const Calibration& c : l.calib) freeCalib_.push_back(c.buf);
+      if (l.scratch >= 0) freeScratch_.push_back(l.scratch);
+    }
     return res;
   }
   freeEvents_.pop_back();
@@ -464,7 +468,7 @@ szResult_t SlotPath::finish(Launch& l) {
 // behind it on that stream are not asked: a reap queries one event per stream that has work in
 // flight, however many launches are queued (a host that runs ahead of its kernels would
 // otherwise query every queued launch at every group, and its time per operation grow with them).
-szResult_t SlotPath::collect() {
+szResult_t SlotPath::collect(bool query) {
   szResult_t first = szSuccess;
   std::vector<cudaStream_t>& running = running_;  // kept: no allocation per reap
   running.clear();
@@ -477,6 +481,11 @@ szResult_t SlotPath::collect() {
     // system fence): no CUDA call, which costs a few microseconds per group with several threads
     // in one context. Otherwise the event, which also reports a launch that failed.
     if (!resultsWritten(*it)) {
+      if (!query) {
+        running.push_back(it->stream);
+        ++it;
+        continue;
+      }
       cudaError_t q;
       {
         CaptureModeRelaxed relaxed;  // a query while a stream of this process is captured
@@ -500,9 +509,9 @@ szResult_t SlotPath::collect() {
   return first;
 }
 
-szResult_t SlotPath::reap(const std::function<void(const SlotCompletion&)>& done) {
+szResult_t SlotPath::reap(const std::function<void(const SlotCompletion&)>& done, bool query) {
   SZ_PROFILE_SCOPE("host slot reap");
-  szResult_t first = collect();
+  szResult_t first = collect(query);
   std::vector<SlotCompletion> replays;
   graphs_.poll(&replays);
   for (SlotCompletion& c : replays) {

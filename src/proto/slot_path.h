@@ -67,8 +67,10 @@ class SlotPath {
   // by the caller (one stream, or events), as NCCL asks of its graph users.
   szResult_t enqueue(const std::vector<Op>& reqs, bool captured = false);
   // Collects finished launches, calling `done` for each of their operations (also those that
-  // finished while enqueue waited for pools); returns the first failure among them.
-  szResult_t reap(const std::function<void(const SlotCompletion&)>& done);
+  // finished while enqueue waited for pools); returns the first failure among them. query =
+  // false: only launches whose results are all written, with no CUDA call (a launch that failed
+  // without writing them, a crash, fails the next launch or the next reap that queries).
+  szResult_t reap(const std::function<void(const SlotCompletion&)>& done, bool query = true);
   bool idle() const { return inflight_.empty() && finished_.empty(); }
   // Bytes of one launch's scratch: a slice per block.
   uint64_t scratchBytes() const { return cfg_.sliceBytes * std::max<uint64_t>(cfg_.blocks, kMaxSlotOps); }
@@ -95,7 +97,7 @@ class SlotPath {
   szResult_t takeTable(uint64_t bytes, uint64_t* offset);
   bool resultsWritten(const Launch& l) const;
   szResult_t finish(Launch& l);
-  szResult_t collect();
+  szResult_t collect(bool query = true);
   szResult_t waitOldest();
   szResult_t calibrate(const Op& r, int group, int buf, cudaStream_t stream);
   szResult_t orderOnDevice(const std::vector<Op>& reqs, const std::vector<int>& chan, cudaStream_t stream);

@@ -11,6 +11,6 @@ sz::SlotGraphs::~SlotGraphs() = default;  // no graph is ever captured
 szResult_t sz::SlotPath::enqueue(const std::vector<Op>&, bool) {
   return szSetError(szUnhandledCudaError, "SlotPath::enqueue: SplitZip was built without CUDA");
 }
-szResult_t sz::SlotPath::reap(const std::function<void(const SlotCompletion&)>&) {
+szResult_t sz::SlotPath::reap(const std::function<void(const SlotCompletion&)>&, bool) {
   return szSetError(szUnhandledCudaError, "SlotPath::reap: SplitZip was built without CUDA");
 }
