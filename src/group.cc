@@ -240,16 +240,21 @@ szResult_t captureOf(szComm* comm, const std::vector<std::shared_ptr<Op>>& ops, 
   int capturing = 0, other = 0;
   unsigned long long first = 0;
   bool mixed = false;
-  for (const auto& op : ops) {
+  cudaStream_t asked = nullptr;  // the stream asked last (a group's operations mostly share one)
+  bool anyAsked = false;
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  unsigned long long id = 0;
+  for (size_t k = 0; k < ops.size(); ++k) {
+    const Op* op = ops[k].get();
     if (!op->device || op->peer == comm->rank) continue;
     const char* what = op->send ? "send to" : "receive from";
-    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-    unsigned long long id = 0;
-    if (cudaStreamGetCaptureInfo(op->stream, &status, &id) != cudaSuccess) {
+    if ((!anyAsked || op->stream != asked) && cudaStreamGetCaptureInfo(op->stream, &status, &id) != cudaSuccess) {
       cudaGetLastError();
       return szSetError(szInvalidUsage, "rank %d: the stream of a %s rank %d is not a usable CUDA stream", comm->rank,
                         what, op->peer);
     }
+    asked = op->stream;
+    anyAsked = true;
     if (status == cudaStreamCaptureStatusInvalidated)
       return szSetError(szInvalidUsage, "rank %d: a %s rank %d on a stream whose CUDA graph capture was invalidated; "
                         "the communicator stays usable", comm->rank, what, op->peer);
