@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -53,12 +54,39 @@ szResult_t exchange(szComm_t comm, void* send, void* recv, size_t count, szDataT
   return szGroupEnd();
 }
 
+// Two ranks as threads on the one GPU over `wire` with `codec`, each running `body` with its
+// rank and communicator; what `body` returns runs once both ranks have left `body` (with one GPU,
+// a cudaFree waits for the other rank's stream), then the communicator is finalized (where
+// init[r] is still szSuccess: the rank's result) and destroyed. init[r]: the rank's init result.
+using RankBody = std::function<std::function<void()>(int rank, szComm_t comm)>;
+void twoRanks(const char* wire, int codec, szResult_t init[2], const RankBody& body) {
+  szUniqueId id;
+  ASSERT_EQ(szGetUniqueId(&id), szSuccess);
+  sztest::Barrier barrier(2);
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < 2; ++r) {
+    ranks.emplace_back([&, r] {
+      cudaSetDevice(0);
+      szConfig_t cfg = SZ_CONFIG_INITIALIZER;
+      cfg.wire = wire;
+      cfg.codec = codec;
+      szComm_t comm = nullptr;
+      init[r] = szCommInitRankConfig(&comm, 2, id, r, &cfg);
+      std::function<void()> cleanup;
+      if (init[r] == szSuccess) cleanup = body(r, comm);
+      barrier.wait();
+      if (cleanup) cleanup();
+      if (comm && init[r] == szSuccess) init[r] = szCommFinalize(comm);
+      if (comm) szCommDestroy(comm);
+    });
+  }
+  for (auto& t : ranks) t.join();
+}
+
 // Each rank: one exchange outside a graph, then a graph of one exchange replayed c.replays
 // times with new data before each, an exchange outside the graph halfway; the received bytes are
 // compared after each. wrong[r]: mismatched bytes; res[r]: the first failure.
 void replayed(const GraphCase& c, size_t wrong[2], szResult_t res[2], uint64_t rawBytes[2]) {
-  szUniqueId id;
-  ASSERT_EQ(szGetUniqueId(&id), szSuccess);
   const size_t bytes = c.count * szTypeSize(c.type);
   // Each rank's data per replay, made before the ranks start: two alternating versions above
   // 64 MiB (the 1 GiB case would spend most of its time making data), else one per replay.
@@ -66,77 +94,69 @@ void replayed(const GraphCase& c, size_t wrong[2], szResult_t res[2], uint64_t r
   std::vector<std::vector<uint8_t>> data[2];
   for (int r = 0; r < 2; ++r)
     for (int v = 0; v < versions; ++v) data[r].push_back(payload(c.type, bytes, r, v));
-  sztest::Barrier barrier(2);
-  std::vector<std::thread> ranks;
-  for (int r = 0; r < 2; ++r) {
-    ranks.emplace_back([&, r] {
-      cudaSetDevice(0);
-      szConfig_t cfg = SZ_CONFIG_INITIALIZER;
-      cfg.wire = c.wire;
-      cfg.codec = SZ_CODEC_ON;
-      szComm_t comm = nullptr;
-      res[r] = szCommInitRankConfig(&comm, 2, id, r, &cfg);
-      uint8_t *send = nullptr, *recv = nullptr;
-      cudaMalloc(&send, bytes + 1);
-      cudaMalloc(&recv, bytes + 1);
-      cudaStream_t s;
-      cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
-      const int peer = 1 - r;
-      auto check = [&](int replay) {  // the peer's data of `replay` arrived, and nothing past it
-        if (cudaStreamSynchronize(s) != cudaSuccess && res[r] == szSuccess) res[r] = szUnhandledCudaError;
-        szResult_t async = szSuccess;
-        szCommGetAsyncError(comm, &async);  // reaps: a replay is counted before the next one runs
-        if (res[r] == szSuccess) res[r] = async;
-        std::vector<uint8_t> got(bytes + 1);
-        const std::vector<uint8_t>& want = data[peer][size_t(replay % versions)];
-        cudaMemcpy(got.data(), recv, bytes + 1, cudaMemcpyDeviceToHost);
-        if (bytes && memcmp(got.data(), want.data(), bytes) != 0)
-          for (size_t i = 0; i < bytes; ++i) wrong[r] += got[i] != want[i];
-        wrong[r] += got[bytes] != 0xA5;
-      };
-      auto load = [&](int replay) {  // ordered on the stream before the next exchange
-        cudaMemcpyAsync(send, data[r][size_t(replay % versions)].data(), bytes, cudaMemcpyHostToDevice, s);
-        cudaMemsetAsync(recv, 0xA5, bytes + 1, s);
-        cudaStreamSynchronize(s);
-      };
-      cudaGraphExec_t exec = nullptr;
-      if (res[r] == szSuccess) {
-        load(0);
+  szResult_t init[2] = {szInternalError, szInternalError};
+  twoRanks(c.wire, SZ_CODEC_ON, init, [&](int r, szComm_t comm) -> std::function<void()> {
+    res[r] = szSuccess;
+    uint8_t *send = nullptr, *recv = nullptr;
+    cudaMalloc(&send, bytes + 1);
+    cudaMalloc(&recv, bytes + 1);
+    cudaStream_t s;
+    cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    const int peer = 1 - r;
+    auto check = [&](int replay) {  // the peer's data of `replay` arrived, and nothing past it
+      if (cudaStreamSynchronize(s) != cudaSuccess && res[r] == szSuccess) res[r] = szUnhandledCudaError;
+      szResult_t async = szSuccess;
+      szCommGetAsyncError(comm, &async);  // reaps: a replay is counted before the next one runs
+      if (res[r] == szSuccess) res[r] = async;
+      std::vector<uint8_t> got(bytes + 1);
+      const std::vector<uint8_t>& want = data[peer][size_t(replay % versions)];
+      cudaMemcpy(got.data(), recv, bytes + 1, cudaMemcpyDeviceToHost);
+      if (bytes && memcmp(got.data(), want.data(), bytes) != 0)
+        for (size_t i = 0; i < bytes; ++i) wrong[r] += got[i] != want[i];
+      wrong[r] += got[bytes] != 0xA5;
+    };
+    auto load = [&](int replay) {  // ordered on the stream before the next exchange
+      cudaMemcpyAsync(send, data[r][size_t(replay % versions)].data(), bytes, cudaMemcpyHostToDevice, s);
+      cudaMemsetAsync(recv, 0xA5, bytes + 1, s);
+      cudaStreamSynchronize(s);
+    };
+    cudaGraphExec_t exec = nullptr;
+    if (res[r] == szSuccess) {
+      load(0);
+      res[r] = exchange(comm, send, recv, c.count, c.type, peer, s);
+      check(0);
+    }
+    if (res[r] == szSuccess) {
+      cudaGraph_t graph = nullptr;
+      cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
+      szResult_t captured = exchange(comm, send, recv, c.count, c.type, peer, s);
+      cudaError_t e = cudaStreamEndCapture(s, &graph);
+      if (captured != szSuccess) fprintf(stderr, "rank %d: capture: %s\n", r, szGetLastError(comm));
+      res[r] = captured != szSuccess ? captured : e != cudaSuccess ? szUnhandledCudaError : szSuccess;
+      if (res[r] == szSuccess && cudaGraphInstantiate(&exec, graph, 0) != cudaSuccess) res[r] = szUnhandledCudaError;
+      if (graph) cudaGraphDestroy(graph);  // the instance holds what the launch needs
+    }
+    for (int i = 1; i <= c.replays && res[r] == szSuccess; ++i) {
+      load(i);
+      if (i == c.replays / 2 + 1) {  // outside the graph, on the same channels, between replays
         res[r] = exchange(comm, send, recv, c.count, c.type, peer, s);
-        check(0);
+      } else if (cudaGraphLaunch(exec, s) != cudaSuccess) {
+        res[r] = szUnhandledCudaError;
       }
-      if (res[r] == szSuccess) {
-        cudaGraph_t graph = nullptr;
-        cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
-        szResult_t captured = exchange(comm, send, recv, c.count, c.type, peer, s);
-        cudaError_t e = cudaStreamEndCapture(s, &graph);
-        if (captured != szSuccess) fprintf(stderr, "rank %d: capture: %s\n", r, szGetLastError(comm));
-        res[r] = captured != szSuccess ? captured : e != cudaSuccess ? szUnhandledCudaError : szSuccess;
-        if (res[r] == szSuccess && cudaGraphInstantiate(&exec, graph, 0) != cudaSuccess) res[r] = szUnhandledCudaError;
-        if (graph) cudaGraphDestroy(graph);  // the instance holds what the launch needs
-      }
-      for (int i = 1; i <= c.replays && res[r] == szSuccess; ++i) {
-        load(i);
-        if (i == c.replays / 2 + 1) {  // outside the graph, on the same channels, between replays
-          res[r] = exchange(comm, send, recv, c.count, c.type, peer, s);
-        } else if (cudaGraphLaunch(exec, s) != cudaSuccess) {
-          res[r] = szUnhandledCudaError;
-        }
-        check(i);
-      }
-      if (exec) cudaGraphExecDestroy(exec);
-      szStats_t st;
-      if (szCommGetStats(comm, &st) == szSuccess) rawBytes[r] = st.rawBytes;
-      barrier.wait();  // with one GPU, cudaFree waits for the other rank's stream
-      if (res[r] != szSuccess) fprintf(stderr, "rank %d: %s\n", r, szGetLastError(comm));
+      check(i);
+    }
+    if (exec) cudaGraphExecDestroy(exec);
+    szStats_t st;
+    if (szCommGetStats(comm, &st) == szSuccess) rawBytes[r] = st.rawBytes;
+    if (res[r] != szSuccess) fprintf(stderr, "rank %d: %s\n", r, szGetLastError(comm));
+    return [=] {
       cudaStreamDestroy(s);
       cudaFree(send);
       cudaFree(recv);
-      if (comm && res[r] == szSuccess) res[r] = szCommFinalize(comm);
-      if (comm) szCommDestroy(comm);
-    });
-  }
-  for (auto& t : ranks) t.join();
+    };
+  });
+  for (int r = 0; r < 2; ++r)
+    if (res[r] == szSuccess) res[r] = init[r];
 }
 
 class CommGraphGpu : public ::testing::TestWithParam<GraphCase> {};
@@ -174,54 +194,44 @@ INSTANTIATE_TEST_SUITE_P(
 // communicator then exchanges as before.
 TEST(CommGraphGpuRefusal, MixedCaptureIsRefusedAndTheCommunicatorStaysUsable) {
   SKIP_WITHOUT_GPU();
-  szUniqueId id;
-  ASSERT_EQ(szGetUniqueId(&id), szSuccess);
   const size_t count = (1 << 20) + 1, bytes = count * 2;
-  szResult_t refused[2] = {szSuccess, szSuccess}, after[2] = {szInternalError, szInternalError};
+  szResult_t init[2] = {szInternalError, szInternalError}, refused[2] = {szSuccess, szSuccess};
+  szResult_t after[2] = {szInternalError, szInternalError};
   size_t wrong[2] = {0, 0};
-  sztest::Barrier barrier(2);
-  std::vector<std::thread> ranks;
-  for (int r = 0; r < 2; ++r) {
-    ranks.emplace_back([&, r] {
-      cudaSetDevice(0);
-      szConfig_t cfg = SZ_CONFIG_INITIALIZER;
-      cfg.wire = "ipc";
-      szComm_t comm = nullptr;
-      if (szCommInitRankConfig(&comm, 2, id, r, &cfg) != szSuccess) return;
-      uint8_t *send = nullptr, *recv = nullptr;
-      cudaMalloc(&send, bytes);
-      cudaMalloc(&recv, bytes);
-      cudaStream_t s, other;
-      cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
-      cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking);
-      std::vector<uint8_t> data = payload(szBfloat16, bytes, r, 0);
-      cudaMemcpy(send, data.data(), bytes, cudaMemcpyHostToDevice);
-      cudaGraph_t graph = nullptr;
-      cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
-      szGroupStart();
-      szSend(send, count, szBfloat16, 1 - r, comm, s);
-      szRecv(recv, count, szBfloat16, 1 - r, comm, other);  // not in the capture
-      refused[r] = szGroupEnd();
-      cudaStreamEndCapture(s, &graph);
-      if (graph) cudaGraphDestroy(graph);
-      after[r] = exchange(comm, send, recv, count, szBfloat16, 1 - r, s);
-      cudaStreamSynchronize(s);
-      szResult_t async = szSuccess;
-      szCommGetAsyncError(comm, &async);
-      if (after[r] == szSuccess) after[r] = async;
-      std::vector<uint8_t> got(bytes), want = payload(szBfloat16, bytes, 1 - r, 0);
-      cudaMemcpy(got.data(), recv, bytes, cudaMemcpyDeviceToHost);
-      wrong[r] = got == want ? 0 : 1;
-      barrier.wait();
+  twoRanks("ipc", SZ_CODEC_AUTO, init, [&](int r, szComm_t comm) -> std::function<void()> {
+    uint8_t *send = nullptr, *recv = nullptr;
+    cudaMalloc(&send, bytes);
+    cudaMalloc(&recv, bytes);
+    cudaStream_t s, other;
+    cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking);
+    std::vector<uint8_t> data = payload(szBfloat16, bytes, r, 0);
+    cudaMemcpy(send, data.data(), bytes, cudaMemcpyHostToDevice);
+    cudaGraph_t graph = nullptr;
+    cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
+    szGroupStart();
+    szSend(send, count, szBfloat16, 1 - r, comm, s);
+    szRecv(recv, count, szBfloat16, 1 - r, comm, other);  // not in the capture
+    refused[r] = szGroupEnd();
+    cudaStreamEndCapture(s, &graph);
+    if (graph) cudaGraphDestroy(graph);
+    after[r] = exchange(comm, send, recv, count, szBfloat16, 1 - r, s);
+    cudaStreamSynchronize(s);
+    szResult_t async = szSuccess;
+    szCommGetAsyncError(comm, &async);
+    if (after[r] == szSuccess) after[r] = async;
+    std::vector<uint8_t> got(bytes), want = payload(szBfloat16, bytes, 1 - r, 0);
+    cudaMemcpy(got.data(), recv, bytes, cudaMemcpyDeviceToHost);
+    wrong[r] = got == want ? 0 : 1;
+    return [=] {
       cudaStreamDestroy(s);
       cudaStreamDestroy(other);
       cudaFree(send);
       cudaFree(recv);
-      szCommDestroy(comm);
-    });
-  }
-  for (auto& t : ranks) t.join();
+    };
+  });
   for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(init[r], szSuccess) << "rank " << r;
     EXPECT_EQ(refused[r], szInvalidUsage) << "rank " << r;
     EXPECT_EQ(after[r], szSuccess) << "rank " << r << ": " << szGetErrorString(after[r]);
     EXPECT_EQ(wrong[r], 0u) << "rank " << r;
@@ -233,63 +243,52 @@ TEST(CommGraphGpuRefusal, MixedCaptureIsRefusedAndTheCommunicatorStaysUsable) {
 // peer, on streams given the other way round on the receiving side.
 TEST(CommGraphGpuStreams, OperationsOnTwoStreamsMatchInCallOrder) {
   SKIP_WITHOUT_GPU();
-  szUniqueId id;
-  ASSERT_EQ(szGetUniqueId(&id), szSuccess);
   const size_t count = (2 << 20) + 3, bytes = count * 2;
-  szResult_t res[2] = {szSuccess, szSuccess};
+  szResult_t init[2] = {szInternalError, szInternalError}, res[2] = {szInternalError, szInternalError};
   size_t wrong = 0;
-  sztest::Barrier barrier(2);
-  std::vector<std::thread> ranks;
-  for (int r = 0; r < 2; ++r) {
-    ranks.emplace_back([&, r] {
-      cudaSetDevice(0);
-      szConfig_t cfg = SZ_CONFIG_INITIALIZER;
-      cfg.wire = "ipc";
-      cfg.codec = SZ_CODEC_ON;
-      szComm_t comm = nullptr;
-      if ((res[r] = szCommInitRankConfig(&comm, 2, id, r, &cfg)) != szSuccess) return;
-      uint8_t* buf[2] = {nullptr, nullptr};
-      cudaMalloc(&buf[0], bytes);
-      cudaMalloc(&buf[1], bytes);
-      cudaStream_t st[2];
-      cudaStreamCreateWithFlags(&st[0], cudaStreamNonBlocking);
-      cudaStreamCreateWithFlags(&st[1], cudaStreamNonBlocking);
-      if (st[1] < st[0]) std::swap(st[0], st[1]);  // st[0] has the lower handle
-      std::vector<uint8_t> a = payload(szBfloat16, bytes, 0, 1), b = payload(szBfloat16, bytes, 0, 2);
-      if (r == 0) {
-        cudaMemcpy(buf[0], a.data(), bytes, cudaMemcpyHostToDevice);
-        cudaMemcpy(buf[1], b.data(), bytes, cudaMemcpyHostToDevice);
-      }
-      szGroupStart();
-      if (r == 0) {  // a first on the higher handle, then b on the lower
-        szSend(buf[0], count, szBfloat16, 1, comm, st[1]);
-        szSend(buf[1], count, szBfloat16, 1, comm, st[0]);
-      } else {  // a first on the lower handle, then b on the higher
-        szRecv(buf[0], count, szBfloat16, 0, comm, st[0]);
-        szRecv(buf[1], count, szBfloat16, 0, comm, st[1]);
-      }
-      szResult_t e = szGroupEnd();
-      cudaStreamSynchronize(st[0]);
-      cudaStreamSynchronize(st[1]);
-      szResult_t async = szSuccess;
-      szCommGetAsyncError(comm, &async);
-      res[r] = e != szSuccess ? e : async;
-      if (r == 1) {
-        std::vector<uint8_t> got(bytes);
-        cudaMemcpy(got.data(), buf[0], bytes, cudaMemcpyDeviceToHost);
-        wrong += got != a;
-        cudaMemcpy(got.data(), buf[1], bytes, cudaMemcpyDeviceToHost);
-        wrong += got != b;
-      }
-      barrier.wait();
+  twoRanks("ipc", SZ_CODEC_ON, init, [&](int r, szComm_t comm) -> std::function<void()> {
+    uint8_t* buf[2] = {nullptr, nullptr};
+    cudaMalloc(&buf[0], bytes);
+    cudaMalloc(&buf[1], bytes);
+    cudaStream_t st[2];
+    cudaStreamCreateWithFlags(&st[0], cudaStreamNonBlocking);
+    cudaStreamCreateWithFlags(&st[1], cudaStreamNonBlocking);
+    if (st[1] < st[0]) std::swap(st[0], st[1]);  // st[0] has the lower handle
+    std::vector<uint8_t> a = payload(szBfloat16, bytes, 0, 1), b = payload(szBfloat16, bytes, 0, 2);
+    if (r == 0) {
+      cudaMemcpy(buf[0], a.data(), bytes, cudaMemcpyHostToDevice);
+      cudaMemcpy(buf[1], b.data(), bytes, cudaMemcpyHostToDevice);
+    }
+    szGroupStart();
+    if (r == 0) {  // a first on the higher handle, then b on the lower
+      szSend(buf[0], count, szBfloat16, 1, comm, st[1]);
+      szSend(buf[1], count, szBfloat16, 1, comm, st[0]);
+    } else {  // a first on the lower handle, then b on the higher
+      szRecv(buf[0], count, szBfloat16, 0, comm, st[0]);
+      szRecv(buf[1], count, szBfloat16, 0, comm, st[1]);
+    }
+    szResult_t e = szGroupEnd();
+    cudaStreamSynchronize(st[0]);
+    cudaStreamSynchronize(st[1]);
+    szResult_t async = szSuccess;
+    szCommGetAsyncError(comm, &async);
+    res[r] = e != szSuccess ? e : async;
+    if (r == 1) {
+      std::vector<uint8_t> got(bytes);
+      cudaMemcpy(got.data(), buf[0], bytes, cudaMemcpyDeviceToHost);
+      wrong += got != a;
+      cudaMemcpy(got.data(), buf[1], bytes, cudaMemcpyDeviceToHost);
+      wrong += got != b;
+    }
+    return [=] {
       cudaStreamDestroy(st[0]);
       cudaStreamDestroy(st[1]);
       cudaFree(buf[0]);
       cudaFree(buf[1]);
-      szCommDestroy(comm);
-    });
-  }
-  for (auto& t : ranks) t.join();
+    };
+  });
+  EXPECT_EQ(init[0], szSuccess);
+  EXPECT_EQ(init[1], szSuccess);
   EXPECT_EQ(res[0], szSuccess) << szGetErrorString(res[0]);
   EXPECT_EQ(res[1], szSuccess) << szGetErrorString(res[1]);
   EXPECT_EQ(wrong, 0u);
