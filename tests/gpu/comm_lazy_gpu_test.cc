@@ -143,8 +143,9 @@ TEST(CommLazyGpu, SixteenRanksConnectOnlyThePeersTheyUse) {
   printf("lazy connections, %d ranks as threads on one GPU (ipc): device memory per rank: init %.1f MiB, + ring "
          "(2 peers) %.1f MiB, + all-to-all (15 peers) %.1f MiB; in all %.1f MiB; one pair's ring %.1f MiB\n",
          kRanks, initPer, ringPer, allPer, totalPer, pairMiB);
-  // Init sets up no pair: less than one ring per rank.
-  EXPECT_LT(initPer, pairMiB);
+  // Init sets up no pair: less than two rings per rank (its own arenas, 17.2 MiB on one H100, are
+  // about one ring at the default of half the multiprocessors; 15 pairs at init would be 247 MiB).
+  EXPECT_LT(initPer, 2.0 * pairMiB);
   // The ring sets up two pairs per rank (each rank's receive rings from its two neighbours), not 15.
   EXPECT_GE(ringPer, 1.5 * pairMiB);
   EXPECT_LE(ringPer, 3.0 * pairMiB);
