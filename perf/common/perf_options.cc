@@ -129,6 +129,8 @@ void applyCompat(const Compat& c, Options* o, const char* testName) {
     throw SetupError("-y 1: each rank needs a stream of its own (ranks sharing a GPU would serialize on the "
                      "null stream); use -y 0");
   if (c.parallelInit) o->notes.push_back("-p 1: ranks always initialize concurrently");
+  if (o->graphs > 0 && o->blocking)
+    o->notes.push_back(format("-z %d with -G: a graph's iterations replay back to back", o->blocking));
   if (strcasecmp(c.op.c_str(), "sum") != 0) o->notes.push_back(format("-o %s: %s reduces nothing", c.op.c_str(), testName));
   if (c.root != 0) o->notes.push_back(format("-r %d: %s has no root", c.root, testName));
   if (c.registration) o->notes.push_back(format("-R %d: SplitZip registers no buffers", c.registration));
