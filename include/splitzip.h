@@ -386,6 +386,8 @@ szResult_t szCommInitRankConfig(szComm_t* comm, int nranks, szUniqueId commId, i
 szResult_t szCommInitFromNccl(szComm_t* comm, void* ncclComm, szConfig_t* config);
 
 /* Finishes all outstanding operations (blocking), then szCommDestroy frees the communicator.
+ * Replays of CUDA graphs holding its operations are not waited for: synchronize their streams
+ * and destroy the graphs and their instances first (szSend, "CUDA graphs").
  * szCommAbort frees it immediately, failing outstanding operations; safe after any error. */
 szResult_t szCommFinalize(szComm_t comm);
 szResult_t szCommDestroy(szComm_t comm);
@@ -414,8 +416,12 @@ szResult_t szCommUserRank(const szComm_t comm, int* rank);
  * CUDA graphs: on a stream being captured, device operations with other ranks are recorded into
  * the graph and run at each replay (wires ipc, tcp and ib; docs/PIPELINE.md, "CUDA graphs"). A
  * send encodes with the codebook of the moment of capture. Replays and other operations with
- * the same peer must be ordered by the caller's streams, as with NCCL; destroy the graph before
- * the communicator. Replays are counted in szCommGetStats when the communicator next reaps.
+ * the same peer must be ordered by the caller's streams, as with NCCL; two instances of one
+ * graph share its operations' memory: run them one after the other; synchronize the replays and
+ * destroy the graph and its instances before the communicator. Replays are counted in
+ * szCommGetStats when the communicator next reaps (any group call, szCommGetAsyncError,
+ * szCommGetStats); replays that finish between two of those count once. Host-buffer operations
+ * in a captured group run once, at szGroupEnd.
  * Self send/recv (peer == own rank), as in NCCL: a send to self must be matched by a receive
  * from self in the same group (the n-th with the n-th); the data is copied in memory (host:
  * at szGroupEnd; device: stream-ordered on the receive's stream, by a kernel), not counted in
@@ -424,10 +430,11 @@ szResult_t szCommUserRank(const szComm_t comm, int* rank);
  * Errors: szInvalidArgument (NULL buffer with count > 0, peer out of range, bad type, count *
  * size overflows; at szGroupEnd: receive buffers that overlap, or a receive into a buffer that
  * a send of the group reads, except a receive from self into what a send to self reads: a
- * memmove), szInvalidUsage (mismatched peers; a stream being captured on the nccl wire, or a
- * group mixing captured streams with others: refused before anything runs, the communicator
- * stays usable; a non-blocking init not finished; more than 32 device operations with other
- * ranks in one group of one communicator), szRemoteError, szTimeout (no progress for the timeout),
+ * memmove), szInvalidUsage (mismatched peers; a non-blocking init not finished; refused at
+ * szGroupEnd before anything runs, the communicator staying usable: more than 32 device
+ * operations with other ranks in one group of one communicator, a stream being captured on the
+ * nccl wire, a group mixing captured streams with others, a stream whose capture was
+ * invalidated, a stream that is not a usable CUDA stream), szRemoteError, szTimeout (no progress for the timeout),
  * szCorruptFrame (wire data failed validation or CRC). */
 szResult_t szSend(const void* sendbuff, size_t count, szDataType_t type, int peer, szComm_t comm,
                   cudaStream_t stream);

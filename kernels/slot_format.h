@@ -153,11 +153,13 @@ struct SlotSlice {
   uint32_t codebook;
 };
 
-// Per operation, written by its last block to mapped pinned memory for the host. Escapes and
-// elements of compressed frames are counted per codebook (the drift policy follows each group).
+// Per operation, written by its last block to mapped pinned memory for the host; `done` is set
+// by the launch's last block once every operation's result is written and the channels' step
+// words advanced. Escapes and elements of compressed frames are counted per codebook (the drift
+// policy follows each group).
 struct SlotOpResult {
   int status;                // szResult_t
-  int done;                  // 1 once written
+  int done;                  // 1 once the launch has finished (finishLaunch)
   uint64_t wireBytes;        // slot payload bytes published (send) or drained (receive)
   uint64_t compressedSlices;
   uint64_t startNs, endNs;   // global timer: first slice started, last slice finished

@@ -1,9 +1,10 @@
 // The slot kernels (docs/PIPELINE.md, "Slot protocol"): one launch per (group, communicator)
 // runs all of the group's device operations, on its first operation's stream. Each block takes
-// slices of one operation in turn: a send block waits for the slot's credit, encodes (or copies) the slice straight into the
-// receiver's slot and publishes it; a receive block waits for its slot, checks the slot header,
-// decodes (or copies) into the user's buffer and returns the credit. Blocks wait on flags in
-// device memory, as NCCL's kernels do: no host thread is on the data path.
+// slices of one operation in turn: a send block waits for the slot's credit, encodes (or copies)
+// the slice straight into the receiver's slot and publishes it; a receive block waits for its
+// slot, checks the slot header, decodes (or copies) into the user's buffer and returns the
+// credit. Blocks wait on flags in device memory, as NCCL's kernels do: no host thread is on the
+// data path.
 #pragma once
 
 #include <cstdint>

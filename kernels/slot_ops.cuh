@@ -323,7 +323,8 @@ __device__ __forceinline__ int recvSlice(const SlotLaunch& L, const SlotOp& op, 
   return 0;
 }
 
-// The operation's last block to finish writes its result for the host and clears the sums.
+// The operation's last block to finish writes its result for the host and clears the sums
+// (finishLaunch marks it done).
 __device__ void finishBlock(const SlotOp& op, int status, const BlockTally& t) {
   if (threadIdx.x != 0) return;
   SlotOpAccum* a = op.accum;

@@ -341,24 +341,26 @@ szResult_t runPending(std::vector<PendingOp> pending) {
   std::optional<CaptureModeRelaxed> relaxed;
   if (std::any_of(captured.begin(), captured.end(), [](const auto& c) { return c.second; })) relaxed.emplace();
 #endif
+  // Finished launches are reaped first, before anything of the group runs (a failed one fails its
+  // communicator), and so that the codebooks planned for these sends have seen every completed
+  // send's escapes.
+  for (auto& [comm, ops] : byComm)
+    if (comm->slotPath && std::any_of(ops.begin(), ops.end(), [](const auto& op) { return op->device; })) {
+      DeviceGuard onCommDevice(comm->cudaDevice);
+      SZ_PROFILE_SCOPE("host group: reap");
+      SZCHECK(commReapSlots(comm, false));
+    }
   // Sends to self are copies, done here and taken out of the group; none of a communicator's
   // copies runs unless all of its sends to self pair up.
   for (auto& [comm, ops] : byComm) SZCHECK(runSelfOps(comm, ops));
   // Device operations of communicators with a slot path: one launch per communicator, on the
   // stream of its first operation with the others' streams joined (as NCCL's group launch),
   // enqueued now; the call returns.
-  // Finished launches are reaped first, so that the codebooks planned for these sends have seen
-  // every completed send's escapes.
   std::map<szComm*, std::vector<std::shared_ptr<Op>>> host;  // host operations
   std::map<szComm*, std::vector<Op>> launches;
   std::vector<std::pair<szComm*, std::vector<int>>> connects;  // device peers, per communicator
   for (auto& [comm, ops] : byComm) {
     if (comm->slotPath && std::any_of(ops.begin(), ops.end(), [](const auto& op) { return op->device; })) {
-      DeviceGuard onCommDevice(comm->cudaDevice);
-      {
-        SZ_PROFILE_SCOPE("host group: reap");
-        SZCHECK(commReapSlots(comm, false));
-      }
       std::vector<int> fresh;  // peers not connected yet (checked before: reachable)
       for (const auto& op : ops)
         if (op->device && op->peer != comm->rank && !comm->slotPath->connected(op->peer)) fresh.push_back(op->peer);

@@ -62,7 +62,8 @@ szResult_t SlotGraphs::allocate(uint32_t nops, uint64_t tableBytes, uint64_t scr
     e->hostBytes = hostBytes;
     if (pinnedDeviceAddress(e->host) != e->host) {
       free(*e);
-      return szSetError(szUnhandledCudaError, "slot graphs: pinned host memory the device reaches at another address");
+      return szSetError(szUnhandledCudaError,
+                        "slot graphs: pinned host memory that the device reaches at another address");
     }
     cudaError_t err = cudaMalloc(&e->dev, devBytes);
     if (err != cudaSuccess) {
@@ -108,7 +109,7 @@ szResult_t SlotGraphs::keep(CUstream_st* stream, std::vector<SlotCompletion> ops
     err = cudaUserObjectCreate(&object, flag, markReleased, 1, cudaUserObjectNoDestructorSync);
   if (err != cudaSuccess) {
     delete flag;
-    retire(std::move(e));
+    abandoned_.push_back(std::move(e));  // the kernel is captured: never reused
     CUDACHECK(err);
   }
   // The graph takes the one reference: the destructor runs when the graph (and each instance,
@@ -116,7 +117,7 @@ szResult_t SlotGraphs::keep(CUstream_st* stream, std::vector<SlotCompletion> ops
   err = cudaGraphRetainUserObject(graph, object, 1, cudaGraphUserObjectMove);
   if (err != cudaSuccess) {
     cudaUserObjectRelease(object, 1);  // runs the destructor: the flag is set and freed
-    retire(std::move(e));
+    abandoned_.push_back(std::move(e));  // the kernel is captured: never reused
     CUDACHECK(err);
   }
   for (SlotCompletion& c : ops) c.replay = true;

@@ -4,8 +4,8 @@
 // captured launch gets its own memory, held by the graph through a CUDA user object and kept for
 // the next capture once the graph and its instances are destroyed (freed with the communicator:
 // freeing waits for every kernel of the device, which a peer's kernel waiting on this rank would
-// hold up). Its steps need nothing from the host: the
-// kernels take them from the channels' step words (src/proto/slot_steps.h).
+// hold up). Its steps need nothing from the host: the kernels take them from the channels' step
+// words (src/proto/slot_steps.h).
 // The communicator sees a replay's operations when it next reaps (any group call,
 // szCommGetAsyncError, szCommGetStats): their results are read, counted like any operation's
 // and re-armed. A failed replay fails the communicator as a failed launch does.
@@ -53,8 +53,8 @@ class SlotGraphs {
   // its kernel was captured (`launched`: a graph may still replay it), never used again.
   void drop(bool launched = false);
   // Each finished replay's operations (their results read, then re-armed), appended to
-  // `finished`; memory of destroyed graphs kept for the next capture. A replay that finishes while the previous one
-  // is read is reported once: the counts are those of the replays seen.
+  // `finished`; memory of destroyed graphs kept for the next capture. Replays that finish
+  // between two polls are reported once: the counts are those of the replays seen.
   void poll(std::vector<SlotCompletion>* finished);
 
  private:

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "kernels/calibrate.h"
+#include "kernels/capture_mode.h"
 #include "kernels/cuda_check.h"
 #include "kernels/kernel_loading.h"
 #include "kernels/sm_copy.h"
@@ -15,7 +16,6 @@
 #include "src/proto/segment_groups.h"
 #include "src/proto/slot_slices.h"
 #include "src/proto/slot_steps.h"
-#include "kernels/capture_mode.h"
 
 namespace sz {
 namespace {
@@ -233,11 +233,10 @@ szResult_t SlotPath::orderOnDevice(const std::vector<Op>& reqs, const std::vecto
 szResult_t SlotPath::enqueue(const std::vector<Op>& reqs, bool captured) {
   SZ_PROFILE_SCOPE("host slot enqueue");
   if (reqs.empty()) return szSuccess;
-  if (reqs.size() > kMaxSlotOps)
-    return szSetError(szInvalidUsage, "a group holds %zu device operations with other ranks on one communicator; at "
-                      "most %u", reqs.size(), kMaxSlotOps);
+  if (reqs.size() > kMaxSlotOps)  // szGroupEnd refuses these before anything runs
+    return szSetError(szInternalError, "slot path: %zu operations in one launch; at most %u", reqs.size(), kMaxSlotOps);
   cudaStream_t stream = reqs[0].stream;
-  // Resources first, so that a failure leaves the channels' steps untouched.
+  // Resources first, so that a failure leaves nothing taken.
   bool needScratch = false;
   uint64_t tableBytes = 0;
   std::vector<uint64_t> slices(reqs.size()), sliceBytes(reqs.size());

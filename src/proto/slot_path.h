@@ -1,10 +1,12 @@
-// The host side of the slot protocol (docs/PIPELINE.md, "Slot protocol"): turns one group's
-// device operations on one stream into one slot-kernel launch (kernels/slot_kernels.h) and
-// collects what the kernels report. It assigns each operation its channel steps (operations to
-// one peer are matched in call order on both sides, as in NCCL), gives each its blocks, result
-// slot and buffer-list table, and records an event behind the launch. No thread of its own: the
-// kernels move the data; launches are reaped when the communicator is asked (szCommGetAsyncError,
-// the next group, szCommFinalize, szCommGetStats, destroy).
+// The host side of the slot protocol (docs/PIPELINE.md, "Slot protocol"): turns a group's
+// device operations of one communicator, their streams joined, into one slot-kernel launch
+// (kernels/slot_kernels.h) and collects what the kernels report. It gives each operation its
+// step offset from the channel's device step word (slot_steps.h: operations to one peer are
+// matched in call order on both sides, as in NCCL), its blocks, result slot and buffer-list
+// table, and records an event behind each launch that is not captured into a CUDA graph
+// (slot_graphs.h). No thread of its own: the kernels move the data; launches are reaped when the
+// communicator is asked (szCommGetAsyncError, the next group, szCommFinalize, szCommGetStats,
+// destroy).
 #pragma once
 
 #include <algorithm>

@@ -190,6 +190,23 @@ INSTANTIATE_TEST_SUITE_P(
              std::to_string(i.param.count);
     });
 
+// After a refusal: an exchange of BF16 `count` elements with rank 1 - r (each sending its
+// payload of version 0 from `send`) on `s`, waited for; *wrong: 1 if `recv` does not hold the
+// peer's payload. Returns the exchange's result, or the communicator's asynchronous error.
+szResult_t exchangeAfter(szComm_t comm, uint8_t* send, uint8_t* recv, size_t count, int r, cudaStream_t s,
+                         size_t* wrong) {
+  const size_t bytes = count * 2;
+  szResult_t res = exchange(comm, send, recv, count, szBfloat16, 1 - r, s);
+  cudaStreamSynchronize(s);
+  szResult_t async = szSuccess;
+  szCommGetAsyncError(comm, &async);
+  if (res == szSuccess) res = async;
+  std::vector<uint8_t> got(bytes), want = payload(szBfloat16, bytes, 1 - r, 0);
+  cudaMemcpy(got.data(), recv, bytes, cudaMemcpyDeviceToHost);
+  *wrong = got == want ? 0 : 1;
+  return res;
+}
+
 // A group mixing a captured stream with another is refused before anything is planned; the
 // communicator then exchanges as before.
 TEST(CommGraphGpuRefusal, MixedCaptureIsRefusedAndTheCommunicatorStaysUsable) {
@@ -215,19 +232,48 @@ TEST(CommGraphGpuRefusal, MixedCaptureIsRefusedAndTheCommunicatorStaysUsable) {
     refused[r] = szGroupEnd();
     cudaStreamEndCapture(s, &graph);
     if (graph) cudaGraphDestroy(graph);
-    after[r] = exchange(comm, send, recv, count, szBfloat16, 1 - r, s);
-    cudaStreamSynchronize(s);
-    szResult_t async = szSuccess;
-    szCommGetAsyncError(comm, &async);
-    if (after[r] == szSuccess) after[r] = async;
-    std::vector<uint8_t> got(bytes), want = payload(szBfloat16, bytes, 1 - r, 0);
-    cudaMemcpy(got.data(), recv, bytes, cudaMemcpyDeviceToHost);
-    wrong[r] = got == want ? 0 : 1;
+    after[r] = exchangeAfter(comm, send, recv, count, r, s, &wrong[r]);
     return [=] {
       cudaStreamDestroy(s);
       cudaStreamDestroy(other);
       cudaFree(send);
       cudaFree(recv);
+    };
+  });
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(init[r], szSuccess) << "rank " << r;
+    EXPECT_EQ(refused[r], szInvalidUsage) << "rank " << r;
+    EXPECT_EQ(after[r], szSuccess) << "rank " << r << ": " << szGetErrorString(after[r]);
+    EXPECT_EQ(wrong[r], 0u) << "rank " << r;
+  }
+}
+
+// A group of more than 32 device operations with other ranks (one launch holds 32) is refused at
+// szGroupEnd before anything runs; the communicator then exchanges as before.
+TEST(CommGraphGpuRefusal, AGroupOfMoreThan32DeviceOperationsIsRefusedAndTheCommunicatorStaysUsable) {
+  SKIP_WITHOUT_GPU();
+  const size_t count = 2048, bytes = count * 2;
+  constexpr int kOps = 33;  // 17 sends and 16 receives
+  szResult_t init[2] = {szInternalError, szInternalError}, refused[2] = {szSuccess, szSuccess};
+  szResult_t after[2] = {szInternalError, szInternalError};
+  size_t wrong[2] = {0, 0};
+  twoRanks("ipc", SZ_CODEC_AUTO, init, [&](int r, szComm_t comm) -> std::function<void()> {
+    uint8_t* bufs = nullptr;
+    cudaMalloc(&bufs, bytes * kOps);
+    cudaStream_t s;
+    cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    std::vector<uint8_t> data = payload(szBfloat16, bytes, r, 0);
+    cudaMemcpy(bufs, data.data(), bytes, cudaMemcpyHostToDevice);
+    szGroupStart();
+    for (int k = 0; k < kOps; ++k) {
+      if (k % 2 == 0) szSend(bufs + bytes * size_t(k), count, szBfloat16, 1 - r, comm, s);
+      else szRecv(bufs + bytes * size_t(k), count, szBfloat16, 1 - r, comm, s);
+    }
+    refused[r] = szGroupEnd();
+    after[r] = exchangeAfter(comm, bufs, bufs + bytes, count, r, s, &wrong[r]);
+    return [=] {
+      cudaStreamDestroy(s);
+      cudaFree(bufs);
     };
   });
   for (int r = 0; r < 2; ++r) {

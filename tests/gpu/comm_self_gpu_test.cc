@@ -1,5 +1,6 @@
 // Send/receive to self with device buffers: a stream-ordered copy by a kernel on the receive's
-// stream, the send's stream joined to it when the two differ. One rank, tcp wire.
+// stream, the send's stream joined to it when the two differ. One rank, tcp wire; and a capture
+// with a peer that is never replayed (two ranks, the default wire).
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
