@@ -244,8 +244,7 @@ szResult_t captureOf(szComm* comm, const std::vector<std::shared_ptr<Op>>& ops, 
   bool anyAsked = false;
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
   unsigned long long id = 0;
-  for (size_t k = 0; k < ops.size(); ++k) {
-    const Op* op = ops[k].get();
+  for (const auto& op : ops) {
     if (!op->device || op->peer == comm->rank) continue;
     const char* what = op->send ? "send to" : "receive from";
     if ((!anyAsked || op->stream != asked) && cudaStreamGetCaptureInfo(op->stream, &status, &id) != cudaSuccess) {
@@ -344,8 +343,12 @@ szResult_t runPending(std::vector<PendingOp> pending) {
   // Finished launches are reaped first, before anything of the group runs (a failed one fails its
   // communicator), and so that the codebooks planned for these sends have seen every completed
   // send's escapes.
+  // A communicator whose slot path this group uses (it has device operations).
+  auto usesSlots = [](const szComm* comm, const std::vector<std::shared_ptr<Op>>& ops) {
+    return comm->slotPath && std::any_of(ops.begin(), ops.end(), [](const auto& op) { return op->device; });
+  };
   for (auto& [comm, ops] : byComm)
-    if (comm->slotPath && std::any_of(ops.begin(), ops.end(), [](const auto& op) { return op->device; })) {
+    if (usesSlots(comm, ops)) {
       DeviceGuard onCommDevice(comm->cudaDevice);
       SZ_PROFILE_SCOPE("host group: reap");
       SZCHECK(commReapSlots(comm, false));
@@ -360,7 +363,7 @@ szResult_t runPending(std::vector<PendingOp> pending) {
   std::map<szComm*, std::vector<Op>> launches;
   std::vector<std::pair<szComm*, std::vector<int>>> connects;  // device peers, per communicator
   for (auto& [comm, ops] : byComm) {
-    if (comm->slotPath && std::any_of(ops.begin(), ops.end(), [](const auto& op) { return op->device; })) {
+    if (usesSlots(comm, ops)) {
       std::vector<int> fresh;  // peers not connected yet (checked before: reachable)
       for (const auto& op : ops)
         if (op->device && op->peer != comm->rank && !comm->slotPath->connected(op->peer)) fresh.push_back(op->peer);

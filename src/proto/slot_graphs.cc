@@ -13,7 +13,8 @@ namespace {
 uint64_t align256(uint64_t v) { return (v + 255) & ~uint64_t(255); }
 
 // The user object's destructor: CUDA calls it once the graph and its instances are gone (on a
-// thread of its own, where no CUDA call may be made): the memory is freed at the next poll.
+// thread of its own, where no CUDA call may be made): the next poll keeps the memory for a later
+// capture.
 void markReleased(void* p) {
   auto* flag = static_cast<std::shared_ptr<std::atomic<bool>>*>(p);
   (*flag)->store(true, std::memory_order_release);

@@ -62,6 +62,21 @@ const char* describe(szResult_t status) {
   }
 }
 
+// A failed operation's error (`how`: how it ran, "" or ", replayed from a CUDA graph").
+szResult_t failed(const SlotCompletion& c, const char* how) {
+  return szSetError(c.status, "%s rank %d (%llu bytes)%s: %s", c.send ? "device send to" : "device receive from", c.peer,
+                    (unsigned long long)c.bytes, how, describe(c.status));
+}
+
+// The streams of a launch's operations other than `stream`, each once.
+std::vector<cudaStream_t> otherStreams(const std::vector<Op>& reqs, cudaStream_t stream) {
+  std::vector<cudaStream_t> others;
+  for (const Op& r : reqs)
+    if (r.stream != stream && std::find(others.begin(), others.end(), r.stream) == others.end())
+      others.push_back(r.stream);
+  return others;
+}
+
 #if SZ_PROFILE
 // A finished operation's kernel phases (base/profile.h): its span (first block's start to the
 // last one's end) and each phase per block, by direction and by whether its slices were frames.
@@ -190,19 +205,12 @@ szResult_t SlotPath::takeTable(uint64_t bytes, uint64_t* offset) {
 // After a launch on `stream`: the later work of its operations' other streams waits for it
 // (`after`: an event recorded behind the launch, else one is recorded here).
 szResult_t SlotPath::joinAfter(const std::vector<Op>& reqs, cudaStream_t stream, CUevent_st* after) {
-  bool recorded = after != nullptr;
-  for (size_t k = 0; k < reqs.size(); ++k) {
-    cudaStream_t s = reqs[k].stream;
-    bool seen = s == stream;
-    for (size_t i = 0; i < k && !seen; ++i) seen = reqs[i].stream == s;
-    if (seen) continue;
-    if (!recorded) {
-      CUDACHECK(cudaEventRecord(joinEvent_, stream));
-      after = joinEvent_;
-      recorded = true;
-    }
-    CUDACHECK(cudaStreamWaitEvent(s, after, 0));
+  const std::vector<cudaStream_t> others = otherStreams(reqs, stream);
+  if (!others.empty() && after == nullptr) {
+    CUDACHECK(cudaEventRecord(joinEvent_, stream));
+    after = joinEvent_;
   }
+  for (cudaStream_t s : others) CUDACHECK(cudaStreamWaitEvent(s, after, 0));
   return szSuccess;
 }
 
@@ -215,11 +223,7 @@ bool SlotPath::inFlight(uint64_t seq) const {
 // Before a launch on `stream`: the work so far of the other streams of its operations, and the
 // launch in flight before it on each of its channels (`chan`) where that ran on another stream.
 szResult_t SlotPath::orderOnDevice(const std::vector<Op>& reqs, const std::vector<int>& chan, cudaStream_t stream) {
-  for (size_t k = 0; k < reqs.size(); ++k) {
-    cudaStream_t s = reqs[k].stream;
-    bool seen = s == stream;
-    for (size_t i = 0; i < k && !seen; ++i) seen = reqs[i].stream == s;
-    if (seen) continue;
+  for (cudaStream_t s : otherStreams(reqs, stream)) {
     CUDACHECK(cudaEventRecord(joinEvent_, s));
     CUDACHECK(cudaStreamWaitEvent(stream, joinEvent_, 0));
   }
@@ -302,6 +306,8 @@ szResult_t SlotPath::enqueue(const std::vector<Op>& reqs, bool captured) {
   const uint32_t share = std::max<uint32_t>(1, cfg_.blocks / uint32_t(reqs.size()));
   uint32_t nextBlock = 0;
   SlotOp* pool = captured ? graph.pool : opPool_;
+  SlotOpResult* results = captured ? graph.results : results_;
+  SlotOpAccum* accums = captured ? graph.accums : accums_;
   launch.pool = pool;
   uint64_t tableAt = 0;
   for (size_t k = 0; k < reqs.size(); ++k) {
@@ -378,9 +384,8 @@ szResult_t SlotPath::enqueue(const std::vector<Op>& reqs, bool captured) {
 #if SZ_PROFILE
     l.blocks.push_back(nblocks);
 #endif
-    SlotOpResult* results = captured ? graph.results : results_;
     results[slot] = SlotOpResult{};
-    op.accum = (captured ? graph.accums : accums_) + slot;
+    op.accum = accums + slot;
     op.result = results + slot;
     l.ops.push_back(SlotCompletion{r.send, r.peer, r.type, r.count, bytes, r.frames, szSuccess, 0, 0, 0, slices[k], 0, 0,
                                    std::move(groups)});
@@ -452,9 +457,7 @@ szResult_t SlotPath::finish(Launch& l) {
     profileKernel(c, r, l.blocks[k]);
 #endif
     freeResults_.push_back(l.results[k]);
-    if (c.status != szSuccess && first == szSuccess)
-      first = szSetError(c.status, "%s rank %d (%llu bytes): %s", c.send ? "device send to" : "device receive from",
-                         c.peer, (unsigned long long)c.bytes, describe(c.status));
+    if (c.status != szSuccess && first == szSuccess) first = failed(c, "");
     finished_.push_back(std::move(c));
   }
   freeEvents_.push_back(l.event);
@@ -514,10 +517,7 @@ szResult_t SlotPath::reap(const std::function<void(const SlotCompletion&)>& done
   std::vector<SlotCompletion> replays;
   graphs_.poll(&replays);
   for (SlotCompletion& c : replays) {
-    if (c.status != szSuccess && first == szSuccess)
-      first = szSetError(c.status, "%s rank %d (%llu bytes), replayed from a CUDA graph: %s",
-                         c.send ? "device send to" : "device receive from", c.peer, (unsigned long long)c.bytes,
-                         describe(c.status));
+    if (c.status != szSuccess && first == szSuccess) first = failed(c, ", replayed from a CUDA graph");
     finished_.push_back(std::move(c));
   }
   std::vector<SlotCompletion> ready;
