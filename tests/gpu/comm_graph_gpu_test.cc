@@ -207,6 +207,18 @@ szResult_t exchangeAfter(szComm_t comm, uint8_t* send, uint8_t* recv, size_t cou
   return res;
 }
 
+// Each rank: init succeeded, the group was refused (szInvalidUsage), and the exchange after it
+// succeeded with the peer's data.
+void expectRefusedThenUsable(const szResult_t init[2], const szResult_t refused[2], const szResult_t after[2],
+                             const size_t wrong[2]) {
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(init[r], szSuccess) << "rank " << r;
+    EXPECT_EQ(refused[r], szInvalidUsage) << "rank " << r;
+    EXPECT_EQ(after[r], szSuccess) << "rank " << r << ": " << szGetErrorString(after[r]);
+    EXPECT_EQ(wrong[r], 0u) << "rank " << r;
+  }
+}
+
 // A group mixing a captured stream with another is refused before anything is planned; the
 // communicator then exchanges as before.
 TEST(CommGraphGpuRefusal, MixedCaptureIsRefusedAndTheCommunicatorStaysUsable) {
@@ -240,12 +252,7 @@ TEST(CommGraphGpuRefusal, MixedCaptureIsRefusedAndTheCommunicatorStaysUsable) {
       cudaFree(recv);
     };
   });
-  for (int r = 0; r < 2; ++r) {
-    EXPECT_EQ(init[r], szSuccess) << "rank " << r;
-    EXPECT_EQ(refused[r], szInvalidUsage) << "rank " << r;
-    EXPECT_EQ(after[r], szSuccess) << "rank " << r << ": " << szGetErrorString(after[r]);
-    EXPECT_EQ(wrong[r], 0u) << "rank " << r;
-  }
+  expectRefusedThenUsable(init, refused, after, wrong);
 }
 
 // A group of more than 32 device operations with other ranks (one launch holds 32) is refused at
@@ -276,12 +283,7 @@ TEST(CommGraphGpuRefusal, AGroupOfMoreThan32DeviceOperationsIsRefusedAndTheCommu
       cudaFree(bufs);
     };
   });
-  for (int r = 0; r < 2; ++r) {
-    EXPECT_EQ(init[r], szSuccess) << "rank " << r;
-    EXPECT_EQ(refused[r], szInvalidUsage) << "rank " << r;
-    EXPECT_EQ(after[r], szSuccess) << "rank " << r << ": " << szGetErrorString(after[r]);
-    EXPECT_EQ(wrong[r], 0u) << "rank " << r;
-  }
+  expectRefusedThenUsable(init, refused, after, wrong);
 }
 
 // Operations of one group on two streams take their channel steps in call order (the streams
