@@ -102,6 +102,9 @@ class TorchWorld:
         yield
 
     def close(self) -> None:
+        # Both ranks tear gloo down together: a rank that destroys its group and exits while the
+        # other still holds its connections can abort at exit in gloo's threads.
+        dist.barrier()
         dist.destroy_process_group()
 
 
