@@ -1,5 +1,6 @@
 // Per-chunk encode/decode kernels of the CPU codec: a portable version for every compressible
-// type and an AVX2 version for BF16, picked once at run time (selectChunkCodec).
+// type and code width, eight-element steps for the types whose eight symbols fit 128 bits, and
+// an AVX2 version for BF16 with 4-bit codes, picked per frame (selectChunkCodec).
 #pragma once
 
 #include <cstdint>
@@ -8,16 +9,19 @@
 
 namespace sz {
 
-// Exponent -> code table: 0..15, or kEscapeCode for exponents outside the codebook.
+// Exponent -> code table: 0..15 (0..7 for 3-bit codes), or kEscapeCode for exponents outside
+// the codebook.
 constexpr uint8_t kEscapeCode = 0xFF;
 struct CodecTables {
   uint8_t code[256];
-  uint8_t exponent[kCodebookSize];
+  uint8_t exponent[kCodebookSize];  // 3-bit codes: entries 8..15 unused
+  uint32_t codeBits;                // 4, or 3 (docs/FORMAT.md §Code width)
 };
 
 // Encodes the n (<= 1024) elements at `in` (one chunk) into the chunk's sign-mantissa bytes
-// `sm` and exponent-code bytes `codes` (both start byte aligned); writes its escape records to
-// `esc` (room for n records) and returns their number.
+// `sm` and exponent-code bytes `codes` (both start byte aligned; a chunk's sections do, since
+// 1024 elements fill whole bytes at any width); writes its escape records to `esc` (room for n
+// records) and returns their number.
 using EncodeChunkFn = uint32_t (*)(const TypeTraits& t, const uint8_t* in, uint32_t n,
                                    const CodecTables& tab, uint8_t* sm, uint8_t* codes,
                                    uint8_t* esc);
@@ -35,22 +39,18 @@ uint32_t encodeChunkPortable(const TypeTraits& t, const uint8_t* in, uint32_t n,
                              const CodecTables& tab, uint8_t* sm, uint8_t* codes, uint8_t* esc);
 void decodeChunkPortable(const TypeTraits& t, const uint8_t* sm, const uint8_t* codes, uint32_t n,
                          const CodecTables& tab, uint8_t* out);
-// The portable kernels on elements [first, n) of a chunk (first a multiple of 8), with escape
-// positions relative to the chunk: the tails of the fast kernels.
+// The portable kernels on elements [first, n) of a chunk (first a multiple of 8, so both
+// sections start on a byte), with escape positions relative to the chunk: the fast kernels' tails.
 uint32_t encodeTailPortable(const TypeTraits& t, const uint8_t* in, uint32_t first, uint32_t n,
                             const CodecTables& tab, uint8_t* sm, uint8_t* codes, uint8_t* esc);
-// FP8 E5M2, eight elements (three sign-mantissa bytes, four code bytes) per step.
-uint32_t encodeChunkE5m2(const TypeTraits& t, const uint8_t* in, uint32_t n, const CodecTables& tab,
-                         uint8_t* sm, uint8_t* codes, uint8_t* esc);
-void decodeChunkE5m2(const TypeTraits& t, const uint8_t* sm, const uint8_t* codes, uint32_t n,
-                     const CodecTables& tab, uint8_t* out);
 uint32_t encodeChunkBf16Avx2(const TypeTraits& t, const uint8_t* in, uint32_t n,
                              const CodecTables& tab, uint8_t* sm, uint8_t* codes, uint8_t* esc);
 void decodeChunkBf16Avx2(const TypeTraits& t, const uint8_t* sm, const uint8_t* codes, uint32_t n,
                          const CodecTables& tab, uint8_t* out);
 
-// The fastest kernels for `type` on this CPU (SZ_CPU_SIMD=0 forces the portable ones).
-ChunkCodec selectChunkCodec(int type);
+// The fastest kernels for `type` and `codeBits`-bit codes on this CPU (SZ_CPU_SIMD=0 forces the
+// portable ones).
+ChunkCodec selectChunkCodec(int type, uint32_t codeBits);
 
 // Builds the tables of a validated codebook.
 void buildTables(const szCodebook_t& cb, CodecTables* tab);

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "chunk_codec.h"
+#include "code_bits.h"
 #include "base/param.h"
 
 namespace sz {
@@ -18,23 +19,95 @@ void storeElem(uint8_t* p, uint32_t bytes, uint32_t w) {
   for (uint32_t b = 0; b < bytes; ++b) p[b] = uint8_t(w >> (8 * b));
 }
 
-// Sign-mantissa symbol i of a section: whole bytes for BF16/FP32, 3-bit fields for E5M2.
+// `bits`-bit field i of a bit-packed section (LSB first): sign-mantissa symbols of the types
+// whose symbols are not whole bytes, and 3-bit exponent codes. A field spans at most 3 bytes.
+void putBits(uint8_t* p, uint32_t bits, uint32_t i, uint32_t v) {
+  const uint32_t bit = i * bits;
+  uint8_t* b = p + bit / 8;
+  const uint32_t x = v << (bit % 8);
+  for (uint32_t k = 0; k * 8 < bit % 8 + bits; ++k) b[k] |= uint8_t(x >> (8 * k));
+}
+
+uint32_t getBits(const uint8_t* p, uint32_t bits, uint32_t i) {
+  const uint32_t bit = i * bits;
+  const uint8_t* b = p + bit / 8;
+  uint32_t x = 0;
+  for (uint32_t k = 0; k * 8 < bit % 8 + bits; ++k) x |= uint32_t(b[k]) << (8 * k);
+  return (x >> (bit % 8)) & ((1u << bits) - 1);
+}
+
 void putSm(const TypeTraits& t, uint8_t* sm, uint32_t i, uint32_t v) {
-  if (t.smBits % 8 == 0) {
-    storeElem(sm + size_t(i) * (t.smBits / 8), t.smBits / 8, v);
-    return;
-  }
-  uint32_t bit = i * t.smBits;
-  sm[bit / 8] |= uint8_t(v << (bit % 8));
-  if ((bit % 8) + t.smBits > 8) sm[bit / 8 + 1] |= uint8_t(v >> (8 - bit % 8));
+  if (t.smBits % 8 == 0) storeElem(sm + size_t(i) * (t.smBits / 8), t.smBits / 8, v);
+  else putBits(sm, t.smBits, i, v);
 }
 
 uint32_t getSm(const TypeTraits& t, const uint8_t* sm, uint32_t i) {
   if (t.smBits % 8 == 0) return loadElem(sm + size_t(i) * (t.smBits / 8), t.smBits / 8);
-  uint32_t bit = i * t.smBits;
-  uint32_t pair = sm[bit / 8];
-  if ((bit % 8) + t.smBits > 8) pair |= uint32_t(sm[bit / 8 + 1]) << 8;
-  return (pair >> (bit % 8)) & ((1u << t.smBits) - 1);
+  return getBits(sm, t.smBits, i);
+}
+
+uint32_t getCode(const uint8_t* codes, uint32_t bits, uint32_t i) {
+  return bits == 4 ? (codes[i / 2] >> (4 * (i & 1))) & 0xF : getBits(codes, 3, i);
+}
+
+// Eight elements per step: their symbols (8 * smBits bits, at most 128) and codes (8 * kBits
+// bits) as whole bytes. Escapes as in the portable kernel.
+template <int kType, uint32_t kBits>
+uint32_t encodeChunkSteps(const TypeTraits& t, const uint8_t* in, uint32_t n, const CodecTables& tab,
+                          uint8_t* sm, uint8_t* codes, uint8_t* esc) {
+  constexpr TypeTraits T = typeTraits(kType);
+  static_assert(8 * T.smBits <= 128 && (kBits == 3 || kBits == 4), "eight symbols in 128 bits");
+  uint32_t escapes = 0, i = 0;
+  for (; i + 8 <= n; i += 8) {
+    unsigned __int128 smAcc = 0;
+    uint32_t codeAcc = 0;
+    for (uint32_t k = 0; k < 8; ++k) {
+      uint32_t w = 0;
+      memcpy(&w, in + size_t(i + k) * T.elemBytes, T.elemBytes);
+      const uint32_t e = T.exponent(w);
+      uint32_t c = tab.code[e];
+      if (c == kEscapeCode) {
+        esc[3 * escapes] = uint8_t(i + k);
+        esc[3 * escapes + 1] = uint8_t((i + k) >> 8);
+        esc[3 * escapes + 2] = uint8_t(e);
+        ++escapes;
+        c = 0;
+      }
+      codeAcc |= c << (kBits * k);
+      smAcc |= (unsigned __int128)T.signMantissa(w) << (T.smBits * k);
+    }
+    memcpy(sm + size_t(i / 8) * T.smBits, &smAcc, T.smBits);  // little-endian: the low bytes
+    memcpy(codes + size_t(i / 8) * kBits, &codeAcc, kBits);
+  }
+  if (i < n) escapes += encodeTailPortable(t, in, i, n, tab, sm, codes, esc + 3 * escapes);
+  return escapes;
+}
+
+template <int kType, uint32_t kBits>
+void decodeChunkSteps(const TypeTraits& t, const uint8_t* sm, const uint8_t* codes, uint32_t n,
+                      const CodecTables& tab, uint8_t* out) {
+  constexpr TypeTraits T = typeTraits(kType);
+  uint32_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    unsigned __int128 smAcc = 0;
+    uint32_t codeAcc = 0;
+    memcpy(&smAcc, sm + size_t(i / 8) * T.smBits, T.smBits);
+    memcpy(&codeAcc, codes + size_t(i / 8) * kBits, kBits);
+    for (uint32_t k = 0; k < 8; ++k) {
+      const uint32_t s = uint32_t(smAcc >> (T.smBits * k)) & ((1u << T.smBits) - 1);
+      const uint32_t e = tab.exponent[(codeAcc >> (kBits * k)) & ((1u << kBits) - 1)];
+      const uint32_t w = T.join(s, e);
+      memcpy(out + size_t(i + k) * T.elemBytes, &w, T.elemBytes);
+    }
+  }
+  if (i < n)
+    decodeChunkPortable(t, sm + size_t(i / 8) * T.smBits, codes + size_t(i / 8) * kBits, n - i, tab,
+                        out + size_t(i) * T.elemBytes);
+}
+
+template <int kType, uint32_t kBits>
+constexpr ChunkCodec steps(const char* name) {
+  return {encodeChunkSteps<kType, kBits>, decodeChunkSteps<kType, kBits>, name};
 }
 
 }  // namespace
@@ -42,6 +115,7 @@ uint32_t getSm(const TypeTraits& t, const uint8_t* sm, uint32_t i) {
 uint32_t encodeChunkPortable(const TypeTraits& t, const uint8_t* in, uint32_t n,
                              const CodecTables& tab, uint8_t* sm, uint8_t* codes, uint8_t* esc) {
   if (t.smBits % 8 != 0) memset(sm, 0, (size_t(n) * t.smBits + 7) / 8);
+  if (tab.codeBits == 3) memset(codes, 0, (size_t(n) * 3 + 7) / 8);
   uint32_t escapes = 0;
   for (uint32_t i = 0; i < n; ++i) {
     uint32_t w = loadElem(in + size_t(i) * t.elemBytes, t.elemBytes);
@@ -55,7 +129,8 @@ uint32_t encodeChunkPortable(const TypeTraits& t, const uint8_t* in, uint32_t n,
       code = 0;
     }
     putSm(t, sm, i, t.signMantissa(w));
-    if (i & 1) codes[i / 2] |= uint8_t(code << 4);
+    if (tab.codeBits == 3) putBits(codes, 3, i, code);
+    else if (i & 1) codes[i / 2] |= uint8_t(code << 4);
     else codes[i / 2] = uint8_t(code);
   }
   return escapes;
@@ -64,7 +139,7 @@ uint32_t encodeChunkPortable(const TypeTraits& t, const uint8_t* in, uint32_t n,
 void decodeChunkPortable(const TypeTraits& t, const uint8_t* sm, const uint8_t* codes, uint32_t n,
                          const CodecTables& tab, uint8_t* out) {
   for (uint32_t i = 0; i < n; ++i) {
-    uint32_t code = (codes[i / 2] >> (4 * (i & 1))) & 0xF;
+    uint32_t code = getCode(codes, tab.codeBits, i);
     storeElem(out + size_t(i) * t.elemBytes, t.elemBytes, t.join(getSm(t, sm, i), tab.exponent[code]));
   }
 }
@@ -72,7 +147,7 @@ void decodeChunkPortable(const TypeTraits& t, const uint8_t* sm, const uint8_t* 
 uint32_t encodeTailPortable(const TypeTraits& t, const uint8_t* in, uint32_t first, uint32_t n,
                             const CodecTables& tab, uint8_t* sm, uint8_t* codes, uint8_t* esc) {
   uint32_t k = encodeChunkPortable(t, in + size_t(first) * t.elemBytes, n - first, tab,
-                                   sm + size_t(first) * t.smBits / 8, codes + first / 2, esc);
+                                   sm + size_t(first) * t.smBits / 8, codes + size_t(first) * tab.codeBits / 8, esc);
   for (uint32_t j = 0; j < k; ++j) {
     uint32_t pos = (esc[3 * j] | (esc[3 * j + 1] << 8)) + first;
     esc[3 * j] = uint8_t(pos);
@@ -81,56 +156,28 @@ uint32_t encodeTailPortable(const TypeTraits& t, const uint8_t* in, uint32_t fir
   return k;
 }
 
-uint32_t encodeChunkE5m2(const TypeTraits& t, const uint8_t* in, uint32_t n, const CodecTables& tab,
-                         uint8_t* sm, uint8_t* codes, uint8_t* esc) {
-  uint32_t escapes = 0, i = 0;
-  for (; i + 8 <= n; i += 8) {
-    uint32_t smBits = 0, codeBits = 0;
-    for (uint32_t k = 0; k < 8; ++k) {
-      uint32_t b = in[i + k], e = (b >> 2) & 0x1F, c = tab.code[e];
-      if (c == kEscapeCode) {
-        esc[3 * escapes] = uint8_t(i + k);
-        esc[3 * escapes + 1] = uint8_t((i + k) >> 8);
-        esc[3 * escapes + 2] = uint8_t(e);
-        ++escapes;
-        c = 0;
-      }
-      codeBits |= c << (4 * k);
-      smBits |= (((b >> 5) & 4) | (b & 3)) << (3 * k);
-    }
-    storeElem(sm + 3 * (i / 8), 3, smBits);
-    storeElem(codes + i / 2, 4, codeBits);
-  }
-  if (i < n) escapes += encodeTailPortable(t, in, i, n, tab, sm, codes, esc + 3 * escapes);
-  return escapes;
-}
-
-void decodeChunkE5m2(const TypeTraits& t, const uint8_t* sm, const uint8_t* codes, uint32_t n,
-                     const CodecTables& tab, uint8_t* out) {
-  uint32_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    uint32_t smBits = loadElem(sm + 3 * (i / 8), 3), codeBits = loadElem(codes + i / 2, 4);
-    for (uint32_t k = 0; k < 8; ++k) {
-      uint32_t s = (smBits >> (3 * k)) & 7, e = tab.exponent[(codeBits >> (4 * k)) & 0xF];
-      out[i + k] = uint8_t(((s & 4) << 5) | (e << 2) | (s & 3));
-    }
-  }
-  if (i < n) decodeChunkPortable(t, sm + 3 * (i / 8), codes + i / 2, n - i, tab, out + i);
-}
-
 void buildTables(const szCodebook_t& cb, CodecTables* tab) {
+  tab->codeBits = codebookBits(cb);
   memset(tab->code, kEscapeCode, sizeof(tab->code));
-  for (uint32_t i = 0; i < kCodebookSize; ++i) {
+  memset(tab->exponent, 0, sizeof(tab->exponent));
+  for (uint32_t i = 0; i < (1u << tab->codeBits); ++i) {
     tab->code[cb.exponents[i]] = uint8_t(i);
     tab->exponent[i] = cb.exponents[i];
   }
 }
 
-ChunkCodec selectChunkCodec(int type) {
-  if (type == szBfloat16 && szParamCpuSimd() != 0 && __builtin_cpu_supports("avx2"))
+ChunkCodec selectChunkCodec(int type, uint32_t codeBits) {
+  const bool simd = szParamCpuSimd() != 0;
+  if (type == szBfloat16 && codeBits == 4 && simd && __builtin_cpu_supports("avx2"))
     return {encodeChunkBf16Avx2, decodeChunkBf16Avx2, "bf16-avx2"};
-  if (type == szFloat8e5m2) return {encodeChunkE5m2, decodeChunkE5m2, "e5m2"};
-  return {encodeChunkPortable, decodeChunkPortable, "portable"};
+  const bool narrow = codeBits == 3;
+  switch (type) {
+    case szBfloat16: return narrow ? steps<szBfloat16, 3>("bf16-steps3") : steps<szBfloat16, 4>("bf16-steps");
+    case szFloat16: return narrow ? steps<szFloat16, 3>("fp16-steps3") : steps<szFloat16, 4>("fp16-steps");
+    case szFloat8e5m2: return narrow ? steps<szFloat8e5m2, 3>("e5m2-steps3") : steps<szFloat8e5m2, 4>("e5m2-steps");
+    case szFloat8e4m3: return narrow ? steps<szFloat8e4m3, 3>("e4m3-steps3") : steps<szFloat8e4m3, 4>("e4m3-steps");
+    default: return {encodeChunkPortable, decodeChunkPortable, "portable"};
+  }
 }
 
 }  // namespace sz

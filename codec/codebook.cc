@@ -5,6 +5,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -12,6 +13,7 @@
 
 #include "calibrate.h"
 #include "chunk_codec.h"
+#include "code_bits.h"
 #include "base/checks.h"
 
 using namespace sz;
@@ -87,9 +89,43 @@ const uint8_t kDefaultBf16[kCodebookSize] = {127, 126, 128, 125, 124, 123, 129, 
                                              121, 120, 119, 118, 117, 116, 130, 0};
 const uint8_t kDefaultFp8e5m2[kCodebookSize] = {15, 14, 16, 13, 12, 17, 11, 10,
                                                 9, 8, 7, 6, 5, 18, 4, 0};
+// FP16: 4-bit codes with exponent 0 last, like the three above (predicted 1.066 on the span);
+// 3-bit codes predict 1.105 there, but zero padding would escape, so calibration picks them
+// where the data has no zeros. FP8 E4M3 (scaled per tensor, amax -> 448): its 16 exponents fit
+// 4-bit codes with nothing saved, so its default is the top 8 as 3-bit codes (predicted 1.080);
+// zeros escape (a mostly-zero frame goes raw).
+const uint8_t kDefaultFp16[kCodebookSize] = {15, 14, 16, 13, 12, 11, 17, 10, 9, 8, 7, 6, 5, 4, 18, 0};
+const uint8_t kDefaultFp8e4m3[kCodebookSize] = {13, 12, 14, 11, 10, 9, 15, 8,
+                                                SZ_CODEBOOK_UNUSED, SZ_CODEBOOK_UNUSED, SZ_CODEBOOK_UNUSED,
+                                                SZ_CODEBOOK_UNUSED, SZ_CODEBOOK_UNUSED, SZ_CODEBOOK_UNUSED,
+                                                SZ_CODEBOOK_UNUSED, SZ_CODEBOOK_UNUSED};
 
 const struct { szDataType_t type; const char* name; } kTypeNames[] = {
-    {szBfloat16, "bf16"}, {szFloat32, "fp32"}, {szFloat8e5m2, "fp8e5m2"}};
+    {szBfloat16, "bf16"}, {szFloat32, "fp32"}, {szFloat8e5m2, "fp8e5m2"}, {szFloat16, "fp16"},
+    {szFloat8e4m3, "fp8e4m3"}};
+
+constexpr const char* kCompressedTypes = "bf16, fp32, fp16, fp8e5m2 and fp8e4m3";
+
+// The codebook of `bits`-bit codes from `counts` (a 3-bit one marked as such).
+void fromCounts(const unsigned long long* counts, szDataType_t type, uint32_t bits, szCodebook_t* cb) {
+  cb->type = type;
+  memset(cb->exponents, SZ_CODEBOOK_UNUSED, kCodebookSize);
+  cb->used = selectCodebook(counts, typeTraits(type).expBits, cb->exponents, 1 << bits);
+}
+
+// Uncompressed over compressed bits of the histogram's elements under `cb`, 1 when the frame
+// would go raw (escapes at 3 bytes, headers and padding left out).
+double predictRatio(const szHistogram_t& hist, const szCodebook_t& cb) {
+  const TypeTraits t = typeTraits(hist.type);
+  const uint32_t bits = codebookBits(cb), entries = 1u << bits;
+  double n = 0, coded = 0;
+  for (uint32_t e = 0; e < (1u << t.expBits); ++e) n += double(hist.counts[e]);
+  for (uint32_t i = 0; i < entries; ++i) coded += double(hist.counts[cb.exponents[i]]);
+  if (n == 0) return 1.0;
+  const double compressed = n * (t.smBits + bits) + (n - coded) * 8.0 * kEscapeBytes;
+  const double raw = n * t.elemBits();
+  return compressed < raw ? raw / compressed : 1.0;
+}
 
 }  // namespace
 
@@ -100,7 +136,8 @@ extern "C" int szTypeIsCompressible(szDataType_t type) { return typeTraits(type)
 extern "C" szResult_t szHistogramInit(szHistogram_t* hist, szDataType_t type) {
   if (hist == nullptr) return szSetError(szInvalidArgument, "szHistogramInit: hist is NULL");
   if (!szTypeIsCompressible(type))
-    return szSetError(szInvalidArgument, "%s has no exponent to calibrate (only bf16, fp32 and fp8e5m2 are compressed)", szTypeName(type));
+    return szSetError(szInvalidArgument, "%s has no exponent to calibrate (only %s are compressed)", szTypeName(type),
+                      kCompressedTypes);
   memset(hist, 0, sizeof(*hist));
   hist->type = type;
   return szSuccess;
@@ -120,13 +157,30 @@ extern "C" szResult_t szHistogramAccumulate(szHistogram_t* hist, const void* dat
   return szSuccess;
 }
 
-extern "C" szResult_t szCodebookFromHistogram(const szHistogram_t* hist, szCodebook_t* cb) {
+extern "C" szResult_t szCodebookFromHistogramBits(const szHistogram_t* hist, int codeBits, szCodebook_t* cb) {
   if (hist == nullptr || cb == nullptr)
     return szSetError(szInvalidArgument, "szCodebookFromHistogram: NULL argument");
-  TypeTraits t = traitsOf(hist->type);
-  if (t.expBits == 0) return szSetError(szInvalidArgument, "histogram has invalid type");
-  cb->type = hist->type;
-  cb->used = selectCodebook(hist->counts, t.expBits, cb->exponents);
+  if (traitsOf(hist->type).expBits == 0) return szSetError(szInvalidArgument, "histogram has invalid type");
+  if (codeBits != 3 && codeBits != 4)
+    return szSetError(szInvalidArgument, "szCodebookFromHistogramBits: codeBits %d (3 or 4)", codeBits);
+  fromCounts(hist->counts, hist->type, uint32_t(codeBits), cb);
+  return szSuccess;
+}
+
+extern "C" szResult_t szCodebookFromHistogram(const szHistogram_t* hist, szCodebook_t* cb) {
+  SZCHECK(szCodebookFromHistogramBits(hist, 4, cb));
+  if (deviceCodecType(hist->type)) return szSuccess;  // the GPU codec's and the wire's width
+  szCodebook_t narrow;
+  fromCounts(hist->counts, hist->type, 3, &narrow);
+  if (predictRatio(*hist, narrow) > predictRatio(*hist, *cb)) *cb = narrow;
+  return szSuccess;
+}
+
+extern "C" szResult_t szCodebookPredictRatio(const szHistogram_t* hist, int codeBits, double* ratio) {
+  if (ratio == nullptr) return szSetError(szInvalidArgument, "szCodebookPredictRatio: ratio is NULL");
+  szCodebook_t cb;
+  SZCHECK(szCodebookFromHistogramBits(hist, codeBits, &cb));
+  *ratio = predictRatio(*hist, cb);
   return szSuccess;
 }
 
@@ -134,9 +188,11 @@ extern "C" szResult_t szCodebookValidate(const szCodebook_t* cb) {
   if (cb == nullptr) return szSetError(szInvalidArgument, "codebook is NULL");
   TypeTraits t = traitsOf(cb->type);
   if (t.expBits == 0) return szSetError(szInvalidArgument, "codebook type is not a compressible type");
-  if (cb->used < 1 || cb->used > int(kCodebookSize))
-    return szSetError(szInvalidArgument, "codebook 'used' is %d, must be 1..16", cb->used);
-  for (uint32_t i = 0; i < kCodebookSize; ++i) {
+  const uint32_t bits = codebookBits(*cb), entries = 1u << bits;
+  if (cb->used < 1 || cb->used > int(entries))
+    return szSetError(szInvalidArgument, "codebook 'used' is %d, must be 1..%u for %u-bit codes", cb->used, entries,
+                      bits);
+  for (uint32_t i = 0; i < entries; ++i) {
     if (cb->exponents[i] >= (1u << t.expBits))
       return szSetError(szInvalidArgument, "codebook exponent %u out of range for the type", cb->exponents[i]);
     for (uint32_t j = 0; j < i; ++j)
@@ -146,17 +202,29 @@ extern "C" szResult_t szCodebookValidate(const szCodebook_t* cb) {
   return szSuccess;
 }
 
+extern "C" szResult_t szCodebookCodeBits(const szCodebook_t* cb, int* codeBits) {
+  if (codeBits == nullptr) return szSetError(szInvalidArgument, "szCodebookCodeBits: codeBits is NULL");
+  SZCHECK(szCodebookValidate(cb));
+  *codeBits = int(codebookBits(*cb));
+  return szSuccess;
+}
+
 extern "C" szResult_t szCodebookDefault(szDataType_t type, szCodebook_t* cb) {
   if (cb == nullptr) return szSetError(szInvalidArgument, "szCodebookDefault: codebook is NULL");
   if (type == szBfloat16 || type == szFloat32) {
     memcpy(cb->exponents, kDefaultBf16, kCodebookSize);  // FP32 and BF16 share the exponent
   } else if (type == szFloat8e5m2) {
     memcpy(cb->exponents, kDefaultFp8e5m2, kCodebookSize);
+  } else if (type == szFloat16) {
+    memcpy(cb->exponents, kDefaultFp16, kCodebookSize);
+  } else if (type == szFloat8e4m3) {
+    memcpy(cb->exponents, kDefaultFp8e4m3, kCodebookSize);
   } else {
-    return szSetError(szInvalidArgument, "%s has no codebook (only bf16, fp32 and fp8e5m2 are compressed)", szTypeName(type));
+    return szSetError(szInvalidArgument, "%s has no codebook (only %s are compressed)", szTypeName(type),
+                      kCompressedTypes);
   }
   cb->type = type;
-  cb->used = int(kCodebookSize);
+  cb->used = int(1u << codebookBits(*cb));
   return szSuccess;
 }
 
@@ -167,8 +235,11 @@ extern "C" szResult_t szCodebookSave(const szCodebook_t* cb, const char* path) {
   for (const auto& tn : kTypeNames)
     if (tn.type == cb->type) name = tn.name;
   std::ostringstream s;
-  s << "splitzip-codebook 1\ntype " << name << "\nused " << cb->used << "\nexponents";
-  for (uint32_t i = 0; i < kCodebookSize; ++i) s << ' ' << int(cb->exponents[i]);
+  const uint32_t bits = codebookBits(*cb);
+  s << "splitzip-codebook 1\ntype " << name << "\nused " << cb->used;
+  if (bits == 3) s << "\ncode_bits 3";  // a 4-bit file reads as 0.1.0 wrote it
+  s << "\nexponents";
+  for (uint32_t i = 0; i < (1u << bits); ++i) s << ' ' << int(cb->exponents[i]);
   s << '\n';
   szResult_t res;
   int fd = openRegular(path, O_WRONLY | O_CREAT, &res);
@@ -188,6 +259,8 @@ extern "C" szResult_t szCodebookLoad(const char* path, szCodebook_t* cb) {
   szCodebook_t r{};
   r.type = szNumTypes;
   bool magic = false, haveUsed = false, haveExp = false;
+  int codeBits = 4;
+  std::vector<int> exps;
   std::set<std::string> seen;
   std::string line;
   for (int lineNo = 1; std::getline(f, line); ++lineNo) {
@@ -217,12 +290,11 @@ extern "C" szResult_t szCodebookLoad(const char* path, szCodebook_t* cb) {
     } else if (key == "used") {
       ok = bool(ls >> r.used);
       haveUsed = ok;
+    } else if (key == "code_bits") {
+      ok = (ls >> codeBits) && (codeBits == 3 || codeBits == 4);
     } else if (key == "exponents") {
-      for (uint32_t i = 0; i < kCodebookSize && ok; ++i) {
-        int e = -1;
-        ok = (ls >> e) && e >= 0 && e <= 255;
-        r.exponents[i] = uint8_t(e);
-      }
+      for (int e; exps.size() < kCodebookSize && (ls >> e);) exps.push_back(e);
+      for (int e : exps) ok = ok && e >= 0 && e <= 255;
       haveExp = ok;
     } else {
       ok = false;
@@ -232,6 +304,11 @@ extern "C" szResult_t szCodebookLoad(const char* path, szCodebook_t* cb) {
   }
   if (!magic || !haveUsed || !haveExp || r.type == szNumTypes)
     return szSetError(szInvalidArgument, "%s: not a SplitZip codebook file (needs splitzip-codebook 1, type, used, exponents)", path);
+  if (exps.size() != (size_t(1) << codeBits))
+    return szSetError(szInvalidArgument, "%s: %zu exponents for %d-bit codes (%d needed)", path, exps.size(), codeBits,
+                      1 << codeBits);
+  memset(r.exponents, SZ_CODEBOOK_UNUSED, kCodebookSize);
+  for (size_t i = 0; i < exps.size(); ++i) r.exponents[i] = uint8_t(exps[i]);
   SZCHECK(szCodebookValidate(&r));
   *cb = r;
   return szSuccess;

@@ -5,6 +5,7 @@
 
 #include "checksum.h"
 #include "chunk_codec.h"
+#include "code_bits.h"
 #include "frame.h"
 #include "parallel.h"
 #include "base/checks.h"
@@ -79,7 +80,7 @@ void decodeChunks(const TypeTraits& t, const uint8_t* p, const FrameLayout& l,
       uint64_t first = c * kChunkElems;
       uint32_t n = uint32_t(l.count - first < kChunkElems ? l.count - first : kChunkElems);
       uint8_t* dst = out + first * t.elemBytes;
-      codec.decode(t, p + l.smOff + first * t.smBits / 8, p + l.codeOff + first / 2, n, tab, dst);
+      codec.decode(t, p + l.smOff + first * t.smBits / 8, p + l.codeOff + first * l.codeBits / 8, n, tab, dst);
       uint32_t k = loadLe16(p + l.countsOff + 2 * c);
       for (const uint8_t* rec = p + l.escOff + escIdx * kEscapeBytes; k > 0; --k, ++escIdx, rec += kEscapeBytes) {
         uint8_t* e = dst + size_t(loadLe16(rec)) * t.elemBytes;
@@ -107,9 +108,7 @@ extern "C" szResult_t szFrameGetInfo(const void* frame, size_t frameBytes, szFra
   info->escapeCount = f.h.escapeCount;
   info->raw = (f.h.flags & kFlagRaw) != 0;
   info->crc = (f.h.flags & kFlagCrc) != 0;
-  info->codebook.type = info->type;
-  info->codebook.used = f.h.codebookUsed;
-  memcpy(info->codebook.exponents, f.h.codebook, kCodebookSize);
+  codebookFromHeader(f.h.type, f.h.codebookUsed, f.h.codebook, f.l.codeBits, &info->codebook);
   return szSuccess;
 }
 
@@ -128,12 +127,10 @@ extern "C" szResult_t szDecode(const void* frame, size_t frameBytes, void* out, 
   } else {
     SZCHECK(validateEscapes(t, p, f.l, f.h.escapeCount));
     szCodebook_t cb;
-    cb.type = szDataType_t(f.h.type);
-    cb.used = f.h.codebookUsed;
-    memcpy(cb.exponents, f.h.codebook, kCodebookSize);
+    codebookFromHeader(f.h.type, f.h.codebookUsed, f.h.codebook, f.l.codeBits, &cb);
     CodecTables tab;
     buildTables(cb, &tab);
-    decodeChunks(t, p, f.l, tab, selectChunkCodec(f.h.type), static_cast<uint8_t*>(out));
+    decodeChunks(t, p, f.l, tab, selectChunkCodec(f.h.type, f.l.codeBits), static_cast<uint8_t*>(out));
   }
   if (count) *count = f.h.count;
   if (type) *type = szDataType_t(f.h.type);

@@ -41,21 +41,30 @@ struct TypeTraits {
 // for a value outside szDataType_t.
 inline const char* szTypeName(int type) {
   static const char* const kNames[] = {"int8",    "uint8",   "int32",   "uint32", "int64",   "uint64",
-                                       "float16", "fp32",    "float64", "bf16",   "fp8e4m3", "fp8e5m2"};
+                                       "fp16",    "fp32",    "float64", "bf16",   "fp8e4m3", "fp8e5m2"};
   return type >= 0 && type < szNumTypes ? kNames[type] : "invalid type";
 }
 
 SZ_HD constexpr TypeTraits typeTraits(int type) {
   switch (type) {
-    case szInt8: case szUint8: case szFloat8e4m3: return {1, 0, 0, 0};
-    case szFloat16: return {2, 0, 0, 0};
+    case szInt8: case szUint8: return {1, 0, 0, 0};
     case szInt32: case szUint32: return {4, 0, 0, 0};
     case szInt64: case szUint64: case szFloat64: return {8, 0, 0, 0};
     case szBfloat16: return {2, 8, 7, 8};
     case szFloat32: return {4, 8, 23, 24};
     case szFloat8e5m2: return {1, 5, 2, 3};
+    case szFloat16: return {2, 5, 10, 11};
+    case szFloat8e4m3: return {1, 4, 3, 4};
     default: return {0, 0, 0, 0};
   }
+}
+
+// Format version 1's compressed types (bf16, fp32, fp8e5m2 with 4-bit codes): the ones the CUDA
+// kernels encode and decode, and so the ones the communicator compresses on the wire. FP16 and
+// E4M3 (format version 2) are compressed by the CPU codec only; the GPU encoder stores them raw
+// and the GPU decoder refuses their compressed frames (szInvalidUsage).
+SZ_HD constexpr bool deviceCodecType(int type) {
+  return type == szBfloat16 || type == szFloat32 || type == szFloat8e5m2;
 }
 
 }  // namespace sz

@@ -6,6 +6,7 @@
 
 #include "checksum.h"
 #include "chunk_codec.h"
+#include "code_bits.h"
 #include "frame.h"
 #include "parallel.h"
 #include "base/checks.h"
@@ -63,9 +64,8 @@ bool encodeChunks(const TypeTraits& t, const uint8_t* in, const FrameLayout& l,
     for (uint64_t c = c0; c < c1; ++c) {
       uint64_t first = c * kChunkElems;
       uint32_t n = uint32_t(l.count - first < kChunkElems ? l.count - first : kChunkElems);
-      uint32_t k = codec.encode(t, in + first * t.elemBytes, n, tab,
-                                out + l.smOff + first * t.smBits / 8, out + l.codeOff + first / 2,
-                                scratch);
+      uint32_t k = codec.encode(t, in + first * t.elemBytes, n, tab, out + l.smOff + first * t.smBits / 8,
+                                out + l.codeOff + first * l.codeBits / 8, scratch);
       e.insert(e.end(), scratch, scratch + size_t(k) * kEscapeBytes);
       storeLe16(out + l.countsOff + 2 * c, uint16_t(k));
       if (e.size() / kEscapeBytes > budget) {
@@ -124,8 +124,13 @@ extern "C" szResult_t szEncode(const void* in, size_t count, szDataType_t type,
     return szSetError(szInvalidArgument, "szEncode: output capacity %zu < szEncodeMaxSize %zu",
                       outCapacity, maxBytes);
   TypeTraits t = typeTraits(type);
+  // Chosen (and a caller's codebook validated) before the raw shortcut, so an invalid codebook
+  // is rejected whatever the input size; its width sets the code section's size.
+  szCodebook_t cb;
+  if (t.expBits != 0) SZCHECK(chooseCodebook(in, count, type, codebook, flags, &cb));
+  const uint32_t codeBits = t.expBits != 0 ? codebookBits(cb) : 4;
   FrameLayout l;
-  computeLayout(type, count, &l);
+  computeLayout(type, count, &l, codeBits);
   FrameHeader h{};
   h.version = kFrameVersion;
   h.chunkElems = kChunkElems;
@@ -134,10 +139,6 @@ extern "C" szResult_t szEncode(const void* in, size_t count, szDataType_t type,
   h.flags = (flags & SZ_ENCODE_CRC) ? kFlagCrc : 0;
   uint8_t* o = static_cast<uint8_t*>(out);
   uint64_t fixed = l.escOff - kHeaderBytes;
-  // Chosen (and a caller's codebook validated) before the raw shortcut, so an invalid codebook
-  // is rejected whatever the input size.
-  szCodebook_t cb;
-  if (t.expBits != 0) SZCHECK(chooseCodebook(in, count, type, codebook, flags, &cb));
   if (t.expBits == 0 || fixed >= l.rawBytes) {
     *outBytes = writeRaw(h, in, l, o);
     return szSuccess;
@@ -149,14 +150,16 @@ extern "C" szResult_t szEncode(const void* in, size_t count, szDataType_t type,
   memset(o + l.codeOff + l.codeBytes, 0, l.indexOff - l.codeOff - l.codeBytes);
   memset(o + l.indexOff + l.indexBytes, 0, l.escOff - l.indexOff - l.indexBytes);
   uint64_t escapes = 0;
-  if (!encodeChunks(t, static_cast<const uint8_t*>(in), l, tab, selectChunkCodec(type), budget, o,
+  if (!encodeChunks(t, static_cast<const uint8_t*>(in), l, tab, selectChunkCodec(type, codeBits), budget, o,
                     &escapes)) {
     INFO(SZ_CODEC, "szEncode: %zu elements escape too often, storing raw", count);
     *outBytes = writeRaw(h, in, l, o);
     return szSuccess;
   }
+  h.version = frameVersionFor(type, codeBits, false);
+  h.codeBits = h.version == kFrameVersion ? 0 : uint8_t(codeBits);
   h.codebookUsed = uint8_t(cb.used);
-  memcpy(h.codebook, cb.exponents, kCodebookSize);
+  headerEntries(cb, h.codebook);
   h.escapeCount = escapes;
   h.smBytes = l.smBytes;
   h.codeBytes = l.codeBytes;

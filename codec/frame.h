@@ -10,7 +10,8 @@
 
 namespace sz {
 
-constexpr uint16_t kFrameVersion = 1;
+constexpr uint16_t kFrameVersion = 1;   // bf16, fp32, fp8e5m2 with 4-bit codes, and every raw frame
+constexpr uint16_t kFrameVersion2 = 2;  // adds code_bits (3 or 4) and the fp16 and fp8e4m3 types
 constexpr uint16_t kFlagRaw = 0x1;
 constexpr uint16_t kFlagCrc = 0x2;
 constexpr uint64_t kHeaderBytes = SZ_FRAME_HEADER_BYTES;
@@ -22,6 +23,7 @@ struct FrameLayout {
   uint64_t smBytes, codeBytes, indexBytes;
   uint64_t smOff, codeOff, indexOff, countsOff, escOff;
   uint64_t rawBytes;  // count * element size
+  uint32_t codeBits;  // exponent-code width: 4, or 3 (format version 2)
 };
 
 struct FrameHeader {
@@ -29,6 +31,7 @@ struct FrameHeader {
   uint16_t flags;
   uint8_t type;
   uint8_t codebookUsed;
+  uint8_t codeBits;  // offset 10: 3 or 4 in a compressed version-2 frame, else 0 (4-bit codes)
   uint32_t chunkElems;
   uint64_t count;
   uint64_t escapeCount;
@@ -57,6 +60,7 @@ enum HeaderError {
   kHeaderEscapeCount,
   kHeaderCodebook,
   kHeaderFrameTruncated,
+  kHeaderCodeBits,
 };
 const char* headerErrorString(HeaderError e);
 
@@ -79,17 +83,19 @@ SZ_HD bool align16Ok(uint64_t v, uint64_t* out) {
   return v <= ~uint64_t(0) - 15;
 }
 
-// Fills `l` for `count` elements of `type`; false if the type is invalid or a size overflows.
-SZ_HD bool computeLayout(int type, uint64_t count, FrameLayout* l) {
+// Fills `l` for `count` elements of `type` with `codeBits`-bit exponent codes (3 or 4); false
+// if the type is invalid or a size overflows.
+SZ_HD bool computeLayout(int type, uint64_t count, FrameLayout* l, uint32_t codeBits = 4) {
   TypeTraits t = typeTraits(type);
   *l = FrameLayout{};
   l->count = count;
+  l->codeBits = codeBits;
   if (t.elemBytes == 0 || !mulOk(count, t.elemBytes, &l->rawBytes)) return false;
   if (t.expBits == 0) return true;
-  uint64_t smBits, a;
-  if (!mulOk(count, t.smBits, &smBits)) return false;
+  uint64_t smBits, codeBitsTotal, a;
+  if (!mulOk(count, t.smBits, &smBits) || !mulOk(count, codeBits, &codeBitsTotal)) return false;
   l->smBytes = smBits / 8 + (smBits % 8 != 0);
-  l->codeBytes = count / 2 + (count & 1);
+  l->codeBytes = codeBitsTotal / 8 + (codeBitsTotal % 8 != 0);
   l->numChunks = count / kChunkElems + (count % kChunkElems != 0);
   l->numGroups = l->numChunks / kChunksPerGroup + (l->numChunks % kChunksPerGroup != 0);
   l->indexBytes = 8 * l->numGroups + 2 * l->numChunks;  // numChunks <= count / 1024 + 1
@@ -120,6 +126,11 @@ SZ_HD void storeLe64(uint8_t* p, uint64_t v) {
   storeLe32(p + 4, uint32_t(v >> 32));
 }
 
+// The version a compressed frame of `type` with `codeBits`-bit codes needs (raw frames: 1).
+SZ_HD uint16_t frameVersionFor(int type, uint32_t codeBits, bool raw) {
+  return raw || (deviceCodecType(type) && codeBits == 4) ? kFrameVersion : kFrameVersion2;
+}
+
 // Writes the 96 header bytes (reserved fields zero).
 SZ_HD void writeHeader(const FrameHeader& h, uint8_t* b) {
   const uint8_t magic[4] = {'S', 'Z', 'I', 'P'};
@@ -128,7 +139,8 @@ SZ_HD void writeHeader(const FrameHeader& h, uint8_t* b) {
   storeLe16(b + 6, h.flags);
   b[8] = h.type;
   b[9] = h.codebookUsed;
-  storeLe16(b + 10, 0);
+  b[10] = h.codeBits;
+  b[11] = 0;
   storeLe32(b + 12, h.chunkElems);
   storeLe64(b + 16, h.count);
   storeLe64(b + 24, h.escapeCount);
@@ -145,11 +157,12 @@ SZ_HD void writeHeader(const FrameHeader& h, uint8_t* b) {
 // Parses 96 header bytes (no validation beyond noting magic and reserved fields).
 SZ_HD void readHeader(const uint8_t* b, FrameHeader* h) {
   h->magicOk = b[0] == 'S' && b[1] == 'Z' && b[2] == 'I' && b[3] == 'P';
-  h->reservedOk = loadLe16(b + 10) == 0 && loadLe64(b + 88) == 0;
+  h->reservedOk = b[11] == 0 && loadLe64(b + 88) == 0;
   h->version = loadLe16(b + 4);
   h->flags = loadLe16(b + 6);
   h->type = b[8];
   h->codebookUsed = b[9];
+  h->codeBits = b[10];
   h->chunkElems = loadLe32(b + 12);
   h->count = loadLe64(b + 16);
   h->escapeCount = loadLe64(b + 24);
@@ -169,7 +182,7 @@ SZ_HD HeaderError checkHeader(const FrameHeader& h, uint64_t available, FrameLay
   if (available < kHeaderBytes) return kHeaderTruncated;
   if (!h.magicOk) return kHeaderMagic;
   if (!h.reservedOk) return kHeaderReserved;
-  if (h.version != kFrameVersion) return kHeaderVersion;
+  if (h.version != kFrameVersion && h.version != kFrameVersion2) return kHeaderVersion;
   if (h.flags & ~(kFlagRaw | kFlagCrc)) return kHeaderFlags;
   // Without the CRC flag the checksum fields are reserved: a flipped flag bit must not switch
   // off the verification of a CRC frame.
@@ -177,9 +190,16 @@ SZ_HD HeaderError checkHeader(const FrameHeader& h, uint64_t available, FrameLay
   TypeTraits t = typeTraits(h.type);
   if (t.elemBytes == 0) return kHeaderType;
   if (h.chunkElems != kChunkElems) return kHeaderChunk;
-  if (!computeLayout(h.type, h.count, l)) return kHeaderCountOverflow;
+  // Version 1: offset 10 is reserved (4-bit codes) and only its three types are compressed.
+  // Version 2: it holds the code width, 3 or 4, in a compressed frame and 0 in a raw one.
+  const bool raw = (h.flags & kFlagRaw) != 0;
+  if (h.version == kFrameVersion && h.codeBits != 0) return kHeaderReserved;
+  if (h.version == kFrameVersion2 && (raw ? h.codeBits != 0 : h.codeBits != 3 && h.codeBits != 4))
+    return kHeaderCodeBits;
+  const uint32_t codeBits = h.codeBits == 3 ? 3 : 4;
+  if (!computeLayout(h.type, h.count, l, codeBits)) return kHeaderCountOverflow;
   uint64_t payload;
-  if (h.flags & kFlagRaw) {
+  if (raw) {
     uint32_t codebookBits = 0;
     for (uint32_t i = 0; i < kCodebookSize; ++i) codebookBits |= h.codebook[i];
     if (h.escapeCount | h.smBytes | h.codeBytes | h.indexBytes | h.escapeBytes | h.codebookUsed |
@@ -187,15 +207,21 @@ SZ_HD HeaderError checkHeader(const FrameHeader& h, uint64_t available, FrameLay
       return kHeaderRawFields;
     payload = l->rawBytes;
   } else {
-    if (t.expBits == 0) return kHeaderRawType;
+    if (t.expBits == 0 || (h.version == kFrameVersion && !deviceCodecType(h.type))) return kHeaderRawType;
     if (h.smBytes != l->smBytes || h.codeBytes != l->codeBytes || h.indexBytes != l->indexBytes)
       return kHeaderSections;
     uint64_t escBytes;
     if (!mulOk(h.escapeCount, kEscapeBytes, &escBytes) || escBytes != h.escapeBytes ||
         h.escapeCount > h.count)
       return kHeaderEscapeCount;
-    if (h.codebookUsed < 1 || h.codebookUsed > kCodebookSize) return kHeaderCodebook;
+    // 2^codeBits entries, distinct and inside the exponent range; the rest of the field 0.
+    const uint32_t entries = 1u << codeBits;
+    if (h.codebookUsed < 1 || h.codebookUsed > entries) return kHeaderCodebook;
     for (uint32_t i = 0; i < kCodebookSize; ++i) {
+      if (i >= entries) {
+        if (h.codebook[i] != 0) return kHeaderCodebook;
+        continue;
+      }
       if (h.codebook[i] >= (1u << t.expBits)) return kHeaderCodebook;
       for (uint32_t j = 0; j < i; ++j)
         if (h.codebook[j] == h.codebook[i]) return kHeaderCodebook;

@@ -42,8 +42,9 @@ typedef enum {
   szNumResults = 10
 } szResult_t;
 
-/* ncclDataType_t numbering. BF16, FP32 and FP8 E5M2 are compressed; every other type is
- * carried raw (bit-exact) inside a SplitZip frame. */
+/* ncclDataType_t numbering. BF16, FP32 and FP8 E5M2 are compressed everywhere (format
+ * version 1); FP16 and FP8 E4M3 by the CPU codec (format version 2: the GPU codec and the
+ * communicator carry them raw); every other type is carried raw (bit-exact) inside a frame. */
 typedef enum {
   szInt8 = 0,
   szUint8 = 1,
@@ -63,7 +64,8 @@ typedef enum {
 /* Size of one element of `type` in bytes; 0 for an invalid type. */
 size_t szTypeSize(szDataType_t type);
 
-/* 1 if `type` is compressed by SplitZip (BF16, FP32, FP8 E5M2), 0 if it travels raw. */
+/* 1 if the CPU codec compresses `type` (BF16, FP32, FP8 E5M2, FP16, FP8 E4M3), 0 if it is
+ * always stored raw. The GPU codec and the communicator compress BF16, FP32 and FP8 E5M2. */
 int szTypeIsCompressible(szDataType_t type);
 
 const char* szGetErrorString(szResult_t result);
@@ -82,13 +84,18 @@ typedef struct szComm* szComm_t;
 const char* szGetLastError(szComm_t comm);
 
 /* ---------------------------------------------------------------------------------------
- * Codebook (paper §3.2-§3.3). 16 distinct biased exponents; exponent exponents[i] is
- * encoded as the 4-bit exponent code i. Exponents outside the codebook are escapes.
- * For BF16/FP32 exponents are 8-bit (0..255), for FP8 E5M2 5-bit (0..31). `used` is how many
- * entries calibration actually saw (1..16); the remaining entries are padding exponents
- * (distinct, never seen) so that every 4-bit code decodes to a valid exponent.
+ * Codebook (paper §3.2-§3.3). Distinct biased exponents; exponent exponents[i] is encoded as
+ * the exponent code i. Exponents outside the codebook are escapes. Exponents are 8-bit
+ * (0..255) for BF16/FP32, 5-bit (0..31) for FP16 and FP8 E5M2, 4-bit (0..15) for FP8 E4M3.
+ * `used` is how many entries calibration actually saw; the remaining entries are padding
+ * exponents (distinct, never seen) so that every code decodes to a valid exponent.
+ * Code width (docs/FORMAT.md §Code width): a 4-bit codebook has 16 entries (used 1..16); a
+ * 3-bit codebook (format version 2) has 8 (used 1..8) and marks entries 8..15
+ * SZ_CODEBOOK_UNUSED. The struct is 0.1.0's, so programs built against it keep working; 0.1.0
+ * itself refuses a 3-bit codebook (its entries would repeat).
  * ------------------------------------------------------------------------------------- */
 #define SZ_CODEBOOK_SIZE 16
+#define SZ_CODEBOOK_UNUSED 0xFF
 typedef struct {
   szDataType_t type;
   int used;
@@ -108,14 +115,29 @@ szResult_t szHistogramInit(szHistogram_t* hist, szDataType_t type);
  * Errors: szInvalidArgument (NULL with count > 0). Paper §3.3. */
 szResult_t szHistogramAccumulate(szHistogram_t* hist, const void* data, size_t count);
 
-/* Builds a codebook from a histogram: the 16 most frequent exponents, ties broken by the
- * smaller exponent, ordered by decreasing frequency; unused entries padded. Paper §3.3.
- * Errors: szInvalidArgument. */
+/* Builds a codebook from a histogram: the 2^bits most frequent exponents, ties broken by the
+ * smaller exponent, ordered by decreasing frequency; unused entries padded. Paper §3.3. The
+ * width is calibration's choice: for FP16 and FP8 E4M3 the one whose predicted frame is
+ * smaller (szCodebookPredictRatio); BF16, FP32 and FP8 E5M2 keep 4-bit codes, the ones the
+ * GPU codec and the communicator carry. Errors: szInvalidArgument. */
 szResult_t szCodebookFromHistogram(const szHistogram_t* hist, szCodebook_t* codebook);
 
-/* Checks a codebook: compressible type, 1 <= used <= 16, entries distinct and in range.
+/* The same with the width given: codeBits 3 or 4. Errors: szInvalidArgument. */
+szResult_t szCodebookFromHistogramBits(const szHistogram_t* hist, int codeBits, szCodebook_t* codebook);
+
+/* The ratio (uncompressed / compressed bits, headers and padding left out) that a codebook of
+ * `codeBits`-bit codes built from `hist` predicts for the histogram's data: escapes cost their
+ * 3-byte records. 1.0 when the frame would be stored raw. Errors: szInvalidArgument. */
+szResult_t szCodebookPredictRatio(const szHistogram_t* hist, int codeBits, double* ratio);
+
+/* Checks a codebook: compressible type, 1 <= used <= 2^bits, entries distinct and in range
+ * (a 3-bit codebook's entries 8..15 SZ_CODEBOOK_UNUSED).
  * Errors: szInvalidArgument with a message saying which rule failed. */
 szResult_t szCodebookValidate(const szCodebook_t* codebook);
+
+/* The width of a codebook's exponent codes, 3 or 4, in *codeBits.
+ * Errors: szInvalidArgument (NULL, or a codebook szCodebookValidate refuses). */
+szResult_t szCodebookCodeBits(const szCodebook_t* codebook, int* codeBits);
 
 /* The built-in default codebook for `type`, calibrated on real KV caches (tests/data/README.md
  * says which model and text). Errors: szInvalidArgument (type not compressible). */
@@ -198,15 +220,18 @@ szResult_t szEncodeTempSize(size_t count, szDataType_t type, size_t* tempBytes);
  * (szInvalidUsage). `d_temp` is caller-provided device memory of szEncodeTempSize bytes
  * (reusable once the encode completes on `stream`). The frame size is written as a uint64_t
  * to `outBytes`, device or mapped pinned memory, when the encode completes on `stream`.
- * Any pointer alignment works; 16-byte aligned `d_in`/`d_out` take the fast path.
- * Errors (at enqueue): szInvalidArgument, szInvalidUsage, szUnhandledCudaError. */
+ * Any pointer alignment works; 16-byte aligned `d_in`/`d_out` take the fast path. Frames are
+ * format version 1: FP16 and FP8 E4M3 are stored raw, and a 3-bit codebook is refused.
+ * Errors (at enqueue): szInvalidArgument, szInvalidUsage (CRC, a 3-bit codebook),
+ * szUnhandledCudaError. */
 szResult_t szEncodeAsync(const void* d_in, size_t count, szDataType_t type,
                          const szCodebook_t* codebook, int flags, void* d_out, size_t outCapacity,
                          uint64_t* outBytes, void* d_temp, size_t tempBytes, cudaStream_t stream);
 
 /* Decodes the frame at device pointer `d_frame` (`frameBytes` available) into device buffer
  * `d_out` (`outCapacity` bytes) on `stream`. The frame is validated on the device; the result
- * is written as an int (a szResult_t value: szSuccess or szCorruptFrame/szInvalidArgument) to
+ * is written as an int (a szResult_t value: szSuccess or szCorruptFrame/szInvalidArgument, or
+ * szInvalidUsage for a valid compressed frame of format version 2, which szDecode decodes) to
  * `status`, device or mapped pinned memory, when the decode completes. A corrupt frame never
  * causes an out-of-bounds access. CRC-carrying frames: checksums are not verified on the
  * device (use szDecode on the host, or the transport's CRC).
@@ -274,7 +299,8 @@ szResult_t szEncodeBatchAsync(const void* const* d_ins, const size_t* d_counts, 
  * a failed item). Every frame is validated on the device; whatever a frame holds, item i reads
  * only its d_frameBytes[i] bytes and writes only its d_outCapacities[i] bytes.
  * Item statuses: szSuccess; szCorruptFrame (any inconsistency, as szDecode: the item's output may
- * hold partial data); szInvalidArgument (d_frames[i] NULL, d_outs[i] NULL with a capacity > 0,
+ * hold partial data); szInvalidUsage (a valid compressed frame of format version 2: szDecode's);
+ * szInvalidArgument (d_frames[i] NULL, d_outs[i] NULL with a capacity > 0,
  * capacity below the frame's decoded size: its output is not written).
  * Errors (at enqueue): szInvalidArgument (a NULL required array with batchSize > 0),
  * szUnhandledCudaError (no device, launch failure, a build without CUDA). */

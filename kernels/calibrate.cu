@@ -59,8 +59,8 @@ szResult_t calibrateAsync(const void* d_data, size_t count, szDataType_t type, u
                           szCodebook_t* d_codebook, cudaStream_t stream) {
   if ((d_data == nullptr && count > 0) || d_counts == nullptr || d_codebook == nullptr)
     return szSetError(szInvalidArgument, "calibrateAsync: NULL data, counts or codebook");
-  if (!szTypeIsCompressible(type))
-    return szSetError(szInvalidArgument, "calibrateAsync: %s has no exponent to calibrate", szTypeName(type));
+  if (!deviceCodecType(type))
+    return szSetError(szInvalidArgument, "calibrateAsync: %s is not compressed by the GPU codec", szTypeName(type));
   SZCHECK(smCopyAsync(d_counts, nullptr, kCalibrateCountsBytes, stream));
   SZCHECK(launchHistogram(d_data, count, type, d_counts, stream));
   selectCodebookKernel<<<1, 1, 0, stream>>>(d_counts, type, d_codebook);

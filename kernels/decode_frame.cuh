@@ -228,6 +228,9 @@ __device__ __forceinline__ int checkFrameHeader(const uint8_t* bytes, const Deco
   readHeader(bytes, h);
   if (checkHeader(*h, p.frameBytes, l, &frameBytes) != kHeaderOk) return szCorruptFrame;
   if (p.expectType >= 0 && (h->type != p.expectType || h->count != p.expectCount)) return szCorruptFrame;
+  // A valid frame of format version 2 (FP16 or E4M3 compressed, or 3-bit codes): the CPU
+  // codec's to decode (szDecode); these kernels carry version 1's paths only.
+  if (!(h->flags & kFlagRaw) && (!deviceCodecType(h->type) || l->codeBits != 4)) return szInvalidUsage;
   return l->rawBytes > p.outCapacity ? szInvalidArgument : szSuccess;
 }
 

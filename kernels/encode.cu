@@ -23,6 +23,7 @@
 
 #include "bulk_ring.cuh"
 #include "calibrate.h"
+#include "codec/code_bits.h"
 #include "codec/frame.h"
 #include "cuda_check.h"
 #include "dependent_launch.cuh"
@@ -438,6 +439,7 @@ extern "C" szResult_t szEncodeTempSize(size_t count, szDataType_t type, size_t* 
   if (tempBytes == nullptr) return szSetError(szInvalidArgument, "szEncodeTempSize: tempBytes is NULL");
   if (!computeLayout(type, count, &l))
     return szSetError(szInvalidArgument, "szEncodeTempSize: bad type %d or count %zu", (int)type, count);
+  if (!deviceCodecType(type)) l = FrameLayout{};  // stored raw here: no ranges, no records
   *tempBytes = tempLayout(l).bytes;
   return szSuccess;
 }
@@ -456,19 +458,24 @@ extern "C" szResult_t szEncodeAsync(const void* d_in, size_t count, szDataType_t
   if (flags & ~SZ_ENCODE_CALIBRATE) return szSetError(szInvalidArgument, "szEncodeAsync: unknown flags 0x%x", flags);
   if (outCapacity < maxBytes)
     return szSetError(szInvalidArgument, "szEncodeAsync: output capacity %zu < szEncodeMaxSize %zu", outCapacity, maxBytes);
-  TypeTraits t = typeTraits(type);
+  // The kernels know format version 1's types and 4-bit codes (codec/dtype.h deviceCodecType):
+  // FP16 and E4M3 are stored raw here, as before they were compressed at all.
+  const bool deviceType = deviceCodecType(type);
   FrameLayout l;
   computeLayout(type, count, &l);
   uint64_t fixed = l.escOff - kHeaderBytes;
-  bool forceRaw = t.expBits == 0 || fixed >= l.rawBytes;
+  bool forceRaw = !deviceType || fixed >= l.rawBytes;
   bool calibrate = !forceRaw && codebook == nullptr && (flags & SZ_ENCODE_CALIBRATE);
   szCodebook_t cb{};
-  if (t.expBits != 0 && !calibrate) {  // a caller's codebook is checked even if the frame goes raw
+  if (deviceType && !calibrate) {  // a caller's codebook is checked even if the frame goes raw
     if (codebook) cb = *codebook;
     else SZCHECK(szCodebookDefault(type, &cb));
     SZCHECK(szCodebookValidate(&cb));
     if (cb.type != type)
       return szSetError(szInvalidArgument, "codebook is for %s, data is %s", sz::szTypeName(cb.type), sz::szTypeName(type));
+    if (codebookBits(cb) != 4)
+      return szSetError(szInvalidUsage, "szEncodeAsync: 3-bit codes (format version 2) are encoded by the CPU codec "
+                                        "only; the GPU codec takes 4-bit codebooks");
   }
   if (!forceRaw && (d_temp == nullptr || tempBytes < needTemp))
     return szSetError(szInvalidArgument, "szEncodeAsync: temp memory %zu bytes < szEncodeTempSize %zu", tempBytes, needTemp);

@@ -26,7 +26,7 @@ SlotKernel pickKernel(const SlotLaunch& L) {
   bool mixed = false, aligned = true, sends = false, recvs = false;
   for (uint32_t k = 0; k < L.nops; ++k) {
     const SlotOp& op = slotOpAt(L, k);
-    if (szTypeIsCompressible(szDataType_t(op.type)) && (op.compress || !op.send)) {
+    if (deviceCodecType(op.type) && (op.compress || !op.send)) {
       mixed |= type >= 0 && type != op.type;
       type = op.type;
     }

@@ -187,7 +187,7 @@ __device__ __forceinline__ int sendSlice(const SlotLaunch& L, const SlotOp& op, 
   __syncthreads();
   if (sErr != 0) return sErr;
   const TypeTraits T = typeTraits(op.type);
-  const bool frame = op.compress && T.expBits != 0;
+  const bool frame = op.compress && deviceCodecType(op.type);
   // The host's slice table names one of the send's codebooks; anything else would index past them.
   if (frame && sSlice.codebook >= (op.ncodebooks > 1 ? op.ncodebooks : 1)) return szInternalError;
   uint64_t bytes = n, escapes = 0;

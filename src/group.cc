@@ -14,6 +14,7 @@
 #include "base/checks.h"
 #include "base/param.h"
 #include "base/profile.h"
+#include "codec/dtype.h"
 #include "src/buffer_overlap.h"
 #include "src/comm.h"
 #include "src/proto/host_slots.h"
@@ -191,7 +192,7 @@ bool sendsFrames(szComm* comm, const Op& op) {
   const uint64_t bytes = op.count * szTypeSize(op.type);
   const int codec = comm->cfg.codec;
   AutoModel& model = op.device ? comm->autoDevice : comm->autoHost;
-  return op.send && szTypeIsCompressible(op.type) &&
+  return op.send && deviceCodecType(op.type) &&
          (codec == SZ_CODEC_ON || (codec == SZ_CODEC_AUTO && bytes >= uint64_t(szParamAutoMinBytes()) &&
                                    model.useFrames(op.peer, op.type, bytes)));
 }
@@ -199,7 +200,7 @@ bool sendsFrames(szComm* comm, const Op& op) {
 // A host operation, planned: frames or raw, and whether the pool may have frames to decode.
 void planHost(szComm* comm, Op& op) {
   op.frames = sendsFrames(comm, op);
-  op.mayDecode = !op.send && szTypeIsCompressible(op.type) && comm->cfg.codec != SZ_CODEC_OFF;
+  op.mayDecode = !op.send && deviceCodecType(op.type) && comm->cfg.codec != SZ_CODEC_OFF;
 }
 
 // A device operation, planned: frames or raw, and a codebook for each segment group a send's

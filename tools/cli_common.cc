@@ -20,7 +20,8 @@ void check(szResult_t res, const std::string& context) {
 
 const std::map<std::string, szDataType_t>& dtypeNames() {  // lower case; --dtype takes any case
   static const std::map<std::string, szDataType_t> names = {
-      {"bf16", szBfloat16}, {"fp32", szFloat32}, {"fp8e5m2", szFloat8e5m2}};
+      {"bf16", szBfloat16}, {"fp32", szFloat32}, {"fp8e5m2", szFloat8e5m2}, {"fp16", szFloat16},
+      {"fp8e4m3", szFloat8e4m3}};
   return names;
 }
 
@@ -34,10 +35,18 @@ std::string ratioText(uint64_t raw, uint64_t frame) {
   return raw ? fmt::format("{:.4f}", compressionRatio(raw, frame)) : "n/a (no elements)";
 }
 
-uint32_t exponentBits(szDataType_t type) { return type == szFloat8e5m2 ? 5 : 8; }
+uint32_t exponentBits(szDataType_t type) {
+  return type == szFloat8e5m2 || type == szFloat16 ? 5 : type == szFloat8e4m3 ? 4 : 8;
+}
 
-std::vector<int> codebookExponents(const szCodebook_t& cb) {
-  return std::vector<int>(cb.exponents, cb.exponents + SZ_CODEBOOK_SIZE);
+int codeBitsOf(const szCodebook_t& cb) {
+  int bits = 4;
+  check(szCodebookCodeBits(&cb, &bits), "codebook");
+  return bits;
+}
+
+std::vector<int> codebookExponents(const szCodebook_t& cb) {  // 16 entries, or 8 for 3-bit codes
+  return std::vector<int>(cb.exponents, cb.exponents + (1 << codeBitsOf(cb)));
 }
 
 std::string joinInts(const std::vector<int>& v) {

@@ -25,7 +25,8 @@ void check(szResult_t res, const std::string& context);
 // The compressible types, by their command-line (and codebook file) names.
 const std::map<std::string, szDataType_t>& dtypeNames();
 std::string dtypeName(szDataType_t type);  // "bf16", ..., or "type N" for the others
-uint32_t exponentBits(szDataType_t type);  // 8 for BF16/FP32, 5 for E5M2
+uint32_t exponentBits(szDataType_t type);  // 8 for BF16/FP32, 5 for FP16/E5M2, 4 for E4M3
+int codeBitsOf(const szCodebook_t& cb);     // 3 or 4 (CliError for an invalid codebook)
 
 // The codebook's 16 exponents, most frequent first, and "e0 e1 ..." for printing them.
 std::vector<int> codebookExponents(const szCodebook_t& cb);

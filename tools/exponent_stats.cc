@@ -15,18 +15,18 @@ uint64_t align16(uint64_t v) { return (v + 15) / 16 * 16; }
 uint64_t escapesUnder(const std::vector<uint64_t>& hist, const szCodebook_t& cb) {
   uint64_t covered = 0, total = 0;
   for (uint64_t c : hist) total += c;
-  // All 16 entries get a code (padding ones too), so only exponents outside all 16 escape.
-  for (uint8_t e : cb.exponents)
-    if (e < hist.size()) covered += hist[e];
+  // Every entry gets a code (padding ones too), so only exponents outside all of them escape.
+  for (int i = 0; i < (1 << codeBitsOf(cb)); ++i)
+    if (cb.exponents[i] < hist.size()) covered += hist[cb.exponents[i]];
   return total - covered;
 }
 
 }  // namespace
 
-uint64_t predictedFrameBytes(szDataType_t type, uint64_t count, uint64_t escapes) {
+uint64_t predictedFrameBytes(szDataType_t type, uint64_t count, uint64_t escapes, int codeBits) {
   const uint64_t elemBits = 8 * szTypeSize(type), raw = count * szTypeSize(type);
   const uint64_t smBytes = (count * (elemBits - exponentBits(type)) + 7) / 8;
-  const uint64_t codeBytes = (count + 1) / 2;
+  const uint64_t codeBytes = (count * uint64_t(codeBits) + 7) / 8;
   const uint64_t chunks = (count + 1023) / 1024, groups = (chunks + 31) / 32;
   const uint64_t indexBytes = 8 * groups + 2 * chunks;
   uint64_t payload = align16(smBytes) + align16(codeBytes) + align16(indexBytes) + 3 * escapes;
@@ -55,8 +55,13 @@ ExponentStats exponentStats(const szHistogram_t& hist, const szCodebook_t& codeb
   check(szCodebookFromHistogram(&hist, &s.oracle), "oracle codebook");
   s.escapes = escapesUnder(s.histogram, codebook);
   s.oracleEscapes = escapesUnder(s.histogram, s.oracle);
-  s.frameBytes = predictedFrameBytes(hist.type, s.count, s.escapes);
-  s.oracleFrameBytes = predictedFrameBytes(hist.type, s.count, s.oracleEscapes);
+  s.frameBytes = predictedFrameBytes(hist.type, s.count, s.escapes, codeBitsOf(codebook));
+  s.oracleFrameBytes = predictedFrameBytes(hist.type, s.count, s.oracleEscapes, codeBitsOf(s.oracle));
+  for (int bits : {3, 4}) {  // Table 1's two widths: the oracle top-8 and top-16
+    szCodebook_t cb;
+    check(szCodebookFromHistogramBits(&hist, bits, &cb), "oracle codebook");
+    s.widthFrameBytes[bits - 3] = predictedFrameBytes(hist.type, s.count, escapesUnder(s.histogram, cb), bits);
+  }
   return s;
 }
 

@@ -56,7 +56,10 @@ nlohmann::json toJson(const std::string& name, szDataType_t type, const szCodebo
           {"oracle_escapes", s.oracleEscapes},
           {"oracle_escape_rate", rate(s.oracleEscapes, s.count)},
           {"oracle_predicted_ratio",
-           raw ? nlohmann::json(compressionRatio(raw, s.oracleFrameBytes)) : nlohmann::json()}};
+           raw ? nlohmann::json(compressionRatio(raw, s.oracleFrameBytes)) : nlohmann::json()},
+          {"oracle_code_bits", codeBitsOf(s.oracle)},
+          {"predicted_ratio_3bit", raw ? nlohmann::json(compressionRatio(raw, s.widthFrameBytes[0])) : nlohmann::json()},
+          {"predicted_ratio_4bit", raw ? nlohmann::json(compressionRatio(raw, s.widthFrameBytes[1])) : nlohmann::json()}};
 }
 
 void printText(const nlohmann::json& r, const std::string& dtype) {
@@ -85,9 +88,11 @@ void printText(const nlohmann::json& r, const std::string& dtype) {
              100 * r["escape_rate"].get<double>(), r["escapes"].get<uint64_t>(),
              r["predicted_ratio"].get<double>(), r["predicted_frame_bytes"].get<uint64_t>());
   fmt::print(r.contains("encoded_frame_bytes") ? ", encoding agrees)\n" : ")\n");
-  fmt::print("  oracle top-16 {}: escape rate {:.6f}%, predicted ratio {:.4f}\n",
+  fmt::print("  oracle {}-bit {}: escape rate {:.6f}%, predicted ratio {:.4f}\n", r["oracle_code_bits"].get<int>(),
              joinInts(r["oracle_codebook"].get<std::vector<int>>()),
              100 * r["oracle_escape_rate"].get<double>(), r["oracle_predicted_ratio"].get<double>());
+  fmt::print("  predicted ratio by code width: 3-bit (top-8) {:.4f}, 4-bit (top-16) {:.4f}\n",
+             r["predicted_ratio_3bit"].get<double>(), r["predicted_ratio_4bit"].get<double>());
 }
 
 void runStats(const StatsOptions& o) {

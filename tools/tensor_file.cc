@@ -156,7 +156,9 @@ const std::vector<std::string>& npyDescrs(szDataType_t type) {
       {szBfloat16, {"<u2", "<i2", "<V2", "|V2", "bfloat16"}},
       {szFloat32, {"<f4", "<u4", "<i4", "<V4", "|V4"}},
       // ml_dtypes writes its float8 types as '<f1' (e4m3 or e5m2 alike: --dtype says which).
-      {szFloat8e5m2, {"|u1", "|i1", "<u1", "<i1", "|V1", "<V1", "<f1", "|f1", "float8_e5m2"}}};
+      {szFloat8e5m2, {"|u1", "|i1", "<u1", "<i1", "|V1", "<V1", "<f1", "|f1", "float8_e5m2"}},
+      {szFloat8e4m3, {"|u1", "|i1", "<u1", "<i1", "|V1", "<V1", "<f1", "|f1", "float8_e4m3fn"}},
+      {szFloat16, {"<f2", "<u2", "<i2", "<V2", "|V2"}}};
   static const std::vector<std::string> none;
   auto it = accepted.find(type);
   return it != accepted.end() ? it->second : none;
@@ -201,6 +203,8 @@ const char* safetensorsDtype(szDataType_t type) {
     case szBfloat16: return "BF16";
     case szFloat32: return "F32";
     case szFloat8e5m2: return "F8_E5M2";
+    case szFloat8e4m3: return "F8_E4M3";
+    case szFloat16: return "F16";
     default: return "";
   }
 }

@@ -60,9 +60,12 @@ def encode(x, dtype=None, codebook: Codebook | str | None = None, *, crc: bool =
     """Compresses x into one SplitZip frame (docs/FORMAT.md).
 
     x: a C-contiguous numpy array or a contiguous torch tensor, any shape (the frame keeps only
-      the element count). bf16, fp8 e5m2 and fp32 compress; other dtypes are stored raw.
-    dtype: None (from x: torch.bfloat16 / float8_e5m2 / float32, ml_dtypes.bfloat16 /
-      float8_e5m2, np.float32, ...) or "bf16" / "fp8e5m2" / "fp32" (or any SplitZip type name)
+      the element count). bf16, fp32, fp16, fp8 e5m2 and fp8 e4m3 compress on the host; a CUDA
+      tensor's fp16 and fp8 e4m3 are stored raw (format version 2's types are the CPU codec's);
+      other dtypes are stored raw.
+    dtype: None (from x: torch.bfloat16 / float8_e5m2 / float8_e4m3fn / float16 / float32,
+      ml_dtypes.bfloat16 / float8_e5m2, np.float32, ...) or "bf16" / "fp8e5m2" / "fp8e4m3" /
+      "fp16" / "fp32" (or any SplitZip type name)
       for raw bits in an integer array of the same element size, e.g. bf16 as uint16.
     codebook: a Codebook, a codebook file path, or None for the built-in default (or, with
       calibrate=True, one computed from x itself).
@@ -183,13 +186,16 @@ def _decode_device(fb: _buffers.Buffer, ob: _buffers.Buffer) -> None:
                                _buffers.current_stream(fb.device))
         verdict = int(status.item())
     if verdict != 0:
-        from .errors import from_code
-        raise from_code(verdict, "the device decoder rejected the frame")
+        from .errors import Result, from_code
+        raise from_code(verdict, "a format version 2 frame (fp16, fp8 e4m3 or 3-bit codes): the GPU decoder "
+                                 "reads version 1 only; decode the frame's bytes on the host"
+                        if verdict == Result.INVALID_USAGE else "the device decoder rejected the frame")
 
 
 def calibrate(*arrays, dtype=None) -> Codebook:
     """A codebook from the exponent histogram of one or more arrays / tensors (host or CUDA) of
-    one compressible dtype: the 16 most frequent exponents (paper §3.3; szCodebookFromHistogram).
+    one compressible dtype: the most frequent exponents, 16 with 4-bit codes or for fp16 and fp8
+    e4m3 8 with 3-bit codes where that predicts the smaller frame (paper §3.3; szCodebookFromHistogram).
     Raises DTypeError (mixed or incompressible dtypes), InvalidArgumentError (no arrays)."""
     return Codebook.from_data(*arrays, dtype=dtype)
 

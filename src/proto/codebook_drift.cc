@@ -114,7 +114,7 @@ szCodebook_t CodebookDrift::calibrateHost(int peer, szDataType_t type, const voi
 
 CodebookDrift::Retry CodebookDrift::retry(int peer, const szFrameInfo_t& frame, const szCodebook_t& encodedWith,
                                           szCodebook_t* current, int group) {
-  if (!follow_ || !frame.raw || frame.count < kMinRawEvidence || !szTypeIsCompressible(frame.type)) return kNoRetry;
+  if (!follow_ || !frame.raw || frame.count < kMinRawEvidence || !deviceCodecType(frame.type)) return kNoRetry;
   std::lock_guard<std::mutex> lock(mu_);
   State& s = find(peer, frame.type, group);
   *current = s.codebook;
@@ -170,7 +170,7 @@ szResult_t CodebookDrift::encodeHost(int peer, szDataType_t type, const Plan& pl
 }
 
 void CodebookDrift::sent(int peer, const szFrameInfo_t& frame, const szCodebook_t& encodedWith, int group) {
-  if (!follow_ || !szTypeIsCompressible(frame.type)) return;
+  if (!follow_ || !deviceCodecType(frame.type)) return;
   std::lock_guard<std::mutex> lock(mu_);
   State& s = find(peer, frame.type, group);
   if (memcmp(encodedWith.exponents, s.codebook.exponents, sizeof(s.codebook.exponents)) != 0)

@@ -257,7 +257,7 @@ szResult_t SlotPath::enqueue(const std::vector<Op>& reqs, bool captured) {
     if (r.segs.size() > 1) {
       tableBytes += align16(r.segs.size() * sizeof(SlotSegment)) + align16(slices[k] * sizeof(SlotSlice));
       if (frames && r.codebooks.size() > 1) tableBytes += align16(r.codebooks.size() * sizeof(SlotCodebook));
-      needScratch |= (r.send ? r.frames : true) && szTypeIsCompressible(r.type);
+      needScratch |= (r.send ? r.frames : true) && deviceCodecType(r.type);
     }
   }
   size_t calibrations = 0;

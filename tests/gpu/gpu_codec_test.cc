@@ -186,3 +186,41 @@ TEST(GpuCodec, InvalidArgumentsAtEnqueue) {
 }
 
 }  // namespace
+
+// Format version 2 is the CPU codec's: the GPU encoder stores FP16 and E4M3 raw and refuses a
+// 3-bit codebook, and the GPU decoder answers a valid version 2 frame with szInvalidUsage
+// (never a wrong decode), whether its type or its 3-bit codes are what it lacks.
+TEST(GpuCodec, VersionTwoFramesAreTheCpuCodecs) {
+  SKIP_WITHOUT_GPU();
+  std::vector<uint16_t> fp16(20000);
+  for (size_t i = 0; i < fp16.size(); ++i) fp16[i] = uint16_t((i & 0x83FF) | ((13 + i % 4) << 10));
+  auto v2 = cpuEncode(fp16.data(), fp16.size(), szFloat16, nullptr);  // raw: the GPU's view
+  size_t max = 0, bytes = 0;
+  ASSERT_EQ(szEncodeMaxSize(fp16.size(), szFloat16, &max), szSuccess);
+  std::vector<uint8_t> frame(max);
+  ASSERT_EQ(szEncode(fp16.data(), fp16.size(), szFloat16, nullptr, 0, frame.data(), frame.size(), &bytes), szSuccess);
+  frame.resize(bytes);
+  ASSERT_LT(bytes, v2.size()) << "the CPU codec compresses FP16";
+  std::vector<uint8_t> out;
+  bool guard = false;
+  EXPECT_EQ(sztest::gpuDecode(frame, fp16.size() * 2, &out, &guard), szInvalidUsage);
+  EXPECT_TRUE(guard);
+  expectSame(fp16.data(), fp16.size(), szFloat16, nullptr);  // the GPU's raw frame decodes everywhere
+  // BF16 with 3-bit codes: the CPU writes version 2, the GPU refuses the codebook.
+  auto kv = kvLike(50000, 9);
+  szHistogram_t h;
+  ASSERT_EQ(szHistogramInit(&h, szBfloat16), szSuccess);
+  ASSERT_EQ(szHistogramAccumulate(&h, kv.data(), kv.size()), szSuccess);
+  szCodebook_t narrow;
+  ASSERT_EQ(szCodebookFromHistogramBits(&h, 3, &narrow), szSuccess);
+  auto f3 = cpuEncode(kv.data(), kv.size(), szBfloat16, &narrow);
+  ASSERT_EQ(f3[4], 2);
+  EXPECT_EQ(sztest::gpuDecode(f3, kv.size() * 2, &out, &guard), szInvalidUsage);
+  DeviceBuffer in(kv.size() * 2), o(max * 2 + (1 << 20)), temp(1 << 22);
+  uint64_t* outBytes = nullptr;
+  ASSERT_EQ(cudaMalloc(&outBytes, sizeof(uint64_t)), cudaSuccess);
+  EXPECT_EQ(szEncodeAsync(in.ptr(), kv.size(), szBfloat16, &narrow, 0, o.ptr(), max * 2 + (1 << 20), outBytes,
+                          temp.ptr(), 1 << 22, nullptr),
+            szInvalidUsage);
+  cudaFree(outBytes);
+}

@@ -55,8 +55,22 @@ struct DeviceBuffer {
   }
 };
 
+// The raw frame of `count` elements (docs/FORMAT.md: version 1, flag RAW, the input verbatim).
+inline std::vector<uint8_t> rawFrame(const void* data, size_t count, szDataType_t type) {
+  std::vector<uint8_t> f(SZ_FRAME_HEADER_BYTES, 0);
+  const uint8_t head[] = {'S', 'Z', 'I', 'P', 1, 0, 1, 0, uint8_t(type), 0, 0, 0, 0, 4, 0, 0};  // chunk 1024
+  memcpy(f.data(), head, sizeof(head));
+  for (int i = 0; i < 8; ++i) f[16 + i] = uint8_t(uint64_t(count) >> (8 * i));
+  const uint8_t* p = static_cast<const uint8_t*>(data);
+  f.insert(f.end(), p, p + count * szTypeSize(type));
+  return f;
+}
+
+// The frame the GPU encoder must write: szEncode's, except for FP16 and FP8 E4M3, which the
+// CPU codec compresses (format version 2) and the GPU codec stores raw.
 inline std::vector<uint8_t> cpuEncode(const void* data, size_t count, szDataType_t type,
                                       const szCodebook_t* cb, int flags = 0) {
+  if (type == szFloat16 || type == szFloat8e4m3) return rawFrame(data, count, type);
   size_t max = 0, bytes = 0;
   szEncodeMaxSize(count, type, &max);
   std::vector<uint8_t> f(max);
