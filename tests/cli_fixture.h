@@ -39,6 +39,21 @@ inline void writeBytes(const std::string& path, const void* data, size_t n) {
 }
 inline void writeBytes(const std::string& path, const std::vector<uint8_t>& v) { writeBytes(path, v.data(), v.size()); }
 
+// A .npy file (format `major`.0) of `data` with the given descr, shape and order.
+inline std::vector<uint8_t> npyFile(const std::string& descr, const std::string& shape,
+                             const std::vector<uint8_t>& data, int major = 1,
+                             const std::string& order = "False") {
+  std::string dict = "{'descr': '" + descr + "', 'fortran_order': " + order + ", 'shape': " + shape + ", }";
+  const size_t pre = major == 1 ? 10 : 12;
+  dict.append(63 - (pre + dict.size()) % 64, ' ');
+  dict += '\n';
+  std::vector<uint8_t> f = {0x93, 'N', 'U', 'M', 'P', 'Y', uint8_t(major), 0};
+  for (size_t i = 0; i < pre - 8; ++i) f.push_back(uint8_t(dict.size() >> (8 * i)));
+  f.insert(f.end(), dict.begin(), dict.end());
+  f.insert(f.end(), data.begin(), data.end());
+  return f;
+}
+
 struct CliRun {
   int status;  // exit status, or 128 + signal
   std::string out, err;

@@ -42,20 +42,6 @@ std::vector<uint8_t> kvLike(szDataType_t type, size_t count, size_t escapes, uin
   return v;
 }
 
-std::vector<uint8_t> npyFile(const std::string& descr, const std::string& shape,
-                             const std::vector<uint8_t>& data, int major = 1,
-                             const std::string& order = "False") {
-  std::string dict = "{'descr': '" + descr + "', 'fortran_order': " + order + ", 'shape': " + shape + ", }";
-  const size_t pre = major == 1 ? 10 : 12;
-  dict.append(63 - (pre + dict.size()) % 64, ' ');
-  dict += '\n';
-  std::vector<uint8_t> f = {0x93, 'N', 'U', 'M', 'P', 'Y', uint8_t(major), 0};
-  for (size_t i = 0; i < pre - 8; ++i) f.push_back(uint8_t(dict.size() >> (8 * i)));
-  f.insert(f.end(), dict.begin(), dict.end());
-  f.insert(f.end(), data.begin(), data.end());
-  return f;
-}
-
 std::vector<uint8_t> safetensorsFile(const json& header, const std::vector<uint8_t>& data) {
   std::string h = header.dump();
   h.append((8 - h.size() % 8) % 8, ' ');

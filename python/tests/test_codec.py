@@ -59,7 +59,27 @@ def test_fp8_and_fp32_round_trip(dtype, raw):
     assert sz.encode(x.view(raw), dtype=name) == frame
 
 
-@pytest.mark.parametrize("dtype", [np.int32, np.float16, np.float64, np.uint8, ml_dtypes.float8_e4m3fn])
+@pytest.mark.parametrize("dtype,name", [(np.float16, "fp16"), (ml_dtypes.float8_e4m3fn, "fp8e4m3")])
+def test_fp16_and_e4m3_compress_with_calibrated_widths(dtype, name):
+    # Format version 2 (docs/FORMAT.md "Code width"): the host codec compresses both; calibration
+    # picks 3-bit codes where the top 8 exponents cover the data.
+    x = kv_like(200_000, np.float32)
+    x = x[np.isfinite(x) & (np.abs(x) < 200)].astype(dtype)
+    frame = sz.encode(x)
+    info = sz.frame_info(frame)
+    assert info.dtype == name and not info.raw
+    assert (bits(sz.decode(frame)) == bits(x)).all()
+    cb = sz.calibrate(x)
+    assert cb.dtype == name and cb.code_bits in (3, 4) and len(cb.exponents) == 2 ** cb.code_bits
+    if name == "fp8e4m3":
+        assert cb.code_bits == 3 and sz.Codebook.default(name).code_bits == 3
+    tight = sz.encode(x, calibrate=True)
+    assert len(tight) <= len(frame) and frame[4] == 2 and tight[4] == 2  # version 2 frames
+    assert (bits(sz.decode(tight)) == bits(x)).all()
+    assert sz.frame_info(tight).codebook == cb
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.float64, np.uint8])
 def test_incompressible_types_travel_raw(dtype):
     x = (RNG.standard_normal(999) * 50).astype(dtype)
     frame = sz.encode(x)
