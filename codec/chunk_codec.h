@@ -1,6 +1,7 @@
 // Per-chunk encode/decode kernels of the CPU codec: a portable version for every compressible
-// type and code width, eight-element steps for the types whose eight symbols fit 128 bits, and
-// an AVX2 version for BF16 with 4-bit codes, picked per frame (selectChunkCodec).
+// type and code width, eight-element steps for the types whose eight symbols fit 128 bits (with
+// BMI2's bit extract and deposit where the CPU has them), and an AVX2 version for BF16 with
+// 4-bit codes, picked per frame (selectChunkCodec).
 #pragma once
 
 #include <cstdint>
@@ -47,6 +48,10 @@ uint32_t encodeChunkBf16Avx2(const TypeTraits& t, const uint8_t* in, uint32_t n,
                              const CodecTables& tab, uint8_t* sm, uint8_t* codes, uint8_t* esc);
 void decodeChunkBf16Avx2(const TypeTraits& t, const uint8_t* sm, const uint8_t* codes, uint32_t n,
                          const CodecTables& tab, uint8_t* out);
+// The eight-element-step kernels of `type` (BF16, FP16, E5M2, E4M3) and `codeBits`, portable
+// C++ or with BMI2 (only where the CPU has it); false for other types.
+bool stepsChunkCodec(int type, uint32_t codeBits, ChunkCodec* out);
+bool bmi2ChunkCodec(int type, uint32_t codeBits, ChunkCodec* out);
 
 // The fastest kernels for `type` and `codeBits`-bit codes on this CPU (SZ_CPU_SIMD=0 forces the
 // portable ones).

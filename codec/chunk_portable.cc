@@ -166,18 +166,25 @@ void buildTables(const szCodebook_t& cb, CodecTables* tab) {
   }
 }
 
+bool stepsChunkCodec(int type, uint32_t codeBits, ChunkCodec* out) {
+  const bool narrow = codeBits == 3;
+  switch (type) {
+    case szBfloat16: *out = narrow ? steps<szBfloat16, 3>("bf16-steps3") : steps<szBfloat16, 4>("bf16-steps"); return true;
+    case szFloat16: *out = narrow ? steps<szFloat16, 3>("fp16-steps3") : steps<szFloat16, 4>("fp16-steps"); return true;
+    case szFloat8e5m2: *out = narrow ? steps<szFloat8e5m2, 3>("e5m2-steps3") : steps<szFloat8e5m2, 4>("e5m2-steps"); return true;
+    case szFloat8e4m3: *out = narrow ? steps<szFloat8e4m3, 3>("e4m3-steps3") : steps<szFloat8e4m3, 4>("e4m3-steps"); return true;
+    default: return false;
+  }
+}
+
 ChunkCodec selectChunkCodec(int type, uint32_t codeBits) {
   const bool simd = szParamCpuSimd() != 0;
   if (type == szBfloat16 && codeBits == 4 && simd && __builtin_cpu_supports("avx2"))
     return {encodeChunkBf16Avx2, decodeChunkBf16Avx2, "bf16-avx2"};
-  const bool narrow = codeBits == 3;
-  switch (type) {
-    case szBfloat16: return narrow ? steps<szBfloat16, 3>("bf16-steps3") : steps<szBfloat16, 4>("bf16-steps");
-    case szFloat16: return narrow ? steps<szFloat16, 3>("fp16-steps3") : steps<szFloat16, 4>("fp16-steps");
-    case szFloat8e5m2: return narrow ? steps<szFloat8e5m2, 3>("e5m2-steps3") : steps<szFloat8e5m2, 4>("e5m2-steps");
-    case szFloat8e4m3: return narrow ? steps<szFloat8e4m3, 3>("e4m3-steps3") : steps<szFloat8e4m3, 4>("e4m3-steps");
-    default: return {encodeChunkPortable, decodeChunkPortable, "portable"};
-  }
+  ChunkCodec c;
+  if (simd && __builtin_cpu_supports("bmi2") && bmi2ChunkCodec(type, codeBits, &c)) return c;
+  if (stepsChunkCodec(type, codeBits, &c)) return c;
+  return {encodeChunkPortable, decodeChunkPortable, "portable"};
 }
 
 }  // namespace sz

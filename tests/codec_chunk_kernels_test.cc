@@ -1,0 +1,93 @@
+// The CPU codec's per-chunk kernels agree byte for byte: the eight-element steps (portable C++
+// and BMI2, where this CPU has it) against the one-element-at-a-time portable reference, for
+// every type and code width they serve, at chunk lengths that leave tails, with escapes in every
+// position of a step; and each decodes what it encoded.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "codec/chunk_codec.h"
+#include "codec/code_bits.h"
+
+namespace {
+
+using sz::ChunkCodec;
+using sz::CodecTables;
+using sz::TypeTraits;
+
+struct Encoded {
+  std::vector<uint8_t> sm, codes, esc;
+  uint32_t escapes = 0;
+};
+
+Encoded encodeWith(const ChunkCodec& c, const TypeTraits& t, const std::vector<uint8_t>& in, uint32_t n,
+                   const CodecTables& tab) {
+  Encoded e;
+  e.sm.assign((size_t(n) * t.smBits + 7) / 8 + 16, 0xA5);
+  e.codes.assign((size_t(n) * tab.codeBits + 7) / 8 + 16, 0xA5);
+  e.esc.assign(size_t(n) * 3 + 16, 0);
+  // The frame's sections start zeroed where they are bit-packed, as szEncode leaves them.
+  if (t.smBits % 8) memset(e.sm.data(), 0, e.sm.size() - 16);
+  memset(e.codes.data(), 0, e.codes.size() - 16);
+  e.escapes = c.encode(t, in.data(), n, tab, e.sm.data(), e.codes.data(), e.esc.data());
+  e.esc.resize(size_t(e.escapes) * 3);
+  return e;
+}
+
+TEST(CodecChunkKernels, StepsAndBmi2MatchThePortableKernel) {
+  std::mt19937 rng(21);
+  int kernels = 0;
+  for (szDataType_t type : {szBfloat16, szFloat16, szFloat8e5m2, szFloat8e4m3}) {
+    const TypeTraits t = sz::typeTraits(type);
+    for (uint32_t bits : {3u, 4u}) {
+      // A codebook of the first 2^bits exponents from the middle of the range; others escape.
+      szCodebook_t cb;
+      cb.type = type;
+      cb.used = int(1u << bits);
+      memset(cb.exponents, SZ_CODEBOOK_UNUSED, sizeof(cb.exponents));
+      const uint32_t base = (1u << t.expBits) / 2 - (1u << bits) / 2;
+      for (uint32_t i = 0; i < (1u << bits); ++i) cb.exponents[i] = uint8_t(base + i);
+      if (bits == 4 && t.expBits == 4) continue;  // E4M3's 16 exponents: no escape to test
+      CodecTables tab;
+      sz::buildTables(cb, &tab);
+      ASSERT_EQ(tab.codeBits, bits);
+      std::vector<ChunkCodec> candidates;
+      ChunkCodec c;
+      if (sz::stepsChunkCodec(type, bits, &c)) candidates.push_back(c);
+      if (__builtin_cpu_supports("bmi2") && sz::bmi2ChunkCodec(type, bits, &c)) candidates.push_back(c);
+      ASSERT_FALSE(candidates.empty());
+      for (uint32_t n : {1u, 7u, 8u, 9u, 63u, 64u, 1000u, 1023u, 1024u}) {
+        std::vector<uint8_t> in(size_t(n) * t.elemBytes);
+        for (uint32_t i = 0; i < n; ++i) {
+          const uint32_t r = rng();
+          // One element in five escapes, at every offset of a step over the sizes.
+          const uint32_t e = r % 5 == 0 ? (base + (1u << bits) + r % 3) % (1u << t.expBits) : base + (r >> 8) % (1u << bits);
+          const uint32_t w = t.join((r >> 3) & ((1u << t.smBits) - 1), e);
+          memcpy(&in[size_t(i) * t.elemBytes], &w, t.elemBytes);
+        }
+        const ChunkCodec ref{sz::encodeChunkPortable, sz::decodeChunkPortable, "portable"};
+        const Encoded want = encodeWith(ref, t, in, n, tab);
+        for (const ChunkCodec& k : candidates) {
+          SCOPED_TRACE(std::string(k.name) + " n=" + std::to_string(n));
+          const Encoded got = encodeWith(k, t, in, n, tab);
+          EXPECT_EQ(got.escapes, want.escapes);
+          EXPECT_TRUE(got.sm == want.sm) << "sign-mantissa section (or the 16 guard bytes) differs";
+          EXPECT_TRUE(got.codes == want.codes) << "code section (or the 16 guard bytes) differs";
+          EXPECT_TRUE(got.esc == want.esc) << "escape records differ";
+          std::vector<uint8_t> out(in.size() + 1, 0x5A), refOut(in.size() + 1, 0x5A);
+          k.decode(t, got.sm.data(), got.codes.data(), n, tab, out.data());
+          ref.decode(t, want.sm.data(), want.codes.data(), n, tab, refOut.data());
+          EXPECT_TRUE(out == refOut) << "decodes differ (escapes not yet applied)";
+          EXPECT_EQ(out.back(), 0x5A) << "decoder wrote past its output";
+          ++kernels;
+        }
+      }
+    }
+  }
+  EXPECT_GE(kernels, 7 * 9) << "every type and width has a step kernel";
+}
+
+}  // namespace
