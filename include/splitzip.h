@@ -122,12 +122,14 @@ szResult_t szHistogramAccumulate(szHistogram_t* hist, const void* data, size_t c
  * GPU codec and the communicator carry. Errors: szInvalidArgument. */
 szResult_t szCodebookFromHistogram(const szHistogram_t* hist, szCodebook_t* codebook);
 
-/* The same with the width given: codeBits 3 or 4. Errors: szInvalidArgument. */
+/* The same with the width given: codeBits 3 or 4. Paper §3.3 (the top-2^bits exponents).
+ * Errors: szInvalidArgument (NULL, invalid histogram type, codeBits not 3 or 4). */
 szResult_t szCodebookFromHistogramBits(const szHistogram_t* hist, int codeBits, szCodebook_t* codebook);
 
 /* The ratio (uncompressed / compressed bits, headers and padding left out) that a codebook of
  * `codeBits`-bit codes built from `hist` predicts for the histogram's data: escapes cost their
- * 3-byte records. 1.0 when the frame would be stored raw. Errors: szInvalidArgument. */
+ * 3-byte records. 1.0 when the frame would be stored raw (or the histogram is empty). Paper
+ * Table 1's predicted ratio. Errors: szInvalidArgument (NULL, codeBits not 3 or 4). */
 szResult_t szCodebookPredictRatio(const szHistogram_t* hist, int codeBits, double* ratio);
 
 /* Checks a codebook: compressible type, 1 <= used <= 2^bits, entries distinct and in range
@@ -135,8 +137,9 @@ szResult_t szCodebookPredictRatio(const szHistogram_t* hist, int codeBits, doubl
  * Errors: szInvalidArgument with a message saying which rule failed. */
 szResult_t szCodebookValidate(const szCodebook_t* codebook);
 
-/* The width of a codebook's exponent codes, 3 or 4, in *codeBits.
- * Errors: szInvalidArgument (NULL, or a codebook szCodebookValidate refuses). */
+/* The width of a codebook's exponent codes, 3 or 4, in *codeBits (docs/FORMAT.md §Code width;
+ * paper §3.2's exponent code). Errors: szInvalidArgument (NULL, or a codebook
+ * szCodebookValidate refuses). */
 szResult_t szCodebookCodeBits(const szCodebook_t* codebook, int* codeBits);
 
 /* The built-in default codebook for `type`, calibrated on real KV caches (tests/data/README.md

@@ -281,14 +281,34 @@ def default_codebook(hist: list[int]) -> tuple[list[int], int]:
     return book, max(used, 1)  # the format needs used >= 1
 
 
+def narrow_codebook(hist: list[int]) -> tuple[list[int], int]:
+    """(8 exponents, used) for 3-bit codes (format version 2): the top 8 seen, padded as
+    default_codebook pads; exponent 0 gets no entry (it would cost ~2 % of KV elements)."""
+    seen = ranked(hist)
+    book = seen[:8]
+    used = len(book)
+    centre = seen[0] if seen else (len(hist) // 2 - 1)
+    if not book:
+        book.append(centre)
+    d = 1
+    while len(book) < 8:
+        for e in (centre + d, centre - d):
+            if 0 <= e < len(hist) and e not in book and len(book) < 8:
+                book.append(e)
+        d += 1
+    return book, max(used, 1)
+
+
 def write_codebook(path: Path, dtype: str, book: list[int], used: int, comment: str = ""):
-    assert len(book) == 16 and len(set(book)) == 16
+    assert len(book) in (8, 16) and len(set(book)) == len(book)
     assert all(0 <= e < EXP_RANGE[dtype] for e in book)
     lines = []
     if comment:
         lines += [f"# {c}" for c in comment.splitlines()]
-    lines += ["splitzip-codebook 1", f"type {dtype}", f"used {used}",
-              "exponents " + " ".join(str(e) for e in book)]
+    lines += ["splitzip-codebook 1", f"type {dtype}", f"used {used}"]
+    if len(book) == 8:
+        lines.append("code_bits 3")
+    lines.append("exponents " + " ".join(str(e) for e in book))
     path.write_text("\n".join(lines) + "\n")
 
 

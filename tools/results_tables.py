@@ -38,11 +38,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import dump_kv as dk  # noqa: E402
 
-DTYPES = ("bf16", "fp8e5m2")
-DTYPE_LABEL = {"bf16": "BF16", "fp8e5m2": "FP8 E5M2"}
+DTYPES = ("bf16", "fp8e5m2", "fp16", "fp8e4m3")
+DTYPE_LABEL = {"bf16": "BF16", "fp8e5m2": "FP8 E5M2", "fp16": "FP16", "fp8e4m3": "FP8 E4M3"}
+V2_DTYPES = ("fp16", "fp8e4m3")  # format version 2: the code width is calibration's choice
 # Escape index per element: a uint16 count per 1024-element chunk, a uint64 offset per 32 chunks.
 INDEX_BYTES = 2 / 1024 + 8 / 32768
-PAYLOAD_BYTES = {"bf16": 1.5, "fp8e5m2": 7 / 8}  # sign-mantissa + 4-bit code, per element
+# sign-mantissa + code, per element
+PAYLOAD_BYTES = {(d, b): (dk.SM_BITS[d] + b) / 8 for d in DTYPES for b in (3, 4)}
 MODELS = {"tinystories": ("TinyStories-656K", None), "smollm2": ("SmolLM2-135M", "smollm2")}
 CODE_MODULES = ("bisect", "colorsys", "fnmatch", "shlex", "textwrap", "heapq")
 TEXT_LABEL = {"wikitext-eval": "WikiText-2 eval span", "code": "Python code",
@@ -166,7 +168,7 @@ def run_model(key: str, args, cli: Path, tmp: Path) -> dict:
     print(f"{name}: calibration {calib['tokens']} KV tokens, {calib['seconds']} s",
           file=sys.stderr)
     for d in DTYPES:
-        book, used = dk.default_codebook(pooled(calib["hist"][d]))
+        book, used = calibration_codebook(d, pooled(calib["hist"][d]))
         res["codebooks"][d] = book
         dk.write_codebook(tmp / f"{key}.calib.{d}.codebook", d, book, used)
 
@@ -179,7 +181,7 @@ def run_model(key: str, args, cli: Path, tmp: Path) -> dict:
         for d in DTYPES:
             both = raw / f"{d}.kv.bin"
             concat([raw / f"{d}.k.bin", raw / f"{d}.v.bin"], both)
-            book, used = dk.default_codebook(pooled(m["hist"][d]))
+            book, used = calibration_codebook(d, pooled(m["hist"][d]))
             oracle = tmp / f"{key}.{tname}.{d}.codebook"
             dk.write_codebook(oracle, d, book, used)
             fr = res["frames"].setdefault(tname, {}).setdefault(d, {})
@@ -192,6 +194,17 @@ def run_model(key: str, args, cli: Path, tmp: Path) -> dict:
             for p in ("k", "v", "kv"):
                 (raw / f"{d}.{p}.bin").unlink()
     return res
+
+
+def calibration_codebook(dtype: str, hist: list[int]) -> tuple[list[int], int]:
+    """The top-16 (dump_kv.default_codebook); for the version 2 types the top 8 with 3-bit codes
+    instead where that predicts the better ratio, as szCodebookFromHistogram chooses."""
+    wide = dk.default_codebook(hist)
+    if dtype not in V2_DTYPES:
+        return wide
+    narrow = dk.narrow_codebook(hist)
+    ratio = lambda book, bits: dk.predicted_ratio(dtype, dk.escape_rate(hist, book), bits)
+    return narrow if ratio(narrow[0], 3) > ratio(wide[0], 4) else wide
 
 
 def pooled(hists: dict, suffix: str = "") -> list[int]:
@@ -207,8 +220,12 @@ def pooled(hists: dict, suffix: str = "") -> list[int]:
 # Tables and plot
 
 
-def predicted(dtype: str, esc: float) -> float:
-    return dk.ELEM_BYTES[dtype] / (PAYLOAD_BYTES[dtype] + 3 * esc + INDEX_BYTES)
+def predicted(dtype: str, esc: float, bits: int = 4) -> float:
+    return dk.ELEM_BYTES[dtype] / (PAYLOAD_BYTES[(dtype, bits)] + 3 * esc + INDEX_BYTES)
+
+
+def code_bits(book: list[int]) -> int:
+    return 4 if len(book) == 16 else 3
 
 
 def pct(x: float, digits: int = 4) -> str:
@@ -223,8 +240,9 @@ def tables(res: dict) -> str:
     out = []
     w = out.append
     w("### Calibration (WikiText-2 calibration span)\n")
-    w("| model | KV tokens | elements per dtype | BF16 codebook | FP8 E5M2 codebook |")
-    w("|---|---|---|---|---|")
+    w("| model | KV tokens | elements per dtype | "
+      + " | ".join(f"{DTYPE_LABEL[d]} codebook" for d in DTYPES) + " |")
+    w("|---|---|---|" + "---|" * len(DTYPES))
     for r in res["models"].values():
         c = r["texts"]["wikitext-calib"]
         n = sum(pooled(c["hist"]["bf16"]))
@@ -233,8 +251,8 @@ def tables(res: dict) -> str:
 
     w("\n### Table 1: WikiText-2 evaluation span, codebook from the calibration span\n")
     w("| model | dtype | cache | elements | entropy (bits) | top-8 | top-16 | distinct exp. "
-      "| escape rate | predicted ratio | frame ratio (CLI) |")
-    w("|---|---|---|---|---|---|---|---|---|---|---|")
+      "| code bits | escape rate | predicted ratio | frame ratio (CLI) |")
+    w("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in res["models"].values():
         m = r["texts"]["wikitext-eval"]
         for d in DTYPES:
@@ -243,10 +261,22 @@ def tables(res: dict) -> str:
                 esc = dk.escape_rate(h, r["codebooks"][d])
                 f = r["frames"]["wikitext-eval"][d][f"{part}.calib"]
                 assert f["escapes"] == round(esc * sum(h)), (r["name"], d, part)
+                bits = code_bits(r["codebooks"][d])
                 w(f"| {r['name']} | {DTYPE_LABEL[d]} | {label} | {sum(h):,} | "
                   f"{dk.entropy(h):.4f} | {pct(dk.coverage(h, 8), 3)} | "
-                  f"{pct(dk.coverage(h, 16))} | {len(dk.ranked(h))} | {esc:.3e} | "
-                  f"{predicted(d, esc):.4f} | {f['ratio']:.4f} |")
+                  f"{pct(dk.coverage(h, 16))} | {len(dk.ranked(h))} | {bits} | {esc:.3e} | "
+                  f"{predicted(d, esc, bits):.4f} | {f['ratio']:.4f} |")
+
+    w("\n### Code width: predicted ratio with 3-bit (top 8) and 4-bit (top 16) codes, each tensor "
+      "group's own codebook, WikiText-2 evaluation span, K+V (below 1: the frame is stored raw)\n")
+    w("| model | dtype | 3-bit | 4-bit |")
+    w("|---|---|---|---|")
+    for r in res["models"].values():
+        for d in DTYPES:
+            h = pooled(r["texts"]["wikitext-eval"]["hist"][d])
+            w(f"| {r['name']} | {DTYPE_LABEL[d]} | "
+              f"{dk.predicted_ratio(d, dk.escape_rate(h, dk.ranked(h)[:8]), 3):.4f} | "
+              f"{dk.predicted_ratio(d, dk.escape_rate(h, dk.ranked(h)[:16]), 4):.4f} |")
 
     w("\n### Per layer, BF16: top-16 coverage by the shared codebook (own top-16 in brackets)\n")
     w("| model | layer | K | V |")
