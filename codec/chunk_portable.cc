@@ -182,7 +182,9 @@ ChunkCodec selectChunkCodec(int type, uint32_t codeBits) {
   if (type == szBfloat16 && codeBits == 4 && simd && __builtin_cpu_supports("avx2"))
     return {encodeChunkBf16Avx2, decodeChunkBf16Avx2, "bf16-avx2"};
   ChunkCodec c;
-  if (simd && __builtin_cpu_supports("bmi2") && bmi2ChunkCodec(type, codeBits, &c)) return c;
+  // Zen 1 and 2 run pext/pdep in microcode (hundreds of cycles): the step kernels are faster there.
+  const bool fastBmi2 = __builtin_cpu_supports("bmi2") && !__builtin_cpu_is("znver1") && !__builtin_cpu_is("znver2");
+  if (simd && fastBmi2 && bmi2ChunkCodec(type, codeBits, &c)) return c;
   if (stepsChunkCodec(type, codeBits, &c)) return c;
   return {encodeChunkPortable, decodeChunkPortable, "portable"};
 }

@@ -197,6 +197,9 @@ SZ_HD HeaderError checkHeader(const FrameHeader& h, uint64_t available, FrameLay
   if (h.version == kFrameVersion2 && (raw ? h.codeBits != 0 : h.codeBits != 3 && h.codeBits != 4))
     return kHeaderCodeBits;
   const uint32_t codeBits = h.codeBits == 3 ? 3 : 4;
+  // One frame, one encoding: the version is the lowest that can hold the frame (a raw frame,
+  // or BF16, FP32 and E5M2 with 4-bit codes, are version 1).
+  if ((raw || t.expBits != 0) && h.version != frameVersionFor(h.type, codeBits, raw)) return kHeaderVersion;
   if (!computeLayout(h.type, h.count, l, codeBits)) return kHeaderCountOverflow;
   uint64_t payload;
   if (raw) {

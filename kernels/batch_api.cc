@@ -54,7 +54,7 @@ extern "C" szResult_t szEncodeBatchAsync(const void* const* d_ins, const size_t*
   if (numCodebooks == 0 && d_codebookIds != nullptr)
     return szSetError(szInvalidArgument, "szEncodeBatchAsync: d_codebookIds given without codebooks");
   EncodeBatch b{d_ins, d_counts, d_outs, d_outCapacities, d_outBytes, d_statuses, batchSize, type, d_codebookIds, 0, {}};
-  if (deviceCodecType(type)) {  // the caller's codebooks are checked even if every frame goes raw (FP16, E4M3: raw)
+  if (t.expBits != 0) {  // the caller's codebooks are checked even if every frame goes raw (FP16, E4M3: raw)
     szCodebook_t fallback{};
     if (numCodebooks == 0) {
       SZCHECK(szCodebookDefault(type, &fallback));
@@ -70,7 +70,7 @@ extern "C" szResult_t szEncodeBatchAsync(const void* const* d_ins, const size_t*
       if (cb.type != type)
         return szSetError(szInvalidArgument, "szEncodeBatchAsync: codebooks[%zu] is for %s, data is %s", k,
                           szTypeName(cb.type), szTypeName(type));
-      if (codebookBits(cb) != 4)
+      if (deviceCodecType(type) && codebookBits(cb) != 4)
         return szSetError(szInvalidUsage, "szEncodeBatchAsync: codebooks[%zu] has 3-bit codes (format version 2), "
                                           "which the CPU codec encodes; the GPU codec takes 4-bit codebooks", k);
       memcpy(b.codebooks[k].exponents, cb.exponents, sizeof(b.codebooks[k].exponents));

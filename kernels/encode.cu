@@ -467,13 +467,13 @@ extern "C" szResult_t szEncodeAsync(const void* d_in, size_t count, szDataType_t
   bool forceRaw = !deviceType || fixed >= l.rawBytes;
   bool calibrate = !forceRaw && codebook == nullptr && (flags & SZ_ENCODE_CALIBRATE);
   szCodebook_t cb{};
-  if (deviceType && !calibrate) {  // a caller's codebook is checked even if the frame goes raw
+  if (szTypeIsCompressible(type) && !calibrate) {  // a caller's codebook is checked even if the frame goes raw
     if (codebook) cb = *codebook;
     else SZCHECK(szCodebookDefault(type, &cb));
     SZCHECK(szCodebookValidate(&cb));
     if (cb.type != type)
       return szSetError(szInvalidArgument, "codebook is for %s, data is %s", sz::szTypeName(cb.type), sz::szTypeName(type));
-    if (codebookBits(cb) != 4)
+    if (deviceType && codebookBits(cb) != 4)
       return szSetError(szInvalidUsage, "szEncodeAsync: 3-bit codes (format version 2) are encoded by the CPU codec "
                                         "only; the GPU codec takes 4-bit codebooks");
   }

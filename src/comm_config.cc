@@ -41,7 +41,13 @@ static szResult_t resolveCodebook(const szConfig_t* c, CommConfig* out) {
   if (given != nullptr) out->codebook = *given;
   else SZCHECK(szCodebookDefault(szBfloat16, &out->codebook));
   out->followCodebook = mode == SZ_CODEBOOK_AUTO;
-  return szCodebookValidate(&out->codebook);
+  SZCHECK(szCodebookValidate(&out->codebook));
+  int bits = 4;
+  szCodebookCodeBits(&out->codebook, &bits);
+  if (bits != 4)  // the wire carries format version 1: the GPU kernels decode 4-bit codes only
+    return szSetError(szInvalidUsage, "the communicator's codebook has 3-bit codes (format version 2), which the "
+                                      "CPU codec alone encodes: give it a 4-bit codebook");
+  return szSuccess;
 }
 
 // An emulated link's GB/s from `var` (SZ_IPC_LINK_GBPS, SZ_TCP_LINK_GBPS), read at every init so

@@ -171,7 +171,10 @@ TEST(CodecV2, VersionOneFramesStayVersionOne) {
 TEST(CodecV2, CalibrationPicksTheWidthOnRealKv) {
   struct Sample { const char* file; szDataType_t type; int expectBits; double floor; };
   for (const Sample& s : {Sample{"tinystories_kv_eval_fp16.safetensors", szFloat16, 3, 1.09},
-                          Sample{"tinystories_kv_eval_e4m3.safetensors", szFloat8e4m3, 3, 1.07}}) {
+                          Sample{"tinystories_kv_eval_e4m3.safetensors", szFloat8e4m3, 3, 1.07},
+                          // SmolLM2 spreads wider (95 % in the top 8): 4 bits win for FP16.
+                          Sample{"smollm2_kv_eval_fp16.safetensors", szFloat16, 4, 1.06},
+                          Sample{"smollm2_kv_eval_e4m3.safetensors", szFloat8e4m3, 3, 1.03}}) {
     SCOPED_TRACE(s.file);
     const auto data = sztest::readKvSample(s.file);
     ASSERT_FALSE(data.empty());
@@ -224,6 +227,13 @@ TEST(CodecV2, HostileVersionTwoHeadersAreRefused) {
   refused(with(64, 40), "entry outside FP16's exponent range");
   refused(with(11, 1), "reserved byte 11");
   refused(with(4, 3), "version 3");
+  // One encoding per frame: a version 1 frame relabelled version 2 (with its width) is refused.
+  const auto bf16v1 = sztest::readKvSample("tinystories_kv_eval_bf16.safetensors");
+  auto relabelled = encode(bf16v1.data(), count, szBfloat16, nullptr);
+  ASSERT_EQ(version(relabelled), 1);
+  relabelled[4] = 2;
+  relabelled[10] = 4;
+  refused(relabelled, "bf16 4-bit frame marked version 2");
   auto v1 = with(4, 1);
   refused(v1, "an FP16 compressed frame marked version 1");
   v1[10] = 0;

@@ -117,6 +117,16 @@ TEST(CommCodebook, ConfigurationChoicesAndOldConfigSize) {
     cfg.codebookMode = mode;
     EXPECT_EQ(initOne(cfg, &why), szSuccess) << mode << ": " << why;
   }
+  // A 3-bit codebook (format version 2) is the CPU codec's: the wire carries version 1 frames.
+  szHistogram_t h;
+  ASSERT_EQ(szHistogramInit(&h, szBfloat16), szSuccess);
+  szCodebook_t narrow;
+  ASSERT_EQ(szCodebookFromHistogramBits(&h, 3, &narrow), szSuccess);
+  cfg.codebook = &narrow;
+  cfg.codebookMode = SZ_CODEBOOK_FIXED;
+  EXPECT_EQ(initOne(cfg, &why), szInvalidUsage);
+  EXPECT_NE(why.find("3-bit codes"), std::string::npos) << why;
+  cfg.codebook = &cb;
   cfg.codebook = nullptr;
   cfg.codebookMode = 7;
   cfg.size = offsetof(szConfig_t, codebookMode);  // a program built against 0.1.0's header

@@ -25,7 +25,10 @@ class Codebook:
 
     def __post_init__(self):
         object.__setattr__(self, "dtype", _types.SHORT_NAME_BY_TYPE[_types.parse(self.dtype)])
-        object.__setattr__(self, "exponents", tuple(int(e) for e in self.exponents))
+        exps = tuple(int(e) for e in self.exponents)
+        if len(exps) == 16 and all(e == _UNUSED for e in exps[8:]):  # szCodebook_t's 3-bit form
+            exps = exps[:8]
+        object.__setattr__(self, "exponents", exps)
         if len(self.exponents) not in (8, 16) or not all(0 <= e <= 255 for e in self.exponents) or \
                 not 0 <= self.used <= 255:
             from .errors import InvalidArgumentError

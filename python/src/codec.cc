@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "codebook.h"
+#include "codec/code_bits.h"
 #include "codec/frame.h"
 #include "errors.h"
 
@@ -109,9 +110,7 @@ nb::dict headerInfo(const nb::bytes& header, size_t available) {
   info.escapeCount = h.escapeCount;
   info.raw = (h.flags & sz::kFlagRaw) != 0;
   info.crc = (h.flags & sz::kFlagCrc) != 0;
-  info.codebook.type = info.type;
-  info.codebook.used = h.codebookUsed;
-  std::memcpy(info.codebook.exponents, h.codebook, SZ_CODEBOOK_SIZE);
+  sz::codebookFromHeader(h.type, h.codebookUsed, h.codebook, layout.codeBits, &info.codebook);
   return infoDict(info);
 }
 

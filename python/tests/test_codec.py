@@ -75,6 +75,8 @@ def test_fp16_and_e4m3_compress_with_calibrated_widths(dtype, name):
     assert cb.dtype == name and cb.code_bits in (3, 4) and len(cb.exponents) == 2 ** cb.code_bits
     if name == "fp8e4m3":
         assert cb.code_bits == 3 and sz.Codebook.default(name).code_bits == 3
+        # szCodebook_t's form of a 3-bit codebook (entries 8..15 SZ_CODEBOOK_UNUSED) is the same codebook
+        assert sz.Codebook(name, cb.exponents + (0xFF,) * 8, cb.used) == cb
     tight = sz.encode(x, calibrate=True)
     assert len(tight) <= len(frame) and frame[4] == 2 and tight[4] == 2  # version 2 frames
     assert (bits(sz.decode(tight)) == bits(x)).all()

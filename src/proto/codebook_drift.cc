@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "base/checks.h"
+#include "codec/code_bits.h"
 #include "codec/dtype.h"
 
 namespace sz {
@@ -14,8 +15,8 @@ namespace {
 double escapeRate(const unsigned long long* counts, uint32_t range, const szCodebook_t& cb) {
   unsigned long long total = 0, covered = 0;
   for (uint32_t e = 0; e < range; ++e) total += counts[e];
-  for (uint8_t e : cb.exponents)
-    if (e < range) covered += counts[e];
+  for (uint32_t i = 0; i < (1u << codebookBits(cb)); ++i)  // a 3-bit codebook's rest is unused
+    if (cb.exponents[i] < range) covered += counts[cb.exponents[i]];
   return total ? double(total - covered) / double(total) : 0.0;
 }
 
