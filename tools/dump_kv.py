@@ -259,44 +259,38 @@ def coverage(hist: list[int], k: int) -> float:
     return sum(hist[e] for e in ranked(hist)[:k]) / n if n else 0.0
 
 
-def default_codebook(hist: list[int]) -> tuple[list[int], int]:
-    """(16 exponents, used): the top-16 seen; if fewer were seen, padded with the unseen
-    exponents closest to the most frequent one, alternating above/below (above first). Then
-    exponent 0 (zeros) takes the 16th entry when the book lacks it, so zero padding in a KV
-    buffer costs a code instead of an escape (codec/codebook.cc)."""
+def top_codebook(hist: list[int], entries: int) -> tuple[list[int], int]:
+    """(entries exponents, used): the top ones seen; if fewer were seen, padded with the unseen
+    exponents closest to the most frequent one, alternating above/below (above first)."""
     seen = ranked(hist)
-    book = seen[:16]
+    book = seen[:entries]
     used = len(book)
     centre = seen[0] if seen else (len(hist) // 2 - 1)  # nothing seen: the bias, 127 / 15
     if not book:
         book.append(centre)
     d = 1
-    while len(book) < 16:
+    while len(book) < entries:
         for e in (centre + d, centre - d):
-            if 0 <= e < len(hist) and e not in book and len(book) < 16:
+            if 0 <= e < len(hist) and e not in book and len(book) < entries:
                 book.append(e)
         d += 1
-    if 0 not in book:
-        book[15] = 0
     return book, max(used, 1)  # the format needs used >= 1
 
 
+def default_codebook(hist: list[int]) -> tuple[list[int], int]:
+    """(16 exponents, used): top_codebook's 16; then exponent 0 (zeros) takes the 16th entry when
+    the book lacks it, so zero padding in a KV buffer costs a code instead of an escape
+    (codec/codebook.cc)."""
+    book, used = top_codebook(hist, 16)
+    if 0 not in book:
+        book[15] = 0
+    return book, used
+
+
 def narrow_codebook(hist: list[int]) -> tuple[list[int], int]:
-    """(8 exponents, used) for 3-bit codes (format version 2): the top 8 seen, padded as
-    default_codebook pads; exponent 0 gets no entry (it would cost ~2 % of KV elements)."""
-    seen = ranked(hist)
-    book = seen[:8]
-    used = len(book)
-    centre = seen[0] if seen else (len(hist) // 2 - 1)
-    if not book:
-        book.append(centre)
-    d = 1
-    while len(book) < 8:
-        for e in (centre + d, centre - d):
-            if 0 <= e < len(hist) and e not in book and len(book) < 8:
-                book.append(e)
-        d += 1
-    return book, max(used, 1)
+    """(8 exponents, used) for 3-bit codes (format version 2): top_codebook's 8; exponent 0 gets
+    no entry (it would cost ~2 % of KV elements)."""
+    return top_codebook(hist, 8)
 
 
 def write_codebook(path: Path, dtype: str, book: list[int], used: int, comment: str = ""):
