@@ -157,6 +157,7 @@ $(CONFIG_STAMP):
 
 $(BUILD)/obj/codec/chunk_avx2.o: override CXXFLAGS += -mavx2
 $(BUILD)/obj/codec/chunk_bmi2.o: override CXXFLAGS += -mbmi2
+$(BUILD)/obj/codec/chunk_avx2_narrow.o: override CXXFLAGS += -mavx2 -mbmi2
 $(BUILD)/obj/%.o: %.cc $(CONFIG_STAMP)
 	@mkdir -p $(dir $@)
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -MMD -MP -c $< -o $@
@@ -270,6 +271,7 @@ FUZZ_SEEDS := $(BUILD)/fuzz/make_seeds
 
 $(BUILD)/fuzz/obj/codec/chunk_avx2.o: FUZZ_FLAGS += -mavx2
 $(BUILD)/fuzz/obj/codec/chunk_bmi2.o: FUZZ_FLAGS += -mbmi2
+$(BUILD)/fuzz/obj/codec/chunk_avx2_narrow.o: FUZZ_FLAGS += -mavx2 -mbmi2
 $(BUILD)/fuzz/obj/%.o: %.cc
 	@mkdir -p $(dir $@)
 	$(FUZZ_CXX) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@

@@ -76,13 +76,10 @@ void decodeChunkBmi2(const TypeTraits& t, const uint8_t* sm, const uint8_t* code
   constexpr TypeTraits T = S::T;
   uint32_t i = 0;
   for (; i + 8 <= n; i += 8) {
-    uint64_t c = 0;
-    memcpy(&c, codes + size_t(i / 8) * kBits, kBits);
-    const uint64_t cb = _pdep_u64(c, kCodeBytes<kBits>);
+    const uint64_t cb = _pdep_u64(uint64_t(loadLeBytes<kBits>(codes + size_t(i / 8) * kBits)), kCodeBytes<kBits>);
     uint64_t ex = 0;
     for (uint32_t k = 0; k < 8; ++k) ex |= uint64_t(tab.exponent[(cb >> (8 * k)) & 0xFF]) << (8 * k);
-    unsigned __int128 s = 0;
-    memcpy(&s, sm + size_t(i / 8) * T.smBits, T.smBits);
+    const unsigned __int128 s = loadLeBytes<T.smBits>(sm + size_t(i / 8) * T.smBits);
     uint64_t w[S::kWords];
     for (uint32_t j = 0; j < S::kWords; ++j) {
       const uint64_t e = _pext_u64(ex >> (64 / S::kWords * j), S::kExpBytes);

@@ -1,10 +1,11 @@
 // Per-chunk encode/decode kernels of the CPU codec: a portable version for every compressible
 // type and code width, eight-element steps for the types whose eight symbols fit 128 bits (with
-// BMI2's bit extract and deposit where the CPU has them), and an AVX2 version for BF16 with
-// 4-bit codes, picked per frame (selectChunkCodec).
+// BMI2's bit extract and deposit where the CPU has them), and AVX2 versions for BF16 with 4-bit
+// codes and for FP16 and E4M3, picked per frame (selectChunkCodec).
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 #include "dtype.h"
 
@@ -52,6 +53,30 @@ void decodeChunkBf16Avx2(const TypeTraits& t, const uint8_t* sm, const uint8_t* 
 // C++ or with BMI2 (only where the CPU has it); false for other types.
 bool stepsChunkCodec(int type, uint32_t codeBits, ChunkCodec* out);
 bool bmi2ChunkCodec(int type, uint32_t codeBits, ChunkCodec* out);
+// AVX2 (with BMI2) kernels of FP16 and E4M3, 32 elements per step; false for other types.
+bool avx2NarrowChunkCodec(int type, uint32_t codeBits, ChunkCodec* out);
+
+// The kN (<= 16) little-endian bytes at p as an integer, assembled in registers: a memcpy of a
+// few bytes into a zeroed wider variable reads them back through a partial store, which stalls
+// store forwarding (a step kernel's hot spot, measured with perf).
+template <uint32_t kN>
+inline unsigned __int128 loadLeBytes(const uint8_t* p) {
+  static_assert(kN <= 16, "at most 16 bytes");
+  unsigned __int128 v = 0;
+  if constexpr (kN >= 8) {
+    uint64_t w;
+    memcpy(&w, p, 8);
+    v = w;
+    for (uint32_t k = 8; k < kN; ++k) v |= (unsigned __int128)p[k] << (8 * k);
+  } else if constexpr (kN == 4) {
+    uint32_t w;
+    memcpy(&w, p, 4);
+    v = w;
+  } else {
+    for (uint32_t k = 0; k < kN; ++k) v |= (unsigned __int128)p[k] << (8 * k);
+  }
+  return v;
+}
 
 // The fastest kernels for `type` and `codeBits`-bit codes on this CPU (SZ_CPU_SIMD=0 forces the
 // portable ones).

@@ -89,10 +89,8 @@ void decodeChunkSteps(const TypeTraits& t, const uint8_t* sm, const uint8_t* cod
   constexpr TypeTraits T = typeTraits(kType);
   uint32_t i = 0;
   for (; i + 8 <= n; i += 8) {
-    unsigned __int128 smAcc = 0;
-    uint32_t codeAcc = 0;
-    memcpy(&smAcc, sm + size_t(i / 8) * T.smBits, T.smBits);
-    memcpy(&codeAcc, codes + size_t(i / 8) * kBits, kBits);
+    const unsigned __int128 smAcc = loadLeBytes<T.smBits>(sm + size_t(i / 8) * T.smBits);
+    const uint32_t codeAcc = uint32_t(loadLeBytes<kBits>(codes + size_t(i / 8) * kBits));
     for (uint32_t k = 0; k < 8; ++k) {
       const uint32_t s = uint32_t(smAcc >> (T.smBits * k)) & ((1u << T.smBits) - 1);
       const uint32_t e = tab.exponent[(codeAcc >> (kBits * k)) & ((1u << kBits) - 1)];
@@ -184,6 +182,7 @@ ChunkCodec selectChunkCodec(int type, uint32_t codeBits) {
   ChunkCodec c;
   // Zen 1 and 2 run pext/pdep in microcode (hundreds of cycles): the step kernels are faster there.
   const bool fastBmi2 = __builtin_cpu_supports("bmi2") && !__builtin_cpu_is("znver1") && !__builtin_cpu_is("znver2");
+  if (simd && fastBmi2 && __builtin_cpu_supports("avx2") && avx2NarrowChunkCodec(type, codeBits, &c)) return c;
   if (simd && fastBmi2 && bmi2ChunkCodec(type, codeBits, &c)) return c;
   if (stepsChunkCodec(type, codeBits, &c)) return c;
   return {encodeChunkPortable, decodeChunkPortable, "portable"};

@@ -1,5 +1,6 @@
 // The CPU codec's per-chunk kernels agree byte for byte: the eight-element steps (portable C++
-// and BMI2, where this CPU has it) against the one-element-at-a-time portable reference, for
+// and BMI2) and the 32-element AVX2 steps of FP16 and E4M3, where this CPU has them, against the
+// one-element-at-a-time portable reference, for
 // every type and code width they serve, at chunk lengths that leave tails, with escapes in every
 // position of a step; and each decodes what it encoded.
 #include <gtest/gtest.h>
@@ -58,8 +59,10 @@ TEST(CodecChunkKernels, StepsAndBmi2MatchThePortableKernel) {
       ChunkCodec c;
       if (sz::stepsChunkCodec(type, bits, &c)) candidates.push_back(c);
       if (__builtin_cpu_supports("bmi2") && sz::bmi2ChunkCodec(type, bits, &c)) candidates.push_back(c);
+      if (__builtin_cpu_supports("bmi2") && __builtin_cpu_supports("avx2") && sz::avx2NarrowChunkCodec(type, bits, &c))
+        candidates.push_back(c);
       ASSERT_FALSE(candidates.empty());
-      for (uint32_t n : {1u, 7u, 8u, 9u, 63u, 64u, 1000u, 1023u, 1024u}) {
+      for (uint32_t n : {1u, 7u, 8u, 9u, 31u, 32u, 33u, 63u, 64u, 65u, 1000u, 1023u, 1024u}) {
         std::vector<uint8_t> in(size_t(n) * t.elemBytes);
         for (uint32_t i = 0; i < n; ++i) {
           const uint32_t r = rng();
@@ -87,7 +90,7 @@ TEST(CodecChunkKernels, StepsAndBmi2MatchThePortableKernel) {
       }
     }
   }
-  EXPECT_GE(kernels, 7 * 9) << "every type and width has a step kernel";
+  EXPECT_GE(kernels, 7 * 13) << "every type and width has a step kernel";
 }
 
 }  // namespace
