@@ -101,7 +101,7 @@ void decodeChunkBf16Avx2(const TypeTraits& t, const uint8_t* sm, const uint8_t* 
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 2 * i), oa);
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 2 * i + 32), ob);
   }
-  if (i < n) decodeChunkPortable(t, sm + i, codes + i / 2, n - i, tab, out + 2 * i);
+  if (i < n) decodeTailPortable(t, sm, codes, i, n, tab, out);
 }
 
 }  // namespace sz

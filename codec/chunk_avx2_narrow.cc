@@ -151,29 +151,19 @@ void decodeChunkAvx2Narrow(const TypeTraits& t, const uint8_t* sm, const uint8_t
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), v);
     }
   }
-  if (i < n)
-    decodeChunkPortable(t, sm + size_t(i) * T.smBits / 8, codes + size_t(i) * kBits / 8, n - i, tab,
-                        out + size_t(i) * T.elemBytes);
+  if (i < n) decodeTailPortable(t, sm, codes, i, n, tab, out);
 }
 
 template <int kType, uint32_t kBits>
-ChunkCodec avx2Narrow(const char* name) {
-  return {encodeChunkAvx2Narrow<kType, kBits>, decodeChunkAvx2Narrow<kType, kBits>, name};
-}
+struct Avx2NarrowKernels {
+  static constexpr EncodeChunkFn encode = encodeChunkAvx2Narrow<kType, kBits>;
+  static constexpr DecodeChunkFn decode = decodeChunkAvx2Narrow<kType, kBits>;
+};
 
 }  // namespace
 
 bool avx2NarrowChunkCodec(int type, uint32_t codeBits, ChunkCodec* out) {
-  const bool narrow = codeBits == 3;
-  switch (type) {
-    case szFloat16:
-      *out = narrow ? avx2Narrow<szFloat16, 3>("fp16-avx2-3") : avx2Narrow<szFloat16, 4>("fp16-avx2");
-      return true;
-    case szFloat8e4m3:
-      *out = narrow ? avx2Narrow<szFloat8e4m3, 3>("e4m3-avx2-3") : avx2Narrow<szFloat8e4m3, 4>("e4m3-avx2");
-      return true;
-    default: return false;
-  }
+  return familyCodec<Avx2NarrowKernels, szFloat16, szFloat8e4m3>(type, codeBits, "avx2-narrow", out);
 }
 
 }  // namespace sz

@@ -88,27 +88,19 @@ void decodeChunkBmi2(const TypeTraits& t, const uint8_t* sm, const uint8_t* code
     }
     memcpy(out + size_t(i) * T.elemBytes, w, sizeof(w));
   }
-  if (i < n)
-    decodeChunkPortable(t, sm + size_t(i / 8) * T.smBits, codes + size_t(i / 8) * kBits, n - i, tab,
-                        out + size_t(i) * T.elemBytes);
+  if (i < n) decodeTailPortable(t, sm, codes, i, n, tab, out);
 }
 
 template <int kType, uint32_t kBits>
-ChunkCodec bmi2(const char* name) {
-  return {encodeChunkBmi2<kType, kBits>, decodeChunkBmi2<kType, kBits>, name};
-}
+struct Bmi2Kernels {
+  static constexpr EncodeChunkFn encode = encodeChunkBmi2<kType, kBits>;
+  static constexpr DecodeChunkFn decode = decodeChunkBmi2<kType, kBits>;
+};
 
 }  // namespace
 
 bool bmi2ChunkCodec(int type, uint32_t codeBits, ChunkCodec* out) {
-  const bool narrow = codeBits == 3;
-  switch (type) {
-    case szBfloat16: *out = narrow ? bmi2<szBfloat16, 3>("bf16-bmi2-3") : bmi2<szBfloat16, 4>("bf16-bmi2"); return true;
-    case szFloat16: *out = narrow ? bmi2<szFloat16, 3>("fp16-bmi2-3") : bmi2<szFloat16, 4>("fp16-bmi2"); return true;
-    case szFloat8e5m2: *out = narrow ? bmi2<szFloat8e5m2, 3>("e5m2-bmi2-3") : bmi2<szFloat8e5m2, 4>("e5m2-bmi2"); return true;
-    case szFloat8e4m3: *out = narrow ? bmi2<szFloat8e4m3, 3>("e4m3-bmi2-3") : bmi2<szFloat8e4m3, 4>("e4m3-bmi2"); return true;
-    default: return false;
-  }
+  return familyCodec<Bmi2Kernels, szBfloat16, szFloat16, szFloat8e5m2, szFloat8e4m3>(type, codeBits, "bmi2", out);
 }
 
 }  // namespace sz

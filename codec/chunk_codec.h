@@ -45,6 +45,8 @@ void decodeChunkPortable(const TypeTraits& t, const uint8_t* sm, const uint8_t* 
 // sections start on a byte), with escape positions relative to the chunk: the fast kernels' tails.
 uint32_t encodeTailPortable(const TypeTraits& t, const uint8_t* in, uint32_t first, uint32_t n,
                             const CodecTables& tab, uint8_t* sm, uint8_t* codes, uint8_t* esc);
+void decodeTailPortable(const TypeTraits& t, const uint8_t* sm, const uint8_t* codes, uint32_t first, uint32_t n,
+                        const CodecTables& tab, uint8_t* out);
 uint32_t encodeChunkBf16Avx2(const TypeTraits& t, const uint8_t* in, uint32_t n,
                              const CodecTables& tab, uint8_t* sm, uint8_t* codes, uint8_t* esc);
 void decodeChunkBf16Avx2(const TypeTraits& t, const uint8_t* sm, const uint8_t* codes, uint32_t n,
@@ -56,11 +58,25 @@ bool bmi2ChunkCodec(int type, uint32_t codeBits, ChunkCodec* out);
 // AVX2 (with BMI2) kernels of FP16 and E4M3, 32 elements per step; false for other types.
 bool avx2NarrowChunkCodec(int type, uint32_t codeBits, ChunkCodec* out);
 
+// A family of kernels, K<kType, kBits>::encode / ::decode, as the ChunkCodec of `type` (one of
+// kTypes) and `codeBits` (3 or 4); false for a type the family lacks.
+template <template <int, uint32_t> class K, int kType>
+bool familyCodecOf(int type, uint32_t codeBits, const char* name, ChunkCodec* out) {
+  if (type != kType) return false;
+  *out = codeBits == 3 ? ChunkCodec{K<kType, 3>::encode, K<kType, 3>::decode, name}
+                       : ChunkCodec{K<kType, 4>::encode, K<kType, 4>::decode, name};
+  return true;
+}
+template <template <int, uint32_t> class K, int... kTypes>
+bool familyCodec(int type, uint32_t codeBits, const char* name, ChunkCodec* out) {
+  return (familyCodecOf<K, kTypes>(type, codeBits, name, out) || ...);
+}
+
 // The kN (<= 16) little-endian bytes at p as an integer, assembled in registers: a memcpy of a
 // few bytes into a zeroed wider variable reads them back through a partial store, which stalls
 // store forwarding (a step kernel's hot spot, measured with perf).
 template <uint32_t kN>
-inline unsigned __int128 loadLeBytes(const uint8_t* p) {
+static inline unsigned __int128 loadLeBytes(const uint8_t* p) {  // internal: kernels built for other ISAs include it
   static_assert(kN <= 16, "at most 16 bytes");
   unsigned __int128 v = 0;
   if constexpr (kN >= 8) {

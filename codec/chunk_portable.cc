@@ -98,15 +98,14 @@ void decodeChunkSteps(const TypeTraits& t, const uint8_t* sm, const uint8_t* cod
       memcpy(out + size_t(i + k) * T.elemBytes, &w, T.elemBytes);
     }
   }
-  if (i < n)
-    decodeChunkPortable(t, sm + size_t(i / 8) * T.smBits, codes + size_t(i / 8) * kBits, n - i, tab,
-                        out + size_t(i) * T.elemBytes);
+  if (i < n) decodeTailPortable(t, sm, codes, i, n, tab, out);
 }
 
 template <int kType, uint32_t kBits>
-constexpr ChunkCodec steps(const char* name) {
-  return {encodeChunkSteps<kType, kBits>, decodeChunkSteps<kType, kBits>, name};
-}
+struct StepKernels {
+  static constexpr EncodeChunkFn encode = encodeChunkSteps<kType, kBits>;
+  static constexpr DecodeChunkFn decode = decodeChunkSteps<kType, kBits>;
+};
 
 }  // namespace
 
@@ -142,6 +141,12 @@ void decodeChunkPortable(const TypeTraits& t, const uint8_t* sm, const uint8_t* 
   }
 }
 
+void decodeTailPortable(const TypeTraits& t, const uint8_t* sm, const uint8_t* codes, uint32_t first, uint32_t n,
+                        const CodecTables& tab, uint8_t* out) {
+  decodeChunkPortable(t, sm + size_t(first) * t.smBits / 8, codes + size_t(first) * tab.codeBits / 8, n - first, tab,
+                      out + size_t(first) * t.elemBytes);
+}
+
 uint32_t encodeTailPortable(const TypeTraits& t, const uint8_t* in, uint32_t first, uint32_t n,
                             const CodecTables& tab, uint8_t* sm, uint8_t* codes, uint8_t* esc) {
   uint32_t k = encodeChunkPortable(t, in + size_t(first) * t.elemBytes, n - first, tab,
@@ -165,14 +170,7 @@ void buildTables(const szCodebook_t& cb, CodecTables* tab) {
 }
 
 bool stepsChunkCodec(int type, uint32_t codeBits, ChunkCodec* out) {
-  const bool narrow = codeBits == 3;
-  switch (type) {
-    case szBfloat16: *out = narrow ? steps<szBfloat16, 3>("bf16-steps3") : steps<szBfloat16, 4>("bf16-steps"); return true;
-    case szFloat16: *out = narrow ? steps<szFloat16, 3>("fp16-steps3") : steps<szFloat16, 4>("fp16-steps"); return true;
-    case szFloat8e5m2: *out = narrow ? steps<szFloat8e5m2, 3>("e5m2-steps3") : steps<szFloat8e5m2, 4>("e5m2-steps"); return true;
-    case szFloat8e4m3: *out = narrow ? steps<szFloat8e4m3, 3>("e4m3-steps3") : steps<szFloat8e4m3, 4>("e4m3-steps"); return true;
-    default: return false;
-  }
+  return familyCodec<StepKernels, szBfloat16, szFloat16, szFloat8e5m2, szFloat8e4m3>(type, codeBits, "steps", out);
 }
 
 ChunkCodec selectChunkCodec(int type, uint32_t codeBits) {
