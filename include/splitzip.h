@@ -171,6 +171,8 @@ szResult_t szEncodeMaxSize(size_t count, szDataType_t type, size_t* maxBytes);
  * (`outCapacity` bytes, any alignment). `codebook` may be NULL: the built-in default, or with
  * SZ_ENCODE_CALIBRATE one computed from `in` (a codebook given wins over SZ_ENCODE_CALIBRATE).
  * Incompressible data and types are stored raw; for incompressible types `codebook` is not read.
+ * The frame is format version 1 where that can hold it, else version 2 (FP16 and E4M3
+ * compressed, or a 3-bit codebook; docs/FORMAT.md "Code width"; paper §3.1-§3.2).
  * Large inputs are encoded by several threads (SZ_CPU_THREADS, default: all cores).
  * On success *outBytes is the frame size.
  * Errors: szInvalidArgument (NULL pointers, bad type, for a compressible type a codebook of
@@ -186,7 +188,7 @@ typedef struct {
   size_t escapeCount;  /* escapes stored (0 for raw frames) */
   int raw;             /* 1 if the payload is stored raw */
   int crc;             /* 1 if the frame carries CRC32C checksums */
-  szCodebook_t codebook;
+  szCodebook_t codebook; /* the frame's (a 3-bit one marked as such: szCodebookCodeBits); zeros if raw */
 } szFrameInfo_t;
 
 /* Parses and validates the header of the frame at `frame` (`frameBytes` available).
