@@ -22,6 +22,15 @@ inline bool marksNarrow(const uint8_t* exponents) {
 // 3 or 4: the width of a codebook's exponent codes.
 inline uint32_t codebookBits(const szCodebook_t& cb) { return marksNarrow(cb.exponents) ? 3 : 4; }
 
+// How many elements of histogram `counts` (exponents 0..range-1) the codebook gives a code: the
+// counts of its 2^bits entries (a 3-bit codebook's entries 8..15 are unused); the rest escape.
+inline unsigned long long codedBy(const unsigned long long* counts, uint32_t range, const szCodebook_t& cb) {
+  unsigned long long coded = 0;
+  for (uint32_t i = 0; i < (1u << codebookBits(cb)); ++i)
+    if (cb.exponents[i] < range) coded += counts[cb.exponents[i]];
+  return coded;
+}
+
 // A codebook's entries as a frame header's codebook field holds them.
 inline void headerEntries(const szCodebook_t& cb, uint8_t* field) {
   memcpy(field, cb.exponents, kCodebookSize);

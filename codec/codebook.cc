@@ -117,11 +117,11 @@ void fromCounts(const unsigned long long* counts, szDataType_t type, uint32_t bi
 // would go raw (escapes at 3 bytes, headers and padding left out).
 double predictRatio(const szHistogram_t& hist, const szCodebook_t& cb) {
   const TypeTraits t = typeTraits(hist.type);
-  const uint32_t bits = codebookBits(cb), entries = 1u << bits;
-  double n = 0, coded = 0;
-  for (uint32_t e = 0; e < (1u << t.expBits); ++e) n += double(hist.counts[e]);
-  for (uint32_t i = 0; i < entries; ++i) coded += double(hist.counts[cb.exponents[i]]);
+  const uint32_t range = 1u << t.expBits;
+  double n = 0;
+  for (uint32_t e = 0; e < range; ++e) n += double(hist.counts[e]);
   if (n == 0) return 1.0;
+  const double coded = double(codedBy(hist.counts, range, cb)), bits = codebookBits(cb);
   const double compressed = n * (t.smBits + bits) + (n - coded) * 8.0 * kEscapeBytes;
   const double raw = n * t.elemBits();
   return compressed < raw ? raw / compressed : 1.0;

@@ -190,15 +190,13 @@ SZ_HD HeaderError checkHeader(const FrameHeader& h, uint64_t available, FrameLay
   TypeTraits t = typeTraits(h.type);
   if (t.elemBytes == 0) return kHeaderType;
   if (h.chunkElems != kChunkElems) return kHeaderChunk;
-  // Version 1: offset 10 is reserved (4-bit codes) and only its three types are compressed.
-  // Version 2: it holds the code width, 3 or 4, in a compressed frame and 0 in a raw one.
+  // Version 1: offset 10 is reserved (4-bit codes). Version 2: it holds the code width, 3 or 4.
+  // One frame, one encoding: the version is the lowest that can hold the frame (a raw frame,
+  // or BF16, FP32 and E5M2 with 4-bit codes, are version 1; frameVersionFor).
   const bool raw = (h.flags & kFlagRaw) != 0;
   if (h.version == kFrameVersion && h.codeBits != 0) return kHeaderReserved;
-  if (h.version == kFrameVersion2 && (raw ? h.codeBits != 0 : h.codeBits != 3 && h.codeBits != 4))
-    return kHeaderCodeBits;
+  if (h.version == kFrameVersion2 && h.codeBits != 3 && h.codeBits != 4) return kHeaderCodeBits;
   const uint32_t codeBits = h.codeBits == 3 ? 3 : 4;
-  // One frame, one encoding: the version is the lowest that can hold the frame (a raw frame,
-  // or BF16, FP32 and E5M2 with 4-bit codes, are version 1).
   if ((raw || t.expBits != 0) && h.version != frameVersionFor(h.type, codeBits, raw)) return kHeaderVersion;
   if (!computeLayout(h.type, h.count, l, codeBits)) return kHeaderCountOverflow;
   uint64_t payload;
@@ -210,7 +208,7 @@ SZ_HD HeaderError checkHeader(const FrameHeader& h, uint64_t available, FrameLay
       return kHeaderRawFields;
     payload = l->rawBytes;
   } else {
-    if (t.expBits == 0 || (h.version == kFrameVersion && !deviceCodecType(h.type))) return kHeaderRawType;
+    if (t.expBits == 0) return kHeaderRawType;
     if (h.smBytes != l->smBytes || h.codeBytes != l->codeBytes || h.indexBytes != l->indexBytes)
       return kHeaderSections;
     uint64_t escBytes;

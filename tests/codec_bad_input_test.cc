@@ -11,6 +11,7 @@
 #include <set>
 #include <vector>
 
+#include "encode_frame.h"
 #include "splitzip.h"
 
 namespace {
@@ -18,16 +19,6 @@ namespace {
 constexpr size_t kGuard = 64;
 constexpr uint8_t kFill = 0xA5;
 
-std::vector<uint8_t> encode(const void* data, size_t count, szDataType_t type, int flags = 0,
-                            const szCodebook_t* cb = nullptr) {
-  size_t max = 0, bytes = 0;
-  EXPECT_EQ(szEncodeMaxSize(count, type, &max), szSuccess);
-  std::vector<uint8_t> frame(max);
-  EXPECT_EQ(szEncode(data, count, type, cb, flags, frame.data(), frame.size(), &bytes), szSuccess)
-      << szGetLastError(nullptr);
-  frame.resize(bytes);
-  return frame;
-}
 
 struct Decoded {
   szResult_t res;
@@ -115,7 +106,7 @@ void expectCorruptPayload(const std::vector<uint8_t>& frame, size_t capacity, co
 TEST(CodecBadInput, TruncatedSmallFrameEveryPrefix) {
   auto data = bf16WithEscapes(1500, {3, 700, 1400});
   for (int flags : {0, SZ_ENCODE_CRC}) {
-    auto frame = encode(data.data(), data.size(), szBfloat16, flags);
+    auto frame = sztest::encodeFrame(data.data(), data.size(), szBfloat16, nullptr, flags);
     ASSERT_EQ(getLe(frame, 24, 8), 3u) << "three escapes";
     for (size_t len = 0; len < frame.size(); ++len) {
       EXPECT_EQ(infoResult(frame, len), szCorruptFrame) << "prefix " << len;
@@ -128,7 +119,7 @@ TEST(CodecBadInput, TruncatedSmallFrameEveryPrefix) {
     EXPECT_EQ(whole.out, bytesOf(data));
   }
   std::vector<uint8_t> ints(300, 7);  // a raw frame
-  auto raw = encode(ints.data(), ints.size(), szInt8);
+  auto raw = sztest::encodeFrame(ints.data(), ints.size(), szInt8);
   for (size_t len = 0; len < raw.size(); ++len)
     ASSERT_EQ(decodeGuarded(raw, len, ints.size()).res, szCorruptFrame) << "raw prefix " << len;
 }
@@ -137,7 +128,7 @@ TEST(CodecBadInput, TruncatedLargeFrameSomePrefixes) {
   std::vector<size_t> esc;
   for (size_t p = 5; p < 300000; p += 4999) esc.push_back(p);
   auto data = bf16WithEscapes(300000, esc);
-  auto frame = encode(data.data(), data.size(), szBfloat16);
+  auto frame = sztest::encodeFrame(data.data(), data.size(), szBfloat16);
   Sections s = sectionsOf(frame);
   ASSERT_EQ(getLe(frame, 24, 8), esc.size());
   for (size_t len : {size_t(0), size_t(1), size_t(95), size_t(96), size_t(97), size_t(s.indexOff - 1),
@@ -167,7 +158,7 @@ TEST(CodecBadInput, HeaderBitFlipsCompressedFrame) {
   auto data = bf16WithEscapes(5000, {escapes.begin(), escapes.end()});
   szCodebook_t cb;
   ASSERT_EQ(szCodebookDefault(szBfloat16, &cb), szSuccess);
-  const auto frame = encode(data.data(), data.size(), szBfloat16);
+  const auto frame = sztest::encodeFrame(data.data(), data.size(), szBfloat16);
   ASSERT_EQ(getLe(frame, 6, 2), 0u) << "compressed, no CRC";
   int successes = 0;
   for (size_t byte = 0; byte < SZ_FRAME_HEADER_BYTES; ++byte) {
@@ -198,7 +189,7 @@ TEST(CodecBadInput, HeaderBitFlipsCrcFrameAlwaysDetected) {
   auto data = bf16WithEscapes(5000, {0, 1023, 1024, 2500, 4999});
   for (const auto& src : {bytesOf(data), std::vector<uint8_t>(777, 0x3C)}) {
     szDataType_t type = src.size() == 777 ? szInt8 : szBfloat16;  // compressed, then raw
-    const auto frame = encode(src.data(), src.size() / szTypeSize(type), type, SZ_ENCODE_CRC);
+    const auto frame = sztest::encodeFrame(src.data(), src.size() / szTypeSize(type), type, nullptr, SZ_ENCODE_CRC);
     ASSERT_EQ(getLe(frame, 6, 2) & 2, 2u);
     for (size_t byte = 0; byte < SZ_FRAME_HEADER_BYTES; ++byte) {
       for (int bit = 0; bit < 8; ++bit) {
@@ -219,7 +210,7 @@ TEST(CodecBadInput, HeaderBitFlipsCrcFrameAlwaysDetected) {
 TEST(CodecBadInput, EscapePositionsOutsideTheChunk) {
   // Chunk 1 holds elements 1024..1499: 476 elements, its escape at position 376.
   auto data = bf16WithEscapes(1500, {10, 20, 1400});
-  const auto frame = encode(data.data(), data.size(), szBfloat16);
+  const auto frame = sztest::encodeFrame(data.data(), data.size(), szBfloat16);
   Sections s = sectionsOf(frame);
   ASSERT_EQ(getLe(frame, s.countsOff, 2), 2u);
   ASSERT_EQ(getLe(frame, s.countsOff + 2, 2), 1u);
@@ -250,7 +241,7 @@ TEST(CodecBadInput, EscapeExponentOutOfRangeE5m2) {
   std::vector<uint8_t> v(4000);
   for (size_t i = 0; i < v.size(); ++i) v[i] = uint8_t((i & 0x83) | (cb.exponents[i % 16] << 2));
   v[100] = uint8_t(31 << 2);  // exponent 31 (Inf/NaN) is not in the codebook
-  const auto frame = encode(v.data(), v.size(), szFloat8e5m2);
+  const auto frame = sztest::encodeFrame(v.data(), v.size(), szFloat8e5m2);
   Sections s = sectionsOf(frame);
   ASSERT_EQ(getLe(frame, 24, 8), 1u);
   ASSERT_EQ(frame[s.escOff + 2], 31);
@@ -270,7 +261,7 @@ TEST(CodecBadInput, EscapeCountsLargerThanTheChunk) {
   std::vector<size_t> esc;
   for (size_t p = 0; p < 150; ++p) esc.push_back(p);
   auto data = bf16WithEscapes(1124, esc);
-  const auto frame = encode(data.data(), data.size(), szBfloat16);
+  const auto frame = sztest::encodeFrame(data.data(), data.size(), szBfloat16);
   ASSERT_EQ(getLe(frame, 6, 2), 0u) << "stays compressed";
   ASSERT_EQ(getLe(frame, 24, 8), 150u);
   Sections s = sectionsOf(frame);
@@ -298,7 +289,7 @@ TEST(CodecBadInput, EscapeCountsInconsistentWithGroupOffsets) {
   std::vector<size_t> esc;
   for (size_t p = 0; p < n; p += 1024) esc.push_back(p);
   auto data = bf16WithEscapes(n, esc);
-  const auto frame = encode(data.data(), data.size(), szBfloat16);
+  const auto frame = sztest::encodeFrame(data.data(), data.size(), szBfloat16);
   Sections s = sectionsOf(frame);
   ASSERT_EQ(s.groups, 4u);
   ASSERT_EQ(getLe(frame, s.indexOff + 8, 8), 32u);
@@ -334,7 +325,7 @@ TEST(CodecBadInput, EscapeCountsInconsistentWithGroupOffsets) {
 
 TEST(CodecBadInput, SectionSizesThatOverflow) {
   auto data = bf16WithEscapes(2000, {1, 2});
-  const auto frame = encode(data.data(), data.size(), szBfloat16);
+  const auto frame = sztest::encodeFrame(data.data(), data.size(), szBfloat16);
   struct Field {
     size_t off;
     uint64_t value;
@@ -360,7 +351,7 @@ TEST(CodecBadInput, SectionSizesThatOverflow) {
   }
   // Raw frames whose count * size wraps or exceeds the buffer.
   std::vector<uint8_t> ints(100, 1);
-  const auto raw = encode(ints.data(), ints.size() / 4, szInt32);
+  const auto raw = sztest::encodeFrame(ints.data(), ints.size() / 4, szInt32);
   for (uint64_t count : {~uint64_t(0), ~uint64_t(0) / 4 + 1, uint64_t(1) << 40, uint64_t(26)}) {
     auto f = raw;
     setLe(f, 16, count, 8);
@@ -371,7 +362,7 @@ TEST(CodecBadInput, SectionSizesThatOverflow) {
 TEST(CodecBadInput, OutputBufferTooSmallIsInvalidArgument) {
   auto data = bf16WithEscapes(3000, {7});
   std::vector<uint8_t> ints(5000, 9);
-  for (const auto& frame : {encode(data.data(), data.size(), szBfloat16), encode(ints.data(), 1250, szInt32)}) {
+  for (const auto& frame : {sztest::encodeFrame(data.data(), data.size(), szBfloat16), sztest::encodeFrame(ints.data(), 1250, szInt32)}) {
     szFrameInfo_t info;
     ASSERT_EQ(szFrameGetInfo(frame.data(), frame.size(), &info), szSuccess);
     const size_t need = info.count * szTypeSize(info.type);
@@ -390,7 +381,7 @@ TEST(CodecBadInput, OutputBufferTooSmallIsInvalidArgument) {
 
 TEST(CodecBadInput, WrongMagicAndVersion) {
   auto data = bf16WithEscapes(2000, {});
-  const auto frame = encode(data.data(), data.size(), szBfloat16);
+  const auto frame = sztest::encodeFrame(data.data(), data.size(), szBfloat16);
   for (const char* magic : {"SZIQ", "PIZS", "szip", "\0\0\0\0"}) {
     auto f = frame;
     memcpy(f.data(), magic, 4);
@@ -421,7 +412,7 @@ TEST(CodecBadInput, UnalignedInputAndOutputPointers) {
       else w = (r >> 8 & 0x83) | e << 2;
       memcpy(&data[i * szTypeSize(type)], &w, szTypeSize(type));
     }
-    const auto aligned = encode(data.data(), count, type);
+    const auto aligned = sztest::encodeFrame(data.data(), count, type);
     size_t max = 0, frameBytes = 0;
     ASSERT_EQ(szEncodeMaxSize(count, type, &max), szSuccess);
     std::vector<uint8_t> in(bytes + 3), out(max + 5), dec(bytes + 1 + kGuard, kFill);
@@ -545,7 +536,7 @@ TEST(CodecBadInput, SizeArithmeticBeyond2Pow31Elements) {
 
 TEST(CodecBadInput, FrameClaiming2Pow40ElementsWithATinyBuffer) {
   auto data = bf16WithEscapes(1000, {});
-  auto frame = encode(data.data(), data.size(), szBfloat16);
+  auto frame = sztest::encodeFrame(data.data(), data.size(), szBfloat16);
   const uint64_t n = uint64_t(1) << 40, chunks = n / 1024, groups = chunks / 32;
   setLe(frame, 16, n, 8);
   setLe(frame, 32, n, 8);      // sign-mantissa: one byte per element
@@ -555,7 +546,7 @@ TEST(CodecBadInput, FrameClaiming2Pow40ElementsWithATinyBuffer) {
   Decoded d = decodeGuarded(frame, frame.size(), 64);
   EXPECT_TRUE(std::all_of(d.out.begin(), d.out.end(), [](uint8_t b) { return b == kFill; }));
   std::vector<uint8_t> bytes(1000, 3);
-  auto raw = encode(bytes.data(), bytes.size(), szUint8);
+  auto raw = sztest::encodeFrame(bytes.data(), bytes.size(), szUint8);
   setLe(raw, 16, n, 8);
   expectCorrupt(raw, 64, "raw frame of 2^40 elements");
 }
@@ -565,7 +556,7 @@ TEST(CodecBadInput, FrameClaiming2Pow40ElementsWithATinyBuffer) {
 // the fuzzer under ASan: the exact-size buffer below makes an ASan build catch it again).
 TEST(CodecBadInput, CompressedFrameOfZeroElements) {
   auto data = bf16WithEscapes(2000, {});
-  auto frame = encode(data.data(), data.size(), szBfloat16);
+  auto frame = sztest::encodeFrame(data.data(), data.size(), szBfloat16);
   for (size_t off : {16, 32, 40, 48}) setLe(frame, off, 0, 8);  // count and section sizes
   frame.resize(SZ_FRAME_HEADER_BYTES);
   frame.shrink_to_fit();
@@ -585,7 +576,7 @@ TEST(CodecBadInput, DecoderWritesExactlyTheElements) {
       const size_t bytes = count * szTypeSize(type);
       std::vector<uint8_t> data(bytes);
       for (auto& b : data) b = uint8_t(rng() % 4 == 0 ? rng() : 0x3C);  // mostly compressible
-      auto frame = encode(data.data(), count, type);
+      auto frame = sztest::encodeFrame(data.data(), count, type);
       Decoded d = decodeGuarded(frame, frame.size(), bytes + 100);  // generous capacity
       ASSERT_EQ(d.res, szSuccess);
       EXPECT_EQ(memcmp(d.out.data(), data.data(), bytes), 0) << type << " " << count;

@@ -6,24 +6,12 @@
 #include <random>
 #include <vector>
 
+#include "encode_frame.h"
 #include "kv_like.h"
 #include "reference_frame.h"
 #include "splitzip.h"
 
 namespace {
-
-std::vector<uint8_t> encode(const void* data, size_t count, szDataType_t type,
-                            const szCodebook_t* cb, int flags = 0) {
-  size_t max = 0;
-  EXPECT_EQ(szEncodeMaxSize(count, type, &max), szSuccess);
-  std::vector<uint8_t> frame(max);
-  size_t bytes = 0;
-  EXPECT_EQ(szEncode(data, count, type, cb, flags, frame.data(), frame.size(), &bytes), szSuccess)
-      << szGetLastError(nullptr);
-  EXPECT_LE(bytes, max);
-  frame.resize(bytes);
-  return frame;
-}
 
 std::vector<uint8_t> decode(const std::vector<uint8_t>& frame, size_t rawBytes) {
   std::vector<uint8_t> out(rawBytes + 1, 0xA5);
@@ -45,7 +33,7 @@ void expectRoundTrip(const void* data, size_t count, szDataType_t type, const sz
     cb = &def;
   }
   szCodebook_t none{};
-  auto frame = encode(data, count, type, cb);
+  auto frame = sztest::encodeFrame(data, count, type, cb);
   auto ref = sztest::referenceEncode(data, count, type, cb ? *cb : none, false);
   ASSERT_EQ(frame.size(), ref.size()) << "count " << count;
   ASSERT_TRUE(frame == ref) << "frame differs from the reference encoder, count " << count;
@@ -56,7 +44,7 @@ void expectRoundTrip(const void* data, size_t count, szDataType_t type, const sz
 TEST(CodecRoundTrip, EveryBf16BitPattern) {
   std::vector<uint16_t> all(65536);
   for (uint32_t i = 0; i < 65536; ++i) all[i] = uint16_t(i);
-  auto frame = encode(all.data(), all.size(), szBfloat16, nullptr);
+  auto frame = sztest::encodeFrame(all.data(), all.size(), szBfloat16, nullptr);
   szFrameInfo_t info;
   ASSERT_EQ(szFrameGetInfo(frame.data(), frame.size(), &info), szSuccess);
   EXPECT_EQ(info.raw, 1) << "240 of 256 exponents escape: must be stored raw";
@@ -67,7 +55,7 @@ TEST(CodecRoundTrip, EveryBf16BitPattern) {
   ASSERT_EQ(szCodebookDefault(szBfloat16, &cb), szSuccess);
   std::vector<uint16_t> mixed = sztest::everyBf16PatternAmidCodebook(cb);
   expectRoundTrip(mixed.data(), mixed.size(), szBfloat16, &cb);
-  auto f2 = encode(mixed.data(), mixed.size(), szBfloat16, &cb);
+  auto f2 = sztest::encodeFrame(mixed.data(), mixed.size(), szBfloat16, &cb);
   ASSERT_EQ(szFrameGetInfo(f2.data(), f2.size(), &info), szSuccess);
   EXPECT_EQ(info.raw, 0);
   EXPECT_EQ(info.escapeCount, 65536u - 16 * 256u);
@@ -88,11 +76,11 @@ TEST(CodecRoundTrip, EveryFp8E5m2BitPattern) {
   for (size_t i = 0; i < sparse.size(); ++i)
     sparse[i] = uint8_t((i & 0x83) | ((i % 97 == 5 ? 30 : cb.exponents[i % 16]) << 2));
   for (size_t n : {1, 7, 9, 1023, 1025, 33333}) expectRoundTrip(sparse.data() + 3, n, szFloat8e5m2, &cb);
-  auto sparseFrame = encode(sparse.data(), sparse.size(), szFloat8e5m2, &cb);
+  auto sparseFrame = sztest::encodeFrame(sparse.data(), sparse.size(), szFloat8e5m2, &cb);
   ASSERT_EQ(szFrameGetInfo(sparseFrame.data(), sparseFrame.size(), &info), szSuccess);
   EXPECT_EQ(info.raw, 0);
   EXPECT_EQ(info.escapeCount, (sparse.size() + 91) / 97);
-  auto frame = encode(v.data(), v.size(), szFloat8e5m2, &cb);
+  auto frame = sztest::encodeFrame(v.data(), v.size(), szFloat8e5m2, &cb);
   ASSERT_EQ(szFrameGetInfo(frame.data(), frame.size(), &info), szSuccess);
   EXPECT_EQ(info.raw, 0);
   EXPECT_EQ(info.escapeCount, 40u * 128u);
@@ -111,7 +99,7 @@ TEST(CodecRoundTrip, LargeInputUsesThreadsAndStaysIdentical) {
   expectRoundTrip(data.data(), data.size(), szBfloat16, nullptr);
   szCodebook_t cb;
   ASSERT_EQ(szCodebookDefault(szBfloat16, &cb), szSuccess);
-  auto frame = encode(data.data(), data.size(), szBfloat16, &cb);
+  auto frame = sztest::encodeFrame(data.data(), data.size(), szBfloat16, &cb);
   double ratio = double(2 * data.size()) / double(frame.size());
   EXPECT_GT(ratio, 1.25) << "normal data should compress to ~4/3";
   EXPECT_LE(ratio, 4.0 / 3.0);
@@ -123,7 +111,7 @@ TEST(CodecRoundTrip, Fp32AndFp8AndRawTypes) {
   std::vector<float> f32(50001);
   for (auto& x : f32) x = dist(rng);
   expectRoundTrip(f32.data(), f32.size(), szFloat32, nullptr);
-  auto frame = encode(f32.data(), f32.size(), szFloat32, nullptr);
+  auto frame = sztest::encodeFrame(f32.data(), f32.size(), szFloat32, nullptr);
   EXPECT_LT(frame.size(), f32.size() * 4 * 0.9);
   std::vector<uint8_t> bytes(77777);
   for (auto& b : bytes) b = uint8_t(rng());
@@ -131,7 +119,7 @@ TEST(CodecRoundTrip, Fp32AndFp8AndRawTypes) {
                          szFloat64, szFloat8e4m3}) {
     size_t n = bytes.size() / szTypeSize(t);
     expectRoundTrip(bytes.data(), n, t, nullptr);
-    auto raw = encode(bytes.data(), n, t, nullptr);
+    auto raw = sztest::encodeFrame(bytes.data(), n, t, nullptr);
     EXPECT_EQ(raw.size(), SZ_FRAME_HEADER_BYTES + n * szTypeSize(t));
   }
 }
@@ -152,11 +140,11 @@ TEST(CodecRoundTrip, RandomBitsFallBackToRawNeverExpand) {
   std::mt19937 rng(9);
   std::vector<uint16_t> v(100000);
   for (auto& x : v) x = uint16_t(rng());
-  auto frame = encode(v.data(), v.size(), szBfloat16, nullptr);
+  auto frame = sztest::encodeFrame(v.data(), v.size(), szBfloat16, nullptr);
   EXPECT_EQ(frame.size(), SZ_FRAME_HEADER_BYTES + 2 * v.size());
   // > 16 distinct exponents used evenly.
   for (size_t i = 0; i < v.size(); ++i) v[i] = uint16_t(((96 + i % 40) << 7) | (i & 0x7F));
-  frame = encode(v.data(), v.size(), szBfloat16, nullptr, SZ_ENCODE_CALIBRATE);
+  frame = sztest::encodeFrame(v.data(), v.size(), szBfloat16, nullptr, SZ_ENCODE_CALIBRATE);
   EXPECT_LE(frame.size(), SZ_FRAME_HEADER_BYTES + 2 * v.size());
   expectRoundTrip(v.data(), v.size(), szBfloat16, nullptr);
 }
@@ -172,7 +160,7 @@ TEST(CodecRoundTrip, ConstantTensorAndSmallCodebook) {
   EXPECT_EQ(cb.exponents[0], 127);
   EXPECT_EQ(szCodebookValidate(&cb), szSuccess);
   expectRoundTrip(v.data(), v.size(), szBfloat16, &cb);
-  auto frame = encode(v.data(), v.size(), szBfloat16, nullptr, SZ_ENCODE_CALIBRATE);
+  auto frame = sztest::encodeFrame(v.data(), v.size(), szBfloat16, nullptr, SZ_ENCODE_CALIBRATE);
   szFrameInfo_t info;
   ASSERT_EQ(szFrameGetInfo(frame.data(), frame.size(), &info), szSuccess);
   EXPECT_EQ(info.codebook.used, 1);
@@ -181,7 +169,7 @@ TEST(CodecRoundTrip, ConstantTensorAndSmallCodebook) {
 
 TEST(CodecRoundTrip, CrcFramesVerify) {
   auto data = kvLikeBf16(10000, 1);
-  auto frame = encode(data.data(), data.size(), szBfloat16, nullptr, SZ_ENCODE_CRC);
+  auto frame = sztest::encodeFrame(data.data(), data.size(), szBfloat16, nullptr, SZ_ENCODE_CRC);
   auto out = decode(frame, 2 * data.size());
   EXPECT_EQ(memcmp(out.data(), data.data(), out.size()), 0);
   szFrameInfo_t info;

@@ -11,27 +11,18 @@
 #include <string>
 #include <vector>
 
+#include "encode_frame.h"
+#include "kv_like.h"
 #include "kv_samples.h"
 #include "reference_frame.h"
 #include "splitzip.h"
 
 namespace {
 
-std::vector<uint8_t> encode(const void* data, size_t count, szDataType_t type, const szCodebook_t* cb,
-                            int flags = 0) {
-  size_t max = 0, bytes = 0;
-  EXPECT_EQ(szEncodeMaxSize(count, type, &max), szSuccess);
-  std::vector<uint8_t> frame(max);
-  EXPECT_EQ(szEncode(data, count, type, cb, flags, frame.data(), frame.size(), &bytes), szSuccess)
-      << szGetLastError(nullptr);
-  frame.resize(bytes);
-  return frame;
-}
-
 // Encodes, compares with the reference encoder byte for byte, decodes and compares bits.
 // Returns the frame.
 std::vector<uint8_t> roundTrip(const void* data, size_t count, szDataType_t type, const szCodebook_t& cb) {
-  auto frame = encode(data, count, type, &cb);
+  auto frame = sztest::encodeFrame(data, count, type, &cb);
   EXPECT_TRUE(frame == sztest::referenceEncode(data, count, type, cb, false))
       << "frame differs from the reference encoder, count " << count;
   const size_t bytes = count * szTypeSize(type);
@@ -62,11 +53,7 @@ TEST(CodecV2, EveryE4m3ByteRoundTripsUnderThreeBitCodes) {
   EXPECT_EQ(bits, 3);
   EXPECT_EQ(cb.used, 8);
   // Every byte (NaN 0x7F/0xFF, +-0, subnormals, +-448) amid codebook exponents, so it compresses.
-  std::vector<uint8_t> v;
-  for (int i = 0; i < 256; ++i) {
-    v.push_back(uint8_t(i));
-    for (int r = 0; r < 32; ++r) v.push_back(uint8_t((i & 0x87) | (cb.exponents[r % 8] << 3)));
-  }
+  const std::vector<uint8_t> v = sztest::everyPatternAmidCodebook<uint8_t>(3, cb, 8, 32);
   for (size_t n : {size_t(1), size_t(7), size_t(9), size_t(1023), size_t(1025), v.size()}) roundTrip(v.data(), n, szFloat8e4m3, cb);
   auto frame = roundTrip(v.data(), v.size(), szFloat8e4m3, cb);
   szFrameInfo_t info;
@@ -86,11 +73,8 @@ TEST(CodecV2, EveryFp16BitPatternRoundTripsAtBothWidths) {
   int bits = 0;
   ASSERT_EQ(szCodebookCodeBits(&wide, &bits), szSuccess);
   EXPECT_EQ(bits, 4);
-  std::vector<uint16_t> v;  // NaN payloads, Inf, -0, subnormals: every pattern, amid codebook ones
-  for (uint32_t i = 0; i < 65536; ++i) {
-    v.push_back(uint16_t(i));
-    for (int r = 0; r < 16; ++r) v.push_back(uint16_t((i & 0x83FF) | (uint32_t(wide.exponents[r]) << 10)));
-  }
+  // NaN payloads, Inf, -0, subnormals: every pattern, amid codebook ones.
+  const std::vector<uint16_t> v = sztest::everyPatternAmidCodebook<uint16_t>(10, wide, 16, 16);
   auto f4 = roundTrip(v.data(), v.size(), szFloat16, wide);
   EXPECT_EQ(version(f4), 2) << "FP16 frames are version 2 at either width";
   EXPECT_EQ(f4[10], 4);
@@ -99,11 +83,7 @@ TEST(CodecV2, EveryFp16BitPatternRoundTripsAtBothWidths) {
   EXPECT_EQ(info.raw, 0);
   EXPECT_EQ(info.escapeCount, 65536u - 16u * 2048u);  // 2048 patterns per exponent, 16 in the book
   // 3-bit codes: every pattern amid the 8 most frequent exponents, which calibration then picks.
-  std::vector<uint16_t> v8;
-  for (uint32_t i = 0; i < 65536; ++i) {
-    v8.push_back(uint16_t(i));
-    for (int r = 0; r < 32; ++r) v8.push_back(uint16_t((i & 0x83FF) | (uint32_t(wide.exponents[r % 8]) << 10)));
-  }
+  const std::vector<uint16_t> v8 = sztest::everyPatternAmidCodebook<uint16_t>(10, wide, 8, 32);
   const szCodebook_t narrow = calibrated(v8.data(), v8.size(), szFloat16, 3);
   for (size_t n : {size_t(1), size_t(7), size_t(9), size_t(1023), size_t(1025), size_t(33333)}) roundTrip(v8.data() + 5, n, szFloat16, narrow);
   auto f3 = roundTrip(v8.data(), v8.size(), szFloat16, narrow);
@@ -151,7 +131,7 @@ TEST(CodecV2, VersionOneFramesStayVersionOne) {
   int bits = 0;
   ASSERT_EQ(szCodebookCodeBits(&chosen, &bits), szSuccess);
   EXPECT_EQ(bits, 4);
-  auto g = encode(bf16.data(), bf16.size() / 2, szBfloat16, nullptr, SZ_ENCODE_CALIBRATE);
+  auto g = sztest::encodeFrame(bf16.data(), bf16.size() / 2, szBfloat16, nullptr, SZ_ENCODE_CALIBRATE);
   EXPECT_EQ(version(g), 1);
   // Raw frames of the new types are version 1 too.
   std::vector<uint8_t> noise(4096);
@@ -190,7 +170,7 @@ TEST(CodecV2, CalibrationPicksTheWidthOnRealKv) {
     int bits = 0;
     ASSERT_EQ(szCodebookCodeBits(&cb, &bits), szSuccess);
     EXPECT_EQ(bits, s.expectBits) << "predicted " << r3 << " (3-bit) and " << r4 << " (4-bit)";
-    auto f = encode(data.data(), count, s.type, nullptr, SZ_ENCODE_CALIBRATE);
+    auto f = sztest::encodeFrame(data.data(), count, s.type, nullptr, SZ_ENCODE_CALIBRATE);
     const double ratio = double(data.size()) / double(f.size());
     EXPECT_GE(ratio, 0.995 * std::max(r3, r4)) << "3-bit " << r3 << ", 4-bit " << r4;
     EXPECT_GE(ratio, s.floor);
@@ -200,7 +180,7 @@ TEST(CodecV2, CalibrationPicksTheWidthOnRealKv) {
   }
   // The defaults on the same samples: FP16 4-bit (zeros keep a code), E4M3 3-bit.
   const auto fp16 = sztest::readKvSample("tinystories_kv_eval_fp16.safetensors");
-  auto f = encode(fp16.data(), fp16.size() / 2, szFloat16, nullptr);
+  auto f = sztest::encodeFrame(fp16.data(), fp16.size() / 2, szFloat16, nullptr);
   EXPECT_GE(double(fp16.size()) / double(f.size()), 1.06);
 }
 
@@ -209,7 +189,7 @@ TEST(CodecV2, HostileVersionTwoHeadersAreRefused) {
   ASSERT_FALSE(fp16.empty());
   const size_t count = 20000;
   const szCodebook_t narrow = calibrated(fp16.data(), count, szFloat16, 3);
-  const auto good = encode(fp16.data(), count, szFloat16, &narrow);
+  const auto good = sztest::encodeFrame(fp16.data(), count, szFloat16, &narrow);
   ASSERT_EQ(good[10], 3);
   std::vector<uint8_t> out(count * 2);
   auto refused = [&](std::vector<uint8_t> f, const char* what) {
@@ -229,7 +209,7 @@ TEST(CodecV2, HostileVersionTwoHeadersAreRefused) {
   refused(with(4, 3), "version 3");
   // One encoding per frame: a version 1 frame relabelled version 2 (with its width) is refused.
   const auto bf16v1 = sztest::readKvSample("tinystories_kv_eval_bf16.safetensors");
-  auto relabelled = encode(bf16v1.data(), count, szBfloat16, nullptr);
+  auto relabelled = sztest::encodeFrame(bf16v1.data(), count, szBfloat16, nullptr);
   ASSERT_EQ(version(relabelled), 1);
   relabelled[4] = 2;
   relabelled[10] = 4;
@@ -240,7 +220,7 @@ TEST(CodecV2, HostileVersionTwoHeadersAreRefused) {
   refused(v1, "an FP16 compressed frame marked version 1, width cleared");
   // A version 1 BF16 frame with its reserved byte 10 set.
   const auto bf16 = sztest::readKvSample("tinystories_kv_eval_bf16.safetensors");
-  auto b = encode(bf16.data(), count, szBfloat16, nullptr);
+  auto b = sztest::encodeFrame(bf16.data(), count, szBfloat16, nullptr);
   ASSERT_EQ(version(b), 1);
   b[10] = 4;
   EXPECT_EQ(szDecode(b.data(), b.size(), out.data(), out.size(), nullptr, nullptr), szCorruptFrame);

@@ -1,4 +1,4 @@
-// BF16 test data shared by the CPU and GPU codec tests.
+// Test data shared by the CPU and GPU codec tests: KV-like BF16, and every bit pattern of a type.
 #pragma once
 
 #include <cstdint>
@@ -25,15 +25,24 @@ inline std::vector<uint16_t> kvLikeBf16(size_t n, uint32_t seed, float sigma = 1
   return v;
 }
 
-// Every BF16 bit pattern, each followed by its sign and mantissa under the 16 exponents of
-// `cb`: compressible (codebook exponents dominate) while every pattern escapes or not.
-inline std::vector<uint16_t> everyBf16PatternAmidCodebook(const szCodebook_t& cb) {
-  std::vector<uint16_t> v;
-  for (uint32_t i = 0; i < 65536; ++i) {
-    v.push_back(uint16_t(i));
-    for (int r = 0; r < 16; ++r) v.push_back(uint16_t((i & 0x807F) | (uint32_t(cb.exponents[r]) << 7)));
+// Every bit pattern of an element type T whose exponent starts at bit `mantBits`, each followed
+// by `reps` elements with its sign and mantissa under the codebook's first `entries` exponents
+// in turn: compressible (codebook exponents dominate) while every pattern escapes or not.
+template <typename T>
+std::vector<T> everyPatternAmidCodebook(uint32_t mantBits, const szCodebook_t& cb, uint32_t entries, uint32_t reps) {
+  constexpr uint32_t kBits = 8 * sizeof(T);
+  const uint32_t signMantissa = (1u << (kBits - 1)) | ((1u << mantBits) - 1);
+  std::vector<T> v;
+  for (uint32_t i = 0; i < (1u << kBits); ++i) {
+    v.push_back(T(i));
+    for (uint32_t r = 0; r < reps; ++r) v.push_back(T((i & signMantissa) | (uint32_t(cb.exponents[r % entries]) << mantBits)));
   }
   return v;
+}
+
+// Every BF16 bit pattern amid the 16 exponents of `cb`.
+inline std::vector<uint16_t> everyBf16PatternAmidCodebook(const szCodebook_t& cb) {
+  return everyPatternAmidCodebook<uint16_t>(7, cb, 16, 16);
 }
 
 }  // namespace sztest

@@ -13,11 +13,9 @@ namespace {
 
 // Escapes per element of the data of histogram `counts` under `cb` (0 for no data).
 double escapeRate(const unsigned long long* counts, uint32_t range, const szCodebook_t& cb) {
-  unsigned long long total = 0, covered = 0;
+  unsigned long long total = 0;
   for (uint32_t e = 0; e < range; ++e) total += counts[e];
-  for (uint32_t i = 0; i < (1u << codebookBits(cb)); ++i)  // a 3-bit codebook's rest is unused
-    if (cb.exponents[i] < range) covered += counts[cb.exponents[i]];
-  return total ? double(total - covered) / double(total) : 0.0;
+  return total ? double(total - codedBy(counts, range, cb)) / double(total) : 0.0;
 }
 
 // A frame this small may be raw for its header's sake alone: it says nothing about escapes.
