@@ -4,7 +4,7 @@
 # KV data (BF16 and FP8 E5M2) and nvCOMP side by side, and prints a short table last.
 # JSON results, summary.txt and logs.tar.gz go to $OUT (the device tool's output folder, which
 # takes at most 8 files) or build/gpu_out; the step logs are in logs.tar.gz.
-#   bash tests/gpu/run_all.sh [--quick|--comm|--codec|--defaults|--auto|--python|--latency|--handoff]  (--defaults: the
+#   bash tests/gpu/run_all.sh [--quick|--comm|--codec|--defaults|--auto|--python|--latency|--handoff|--versus]  (--defaults: the
 #       README's commands as a new user types them, every setting default: make, make test, the GPU
 #       suite, make demo, pip install ./python and pytest, and the SZ_CODEC=auto rows (perf/auto_table.py);
 #       --auto: the GPU suite and every SZ_CODEC=auto row: each emulated link in short (-n 5) and
@@ -15,6 +15,7 @@
 #       package and the layer-wise example;
 #       --latency: the GPU suite, then the per-operation figures (issue 31) at 4 KiB and 4 MiB,
 #       a CUDA graph's replay, and their profile (PROF=0: none);
+#       --versus: the GPU suite, then ipc rows beside a baseline build's sendrecv_perf (BASE);
 #       --quick: tests only; --comm: the
 #       communicator's tests, the main job and sendrecv_perf only; --codec: the GPU suite once,
 #       compute-sanitizer, the codec benchmarks, the authors' codec beside them and sendrecv_perf
@@ -83,7 +84,7 @@ finish() {  # the short table (summary.txt), the logs; the exit status says whet
     grep -h -E "^\[  (PASSED|FAILED|SKIPPED) \]|tests? ran" "$LOGS"/cpu_tests.log "$LOGS"/gpu_tests.log 2>/dev/null | head -20
     grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" "$LOGS"/memcheck.log "$LOGS"/racecheck.log "$LOGS"/ipc_memcheck.log "$LOGS"/ipc_racecheck.log 2>/dev/null
     grep -h -E "^\[  (PASSED|FAILED) \]" "$LOGS"/gpu_tests_2.log "$LOGS"/gpu_tests_3.log "$LOGS"/ipc_tests_conn1.log 2>/dev/null
-    for f in latency_table $(cd "$LOGS" && ls prof_*.log 2>/dev/null | grep -v prof_build | sed 's/\.log$//') slot_counts slot_blocks mixed_wires interpose_pynccl py_compilers py_tests py_gdb handoff_layers handoff_layers_link25 sr_ipc_slice_1048576 sr_ipc_slice_4194304 copy_perf perf_bf16 perf_e5m2 \
+    for f in latency_table versus_table $(cd "$LOGS" && ls prof_*.log 2>/dev/null | grep -v prof_build | sed 's/\.log$//') slot_counts slot_blocks mixed_wires interpose_pynccl py_compilers py_tests py_gdb handoff_layers handoff_layers_link25 sr_ipc_slice_1048576 sr_ipc_slice_4194304 copy_perf perf_bf16 perf_e5m2 \
              $(for V in ${VARIANTS:-}; do echo perf_bf16_$V perf_e5m2_$V; done) ${VARIANTS:+perf_bf16_again perf_e5m2_again} authors nvcomp_bf16 nvcomp_e5m2 link_table auto_table auto_long_table auto_small auto_mixed auto_tcp_dev auto_tcp_host sr_ipc ow_ipc sr_ipc_codebook codebook_cpu demo demo_tcp demo_ipc sr_tcp sr_tcp_64m sr_tcp_auto sr_nvlink sr_nvlink_auto sr_nvlink_ipc interpose_torch sr_1channel sr_sockets \
              nccl_nvlink nccl_1channel nccl_sockets; do [ -f "$LOGS/$f.log" ] && { echo "--- $f"; cat "$LOGS/$f.log"; }; done
     printf '%s\n' "${SUMMARY[@]}"
@@ -278,6 +279,28 @@ if [ "$QUICK" = "--latency" ]; then
           --wire ipc ${KV_BF16:+--data $KV_BF16} --codec $M -b $S -e $S -n 1000 -w 100 2>&1 | grep -v '^splitzip'"
       done
     done
+  finish
+  exit
+fi
+if [ "$QUICK" = "--versus" ]; then
+  # Issue 29's "no worse than before": this build's ipc figures beside a baseline build's
+  # sendrecv_perf (BASE: build-base/sendrecv_perf, built elsewhere from the baseline commit and
+  # carried), in one call, the two alternating over three rounds: 4 KiB and 1 GiB with no cap, and
+  # 1 GiB over emulated links; raw and with the codec (perf/versus_table.py). The GPU suite first.
+  step build make -j"$(nproc)" DEPS="$DEPS" build/tests/splitzip_gpu_tests build/perf/sendrecv_perf || { finish; exit 1; }
+  SZ_TEST_KV_BF16=$KV_BF16 STEP_TIMEOUT=150 step gpu_tests ./build/tests/splitzip_gpu_tests --gtest_output=json:"$OUT/gpu_tests.json"
+  for R in 1 2 3; do
+    for W in base head; do
+      BIN=./build/perf/sendrecv_perf; [ $W = base ] && BIN=${BASE:-build-base/sendrecv_perf}
+      SR="env -u CUDA_DEVICE_MAX_CONNECTIONS $BIN -t 2 --wire ipc --codec on ${KV_BF16:+--data $KV_BF16}"
+      STEP_TIMEOUT=60 step "vs_${W}_4k_$R" $SR -n 1000 -w 100 -b 4K -e 4K -J "$LOGS/vs_${W}_4k_$R.json"
+      STEP_TIMEOUT=60 step "vs_${W}_1g_$R" $SR -n 10 -w 2 -b 1G -e 1G -J "$LOGS/vs_${W}_1g_$R.json"
+      for B in 12.5 25 50 100; do
+        SZ_IPC_LINK_GBPS=$B STEP_TIMEOUT=60 step "vs_${W}_l${B}_$R" $SR -n 5 -w 2 -b 1G -e 1G -J "$LOGS/vs_${W}_l${B}_$R.json"
+      done
+    done
+  done
+  step versus_table python3 perf/versus_table.py --logs "$LOGS" --base-name "${BASE_NAME:-base}" --json "$OUT/versus.json"
   finish
   exit
 fi
