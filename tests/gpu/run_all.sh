@@ -15,7 +15,8 @@
 #       package and the layer-wise example;
 #       --latency: the GPU suite, then the per-operation figures (issue 31) at 4 KiB and 4 MiB,
 #       a CUDA graph's replay, and their profile (PROF=0: none);
-#       --versus: the GPU suite, then ipc rows beside a baseline build's sendrecv_perf (BASE);
+#       --versus: the GPU suite, then ipc rows beside a baseline build's sendrecv_perf (BASE), and a
+#       carried PROFILE=1 build's phases (PROF_BIN);
 #       --quick: tests only; --comm: the
 #       communicator's tests, the main job and sendrecv_perf only; --codec: the GPU suite once,
 #       compute-sanitizer, the codec benchmarks, the authors' codec beside them and sendrecv_perf
@@ -261,6 +262,14 @@ latency_steps() {  # the per-operation figures (issue 31): perf/latency_table.py
   step latency_table python3 perf/latency_table.py --logs "$LOGS" --codec "$OUT/codec_bf16.json" --into "$OUT/comm_h200.json" \
     --commit "$COMMIT" --date "$(date -u +%F)" --machine "$(tr -d '\n' <"$LOGS/gpu.txt")"
 }
+prof_rows() {  # prof_rows BIN: a PROFILE=1 build's sendrecv_perf at 4 KiB, 256 KiB and 4 MiB (PROFILE lines: prof_*.log)
+  for S in 4K 256K 4M; do
+    for M in off on; do
+      STEP_TIMEOUT=60 step "prof_${M}_$S" sh -c "env -u CUDA_DEVICE_MAX_CONNECTIONS $1 -t 2 \
+        --wire ipc ${KV_BF16:+--data $KV_BF16} --codec $M -b $S -e $S -n 1000 -w 100 2>&1 | grep -v '^splitzip'"
+    done
+  done
+}
 if [ "$QUICK" = "--latency" ]; then
   # The per-operation cost (issue 31), two ranks as threads on the ipc wire, real KV: 4 KiB and
   # 4 MiB raw, auto and with the codec (1000 operations each), beside the codec's standalone
@@ -273,12 +282,7 @@ if [ "$QUICK" = "--latency" ]; then
     --gtest_output=json:"$OUT/gpu_tests.json"
   latency_steps
   [ "${PROF:-1}" != 0 ] && STEP_TIMEOUT=400 step prof_build make -j"$(nproc)" BUILD=build-profile PROFILE=1 DEPS="$DEPS" build-profile/perf/sendrecv_perf &&
-    for S in 4K 256K 4M; do
-      for M in off on; do
-        STEP_TIMEOUT=60 step "prof_${M}_$S" sh -c "env -u CUDA_DEVICE_MAX_CONNECTIONS ./build-profile/perf/sendrecv_perf -t 2 \
-          --wire ipc ${KV_BF16:+--data $KV_BF16} --codec $M -b $S -e $S -n 1000 -w 100 2>&1 | grep -v '^splitzip'"
-      done
-    done
+    prof_rows ./build-profile/perf/sendrecv_perf
   finish
   exit
 fi
@@ -301,6 +305,8 @@ if [ "$QUICK" = "--versus" ]; then
     done
   done
   step versus_table python3 perf/versus_table.py --logs "$LOGS" --base-name "${BASE_NAME:-base}" --json "$OUT/versus.json"
+  # A PROFILE=1 build's phases of the same operations, where one was carried (PROF_BIN).
+  [ -x "${PROF_BIN:-build-profile/perf/sendrecv_perf}" ] && prof_rows "${PROF_BIN:-build-profile/perf/sendrecv_perf}"
   finish
   exit
 fi
