@@ -16,7 +16,7 @@
 #       --latency: the GPU suite, then the per-operation figures (issue 31) at 4 KiB and 4 MiB,
 #       a CUDA graph's replay, and their profile (PROF=0: none);
 #       --versus: the GPU suite, then ipc rows beside a baseline build's sendrecv_perf (BASE), and a
-#       carried PROFILE=1 build's phases (PROF_BIN);
+#       carried PROFILE=1 build's phases (PROF_BIN), and the tcp auto rows;
 #       --quick: tests only; --comm: the
 #       communicator's tests, the main job and sendrecv_perf only; --codec: the GPU suite once,
 #       compute-sanitizer, the codec benchmarks, the authors' codec beside them and sendrecv_perf
@@ -307,6 +307,7 @@ if [ "$QUICK" = "--versus" ]; then
   step versus_table python3 perf/versus_table.py --logs "$LOGS" --base-name "${BASE_NAME:-base}" --json "$OUT/versus.json"
   # A PROFILE=1 build's phases of the same operations, where one was carried (PROF_BIN).
   [ -x "${PROF_BIN:-build-profile/perf/sendrecv_perf}" ] && prof_rows "${PROF_BIN:-build-profile/perf/sendrecv_perf}"
+  KV_BF16=tests/data/tinystories_kv_eval_bf16.safetensors tcp_auto_rows  # issue 28's tcp rows (TCP_KINDS= : none)
   finish
   exit
 fi
