@@ -120,6 +120,18 @@ tcp_auto_rows() {
   done
 }
 
+auto_mixed_rows() {
+  # A mixed-size sweep (256 KiB - 1 GiB, every power of 2) over a 25 GB/s link: auto, off and on
+  # timed back to back in each row of one process (--compare on), three cycles, medians. Runs of
+  # separate processes differ by up to 7 % at 1 MiB on this link (2026-12-06, one H100: the raw
+  # wire alone took 64.1-69.2 us per operation from one process to the next), more than the
+  # goal's 3 %.
+  SZ_IPC_LINK_GBPS=25 STEP_TIMEOUT=240 step auto_mixed_run env -u CUDA_DEVICE_MAX_CONNECTIONS ./build/perf/sendrecv_perf \
+    -t 2 --wire ipc --codec auto --compare on ${KV_BF16:+--data $KV_BF16} -n 5 -w 2 -b 256K -e 1G -f 2 -N 3 \
+    -J "$LOGS/auto_mixed.json" &&
+    step auto_mixed python3 perf/auto_table.py --paired "25=$LOGS/auto_mixed.json"
+}
+
 lazy_connections() {
   # Lazy connections (16 ranks as threads, ipc): a step of its own, so a hang there costs nothing else;
   # it prints the slot memory per rank at init, after a ring exchange and after an all-to-all.
@@ -307,7 +319,8 @@ if [ "$QUICK" = "--versus" ]; then
   step versus_table python3 perf/versus_table.py --logs "$LOGS" --base-name "${BASE_NAME:-base}" --json "$OUT/versus.json"
   # A PROFILE=1 build's phases of the same operations, where one was carried (PROF_BIN).
   [ -x "${PROF_BIN:-build-profile/perf/sendrecv_perf}" ] && prof_rows "${PROF_BIN:-build-profile/perf/sendrecv_perf}"
-  KV_BF16=tests/data/tinystories_kv_eval_bf16.safetensors tcp_auto_rows  # issue 28's tcp rows (TCP_KINDS= : none)
+  auto_mixed_rows  # issue 28's mixed sweep and tcp rows (TCP_KINDS= : none)
+  KV_BF16=tests/data/tinystories_kv_eval_bf16.safetensors tcp_auto_rows
   finish
   exit
 fi
@@ -366,15 +379,7 @@ for (n, m), v in sorted(rows.items()):
   STEP_TIMEOUT=60 step auto_small_run env -u CUDA_DEVICE_MAX_CONNECTIONS ./build/perf/sendrecv_perf -t 2 --wire ipc \
     --codec auto ${KV_BF16:+--data $KV_BF16} -n 200 -w 20 -b 4K -e 128K -f 2 -J "$LOGS/auto_small.json" &&
     step auto_small python3 perf/auto_table.py --small "$LOGS/auto_small.json"
-  # A mixed-size sweep (256 KiB - 1 GiB, every power of 2) over a 25 GB/s link: auto, off and on
-  # timed back to back in each row of one process (--compare on), three cycles, medians. Runs of
-  # separate processes differ by up to 7 % at 1 MiB on this link (2026-12-06, one H100: the raw
-  # wire alone took 64.1-69.2 us per operation from one process to the next), more than the
-  # goal's 3 %.
-  SZ_IPC_LINK_GBPS=25 STEP_TIMEOUT=240 step auto_mixed_run env -u CUDA_DEVICE_MAX_CONNECTIONS ./build/perf/sendrecv_perf \
-    -t 2 --wire ipc --codec auto --compare on ${KV_BF16:+--data $KV_BF16} -n 5 -w 2 -b 256K -e 1G -f 2 -N 3 \
-    -J "$LOGS/auto_mixed.json" &&
-    step auto_mixed python3 perf/auto_table.py --paired "25=$LOGS/auto_mixed.json"
+  auto_mixed_rows
   # What the auto model records, per send (SZ_DEBUG=TRACE): 64 MiB over a 25 GB/s link.
   SZ_IPC_LINK_GBPS=25 SZ_DEBUG=TRACE SZ_DEBUG_SUBSYS=P2P STEP_TIMEOUT=60 step auto_trace sh -c "./build/perf/sendrecv_perf \
     -t 2 --wire ipc --codec auto ${KV_BF16:+--data $KV_BF16} -n 20 -w 2 -b 64M -e 64M 2>&1 | grep -v ' slice ' | tail -n 400"
