@@ -124,6 +124,11 @@ struct SlotChannel {
   // receiver copies a landed slot out before it checks and decodes it, and nothing the peer
   // writes afterwards can change what was checked.
   uint32_t peerWritable;
+  // 1: every reader and writer of the channel's slots, ready words and credits is a kernel on
+  // this GPU (ipc between ranks of one device): a slice is published and credited behind a
+  // device-scope fence. 0: the peer is another GPU or a host proxy, which a system-scope fence
+  // reaches (1.6-1.8 us a slice at 4 KiB on one H100, perf/results/2026-12-06_h100_latency_profile.md).
+  uint32_t deviceScope;
   // Host channels of the slot proxy whose wire can fail a peer: nslots entries (SlotPayload);
   // null: every payload lies in its slot.
   SlotPayload* payloads;

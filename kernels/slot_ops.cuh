@@ -27,13 +27,23 @@ __device__ __forceinline__ uint64_t globalTimer() {
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
   return t;
 }
-__device__ __forceinline__ uint64_t loadAcquire(const uint64_t* p) {
+// Acquire loads and release stores of a channel's words at the channel's scope (deviceScope:
+// this GPU, else the system).
+__device__ __forceinline__ uint64_t loadAcquire(const uint64_t* p, bool device) {
   uint64_t v;
-  asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  if (device) asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  else asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
   return v;
 }
-__device__ __forceinline__ void storeRelease(uint64_t* p, uint64_t v) {
-  asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+__device__ __forceinline__ void storeRelease(uint64_t* p, uint64_t v, bool device) {
+  if (device) asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+  else asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+// Orders this thread's earlier writes (and, after a block barrier, the block's) before what it
+// writes next, at the channel's scope.
+__device__ __forceinline__ void fenceChannel(const SlotChannel& ch) {
+  if (ch.deviceScope) __threadfence();
+  else __threadfence_system();
 }
 __device__ __forceinline__ int loadError(const int* p) { return *reinterpret_cast<const volatile int*>(p); }
 
@@ -55,7 +65,7 @@ template <class Done>
 __device__ int waitWord(const SlotChannel& ch, const uint64_t* word, Done done, uint64_t timeoutNs) {
   uint64_t start = globalTimer();
   for (uint32_t spin = 1;; ++spin) {
-    if (done(loadAcquire(word))) return 0;
+    if (done(loadAcquire(word, ch.deviceScope != 0))) return 0;
     int e = loadError(ch.localError);
     if (e != 0) return e;
     if ((spin & 255) == 0 && globalTimer() - start > timeoutNs) return szTimeout;
@@ -224,12 +234,12 @@ __device__ __forceinline__ int sendSlice(const SlotLaunch& L, const SlotOp& op, 
     h->step = step;
     h->version = kSlotProtocolVersion;
     paceLink(ch, sBytes);
-    __threadfence_system();
+    fenceChannel(ch);
     if (ch.signals) {
       reinterpret_cast<volatile uint64_t*>(&ch.signals[j].bytes)[0] = sBytes;
-      storeRelease(&ch.signals[j].ready, readyValue(step));
+      storeRelease(&ch.signals[j].ready, readyValue(step), ch.deviceScope != 0);
     } else {
-      storeRelease(&h->ready, readyValue(step));
+      storeRelease(&h->ready, readyValue(step), ch.deviceScope != 0);
     }
 #if SZ_PROFILE
     t.pubNs += globalTimer() - stamp;
@@ -313,7 +323,7 @@ __device__ __forceinline__ int recvSlice(const SlotLaunch& L, const SlotOp& op, 
     const uint64_t now = globalTimer();
     t.workNs += now - stamp;
 #endif
-    storeRelease(&ch.credits[j], creditAfter(step, ch.nslots));
+    storeRelease(&ch.credits[j], creditAfter(step, ch.nslots), ch.deviceScope != 0);
 #if SZ_PROFILE
     t.pubNs += globalTimer() - now;
 #endif

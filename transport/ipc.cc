@@ -52,6 +52,7 @@ struct Peer {
   uint8_t* mine = nullptr;    // this rank's area for the peer
   uint8_t* theirs = nullptr;  // the peer's area for this rank, mapped here
   bool opened = false;        // theirs came from cudaIpcOpenMemHandle
+  bool sameDevice = false;    // a thread of this process on this rank's GPU: device-scope fences
 };
 
 struct IpcComm {
@@ -113,6 +114,7 @@ szResult_t mapArea(IpcComm* c, int peer, const AreaInfo& info, Peer* p) {
       cudaGetLastError();
     }
     p->theirs = reinterpret_cast<uint8_t*>(info.ptr);
+    p->sameDevice = info.device == device;
     return szSuccess;
   }
   void* ptr = nullptr;
@@ -206,6 +208,8 @@ szResult_t ipcChannel(void* wireComm, int peer, int send, SlotChannel* ch) {
   ch->stride = c->stride;
   ch->sliceBytes = c->config.sliceBytes;
   ch->nslots = c->config.nslots;
+  // Both ranks' kernels run on this GPU: nothing outside it reads or writes the channel's words.
+  ch->deviceScope = p.sameDevice ? 1 : 0;
   return szSuccess;
 }
 
