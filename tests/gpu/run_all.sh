@@ -16,7 +16,7 @@
 #       --latency: the GPU suite, then the per-operation figures (issue 31) at 4 KiB and 4 MiB,
 #       a CUDA graph's replay, and their profile (PROF=0: none);
 #       --versus: the GPU suite, then ipc rows beside a baseline build's sendrecv_perf (BASE), and a
-#       carried PROFILE=1 build's phases (PROF_BIN), and the tcp auto rows;
+#       carried PROFILE=1 build's phases (PROF_BIN); VS_AUTO=1 adds the mixed and tcp auto rows;
 #       --quick: tests only; --comm: the
 #       communicator's tests, the main job and sendrecv_perf only; --codec: the GPU suite once,
 #       compute-sanitizer, the codec benchmarks, the authors' codec beside them and sendrecv_perf
@@ -274,10 +274,12 @@ latency_steps() {  # the per-operation figures (issue 31): perf/latency_table.py
   step latency_table python3 perf/latency_table.py --logs "$LOGS" --codec "$OUT/codec_bf16.json" --into "$OUT/comm_h200.json" \
     --commit "$COMMIT" --date "$(date -u +%F)" --machine "$(tr -d '\n' <"$LOGS/gpu.txt")"
 }
-prof_rows() {  # prof_rows BIN: a PROFILE=1 build's sendrecv_perf at 4 KiB, 256 KiB and 4 MiB (PROFILE lines: prof_*.log)
-  for S in 4K 256K 4M; do
+prof_rows() {  # prof_rows BIN [SIZES...]: a PROFILE=1 build's sendrecv_perf (PROFILE lines: prof_*.log)
+  local bin=$1 S M; shift
+  [ $# = 0 ] && set -- 4K 256K 4M
+  for S in "$@"; do
     for M in off on; do
-      STEP_TIMEOUT=60 step "prof_${M}_$S" sh -c "env -u CUDA_DEVICE_MAX_CONNECTIONS $1 -t 2 \
+      STEP_TIMEOUT=60 step "prof_${M}_$S" bash -c "set -o pipefail; env -u CUDA_DEVICE_MAX_CONNECTIONS $bin -t 2 \
         --wire ipc ${KV_BF16:+--data $KV_BF16} --codec $M -b $S -e $S -n 1000 -w 100 2>&1 | grep -v '^splitzip'"
     done
   done
@@ -301,26 +303,41 @@ fi
 if [ "$QUICK" = "--versus" ]; then
   # Issue 29's "no worse than before": this build's ipc figures beside a baseline build's
   # sendrecv_perf (BASE: build-base/sendrecv_perf, built elsewhere from the baseline commit and
-  # carried), in one call, the two alternating over three rounds: 4 KiB and 1 GiB with no cap, and
-  # 1 GiB over emulated links; raw and with the codec (perf/versus_table.py). The GPU suite first.
+  # carried; it finds isal in .deps), in one call, the two alternating over VS_ROUNDS rounds: 4 KiB
+  # and 1 GiB with no cap, and 1 GiB over the VS_LINKS emulated links; raw and with the codec
+  # (perf/versus_table.py). The GPU suite first (the 16-rank lazy test apart, as in every mode).
+  # Then a carried PROFILE=1 build's phases (PROF_BIN) at PROF_SIZES, and with VS_AUTO=1 the mixed
+  # auto sweep and the tcp auto rows. On 2026-12-06 the whole of it did not fit one 590 s call.
   step build make -j"$(nproc)" DEPS="$DEPS" build/tests/splitzip_gpu_tests build/perf/sendrecv_perf || { finish; exit 1; }
-  SZ_TEST_KV_BF16=$KV_BF16 STEP_TIMEOUT=150 step gpu_tests ./build/tests/splitzip_gpu_tests --gtest_output=json:"$OUT/gpu_tests.json"
-  for R in 1 2 3; do
+  SZ_TEST_KV_BF16=$KV_BF16 STEP_TIMEOUT=150 step gpu_tests ./build/tests/splitzip_gpu_tests --gtest_filter='*:-CommLazyGpu*' \
+    --gtest_output=json:"$OUT/gpu_tests.json"
+  CARRIED=${DEPS:+LD_LIBRARY_PATH=$DEPS/usr/lib/x86_64-linux-gnu}  # carried binaries' libraries (isal, fmt)
+  BASE=${BASE:-build-base/sendrecv_perf}
+  # A carried binary this machine cannot load (its system libraries) is built here from the
+  # baseline's carried source (build-base-src), where there is one.
+  if ! env $CARRIED "$BASE" --help >"$LOGS/base_check.log" 2>&1 && [ -f build-base-src/Makefile ]; then
+    STEP_TIMEOUT=300 step build_base make -C build-base-src -j"$(nproc)" DEPS="$DEPS" build/perf/sendrecv_perf &&
+      BASE=build-base-src/build/perf/sendrecv_perf
+  fi
+  for R in $(seq "${VS_ROUNDS:-2}"); do
     for W in base head; do
-      BIN=./build/perf/sendrecv_perf; [ $W = base ] && BIN=${BASE:-build-base/sendrecv_perf}
-      SR="env -u CUDA_DEVICE_MAX_CONNECTIONS $BIN -t 2 --wire ipc --codec on ${KV_BF16:+--data $KV_BF16}"
+      BIN=./build/perf/sendrecv_perf; [ $W = base ] && BIN=$BASE
+      SR="env -u CUDA_DEVICE_MAX_CONNECTIONS $CARRIED $BIN -t 2 --wire ipc --codec on ${KV_BF16:+--data $KV_BF16}"
       STEP_TIMEOUT=60 step "vs_${W}_4k_$R" $SR -n 1000 -w 100 -b 4K -e 4K -J "$LOGS/vs_${W}_4k_$R.json"
-      STEP_TIMEOUT=60 step "vs_${W}_1g_$R" $SR -n 10 -w 2 -b 1G -e 1G -J "$LOGS/vs_${W}_1g_$R.json"
-      for B in 12.5 25 50 100; do
-        SZ_IPC_LINK_GBPS=$B STEP_TIMEOUT=60 step "vs_${W}_l${B}_$R" $SR -n 5 -w 2 -b 1G -e 1G -J "$LOGS/vs_${W}_l${B}_$R.json"
+      STEP_TIMEOUT=60 step "vs_${W}_1g_$R" $SR -n 10 -w 2 -c 0 -b 1G -e 1G -J "$LOGS/vs_${W}_1g_$R.json"
+      for B in ${VS_LINKS-25 100}; do
+        SZ_IPC_LINK_GBPS=$B STEP_TIMEOUT=60 step "vs_${W}_l${B}_$R" $SR -n 5 -w 2 -c 0 -b 1G -e 1G -J "$LOGS/vs_${W}_l${B}_$R.json"
       done
     done
   done
-  step versus_table python3 perf/versus_table.py --logs "$LOGS" --base-name "${BASE_NAME:-base}" --json "$OUT/versus.json"
-  # A PROFILE=1 build's phases of the same operations, where one was carried (PROF_BIN).
-  [ -x "${PROF_BIN:-build-profile/perf/sendrecv_perf}" ] && prof_rows "${PROF_BIN:-build-profile/perf/sendrecv_perf}"
-  auto_mixed_rows  # issue 28's mixed sweep and tcp rows (TCP_KINDS= : none)
-  KV_BF16=tests/data/tinystories_kv_eval_bf16.safetensors tcp_auto_rows
+  step versus_table python3 perf/versus_table.py --logs "$LOGS" --rounds "${VS_ROUNDS:-2}" --base-name "${BASE_NAME:-base}" \
+    --json "$OUT/versus.json"
+  PROF_BIN=${PROF_BIN:-build-profile/perf/sendrecv_perf}
+  step prof_check env $CARRIED "$PROF_BIN" --help && prof_rows "env $CARRIED $PROF_BIN" ${PROF_SIZES-4K}
+  if [ -n "${VS_AUTO:-}" ]; then  # issue 28's mixed sweep and tcp rows
+    auto_mixed_rows
+    KV_BF16=tests/data/tinystories_kv_eval_bf16.safetensors tcp_auto_rows
+  fi
   finish
   exit
 fi
