@@ -68,9 +68,26 @@ szResult_t validateEscapes(const TypeTraits& t, const uint8_t* p, const FrameLay
   return szSuccess;
 }
 
+// Applies a chunk's k escape records at `rec` to its decoded elements at `dst`: each element's
+// exponent field becomes the record's. Accesses of the element's own width W: a memcpy of
+// t.elemBytes bytes was a call into libc and a store-forwarding stall per escape (perf: 89 % of
+// E4M3's patch loop on one instruction).
+template <class W>
+void patchEscapes(const TypeTraits& t, const uint8_t* rec, uint32_t k, uint8_t* dst) {
+  const W field = W(((uint64_t(1) << t.expBits) - 1) << t.mantBits);
+  for (; k > 0; --k, rec += kEscapeBytes) {
+    uint8_t* e = dst + size_t(loadLe16(rec)) * sizeof(W);
+    W w;
+    memcpy(&w, e, sizeof(W));  // little-endian host
+    w = W((w & ~field) | (W(rec[2]) << t.mantBits));
+    memcpy(e, &w, sizeof(W));
+  }
+}
+
 void decodeChunks(const TypeTraits& t, const uint8_t* p, const FrameLayout& l,
                   const CodecTables& tab, ChunkCodec codec, uint8_t* out) {
-  const uint64_t expField = ((uint64_t(1) << t.expBits) - 1) << t.mantBits;
+  const auto patch = t.elemBytes == 1 ? patchEscapes<uint8_t> : t.elemBytes == 2 ? patchEscapes<uint16_t>
+                                                                                 : patchEscapes<uint32_t>;
   parallelFor(l.numChunks, parallelRanges(l.numChunks, l.rawBytes), [&](int, uint64_t c0, uint64_t c1) {
     if (c0 == c1) return;  // a zero-element frame has no group offset to read
     uint64_t g = c0 / kChunksPerGroup;
@@ -81,14 +98,9 @@ void decodeChunks(const TypeTraits& t, const uint8_t* p, const FrameLayout& l,
       uint32_t n = uint32_t(l.count - first < kChunkElems ? l.count - first : kChunkElems);
       uint8_t* dst = out + first * t.elemBytes;
       codec.decode(t, p + l.smOff + first * t.smBits / 8, p + l.codeOff + first * l.codeBits / 8, n, tab, dst);
-      uint32_t k = loadLe16(p + l.countsOff + 2 * c);
-      for (const uint8_t* rec = p + l.escOff + escIdx * kEscapeBytes; k > 0; --k, ++escIdx, rec += kEscapeBytes) {
-        uint8_t* e = dst + size_t(loadLe16(rec)) * t.elemBytes;
-        uint64_t w = 0;
-        memcpy(&w, e, t.elemBytes);  // little-endian host
-        w = (w & ~expField) | (uint64_t(rec[2]) << t.mantBits);
-        memcpy(e, &w, t.elemBytes);
-      }
+      const uint32_t k = loadLe16(p + l.countsOff + 2 * c);
+      patch(t, p + l.escOff + escIdx * kEscapeBytes, k, dst);
+      escIdx += k;
     }
   });
 }
