@@ -4,7 +4,7 @@
 # KV data (BF16 and FP8 E5M2) and nvCOMP side by side, and prints a short table last.
 # JSON results, summary.txt and logs.tar.gz go to $OUT (the device tool's output folder, which
 # takes at most 8 files) or build/gpu_out; the step logs are in logs.tar.gz.
-#   bash tests/gpu/run_all.sh [--quick|--comm|--codec|--defaults|--auto|--python|--latency|--handoff|--versus]  (--defaults: the
+#   bash tests/gpu/run_all.sh [--quick|--suite|--comm|--codec|--defaults|--auto|--python|--latency|--handoff|--versus]  (--defaults: the
 #       README's commands as a new user types them, every setting default: make, make test, the GPU
 #       suite, make demo, pip install ./python and pytest, and the SZ_CODEC=auto rows (perf/auto_table.py);
 #       --auto: the GPU suite and every SZ_CODEC=auto row: each emulated link in short (-n 5) and
@@ -17,6 +17,7 @@
 #       a CUDA graph's replay, and their profile (PROF=0: none);
 #       --versus: the GPU suite, then ipc rows beside a baseline build's sendrecv_perf (BASE), and a
 #       carried PROFILE=1 build's phases (PROF_BIN); VS_AUTO=1 adds the mixed and tcp auto rows;
+#       --suite: the GPU tests only (the least device time a GPU change is checked with);
 #       --quick: tests only; --comm: the
 #       communicator's tests, the main job and sendrecv_perf only; --codec: the GPU suite once,
 #       compute-sanitizer, the codec benchmarks, the authors' codec beside them and sendrecv_perf
@@ -230,6 +231,8 @@ else
     step build make -j"$(nproc)" DEPS="$DEPS" || { printf '%s\n' "${SUMMARY[@]}"; exit 1; }
   elif [ "$QUICK" = "--latency" ]; then
     step build make -j"$(nproc)" DEPS="$DEPS" build/perf/sendrecv_perf build/perf/codec_perf build/tests/splitzip_gpu_tests || { printf '%s\n' "${SUMMARY[@]}"; exit 1; }
+  elif [ "$QUICK" = "--suite" ]; then
+    step build make -j"$(nproc)" DEPS="$DEPS" build/tests/splitzip_gpu_tests || { printf '%s\n' "${SUMMARY[@]}"; exit 1; }
   else
     step build make -j"$(nproc)" DEPS="$DEPS" all || { printf '%s\n' "${SUMMARY[@]}"; exit 1; }
   fi
@@ -341,12 +344,16 @@ if [ "$QUICK" = "--versus" ]; then
   finish
   exit
 fi
-case "$QUICK" in --comm|--codec|--auto) ;; --defaults) step make_test make DEPS="$DEPS" test ;; *) step cpu_tests ./build/tests/splitzip_tests ;; esac
+case "$QUICK" in --comm|--codec|--auto|--suite) ;; --defaults) step make_test make DEPS="$DEPS" test ;; *) step cpu_tests ./build/tests/splitzip_tests ;; esac
 GPU_FILTER='*'
 [ "$QUICK" = "--comm" ] && GPU_FILTER='*CommGpu*'
 COMM_HUNG=0  # the communicator tests timed out: the demo and sendrecv_perf would hang too
 SZ_TEST_KV_BF16=$KV_BF16 STEP_TIMEOUT=120 step gpu_tests ./build/tests/splitzip_gpu_tests --gtest_filter="$GPU_FILTER:-CommLazyGpu*" --gtest_output=json:"$OUT/gpu_tests.json" || { [ $? = 124 ] && COMM_HUNG=1; }
 [ "$QUICK" != "--codec" ] && lazy_connections
+if [ "$QUICK" = "--suite" ]; then  # the GPU suite and the lazy connections only
+  finish
+  exit
+fi
 { [ "$NGPUS" -ge 2 ] || [ "$QUICK" = "--defaults" ]; } && [ $COMM_HUNG = 0 ] && STEP_TIMEOUT=90 step demo make DEPS="$DEPS" demo
 if { [ "$QUICK" = "--defaults" ] || [ "$QUICK" = "--auto" ]; } && [ $COMM_HUNG = 0 ]; then
   # SZ_CODEC=auto against on and off over emulated links and with no cap (the defaults issue's
