@@ -149,11 +149,11 @@ TEST(CommLazyGpu, SixteenRanksConnectOnlyThePeersTheyUse) {
   printf("lazy connections, %d ranks as threads on one GPU (ipc): device memory per rank: init %.1f MiB, + ring "
          "(2 peers) %.1f MiB, + all-to-all (15 peers) %.1f MiB; in all %.1f MiB; one pair's ring %.1f MiB\n",
          kRanks, initPer, ringPer, allPer, totalPer, pairMiB);
-  // Init sets up no pair: less than three rings per rank, where 15 pairs at init would be 15 (247
-  // MiB on one H100). Its own arenas (two scratch arenas of 32 slices, the accumulators, the
-  // calibration counts, each rounded to 2 MiB pages) measured 17.2 MiB on one H100 before and 37 MiB at
-  // 142d948 on H100s; what the other 20 MiB are is not known yet.
-  EXPECT_LT(initPer, 3.0 * pairMiB);
+  // Init sets up no pair: less than two rings per rank, where 15 pairs at init would be 15 (247 MiB
+  // on one H100). Its own arenas (two scratch arenas of 32 slices, the accumulators, the
+  // calibration counts) measured 17.2 MiB on one H100 in a process of its own (cd0e31a), as the GPU
+  // script runs this test; after the rest of the suite in the same process, 37 MiB (142d948).
+  EXPECT_LT(initPer, 2.0 * pairMiB);
   // The ring sets up two pairs per rank (each rank's receive rings from its two neighbours), not 15.
   EXPECT_GE(ringPer, 1.5 * pairMiB);
   EXPECT_LE(ringPer, 3.0 * pairMiB);
