@@ -55,8 +55,9 @@ __m128i packNibbles(__m256i v) {
 // E4M3's step with every section made by vector operations: the symbols and 4-bit codes as
 // nibbles paired by a multiply-add; 3-bit codes gathered into 24-bit groups of eight by two
 // multiply-adds and a shift, then 12 bytes by a shuffle. The step's first escape is recorded
-// whether or not it has one (a 4-byte store: `esc` has a byte of room past its n records) and
-// counted only if it has; a second one is rare (12 % of steps at 1.8 % escapes).
+// whether or not it has one and counted only if it has; a second one is rare (12 % of steps at
+// 1.8 % escapes). That record is stored as 4 bytes at record `escapes` <= i (the elements before
+// the step), so it ends by byte 3i + 4 < 3n: inside the n records `esc` holds, past the counted ones.
 template <uint32_t kBits>
 uint32_t encodeChunkAvx2E4m3(const TypeTraits& t, const uint8_t* in, uint32_t n, const CodecTables& tab, uint8_t* sm,
                              uint8_t* codes, uint8_t* esc) {

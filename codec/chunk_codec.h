@@ -23,7 +23,7 @@ struct CodecTables {
 // Encodes the n (<= 1024) elements at `in` (one chunk) into the chunk's sign-mantissa bytes
 // `sm` and exponent-code bytes `codes` (both start byte aligned; a chunk's sections do, since
 // 1024 elements fill whole bytes at any width); writes its escape records to `esc` (room for n
-// records and one byte more: a record may be stored as 4 bytes) and returns their number.
+// records) and returns their number.
 using EncodeChunkFn = uint32_t (*)(const TypeTraits& t, const uint8_t* in, uint32_t n,
                                    const CodecTables& tab, uint8_t* sm, uint8_t* codes,
                                    uint8_t* esc);

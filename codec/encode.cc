@@ -60,7 +60,7 @@ bool encodeChunks(const TypeTraits& t, const uint8_t* in, const FrameLayout& l,
     std::vector<uint8_t>& e = esc[r];
     // A chunk's escapes land in scratch first: growing `e` by a whole chunk's worth of records
     // would zero-fill 1.5 bytes per input byte, most of them never used.
-    uint8_t scratch[kChunkElems * kEscapeBytes + 1];  // a kernel may store a record's 3 bytes as 4 (EncodeChunkFn)
+    uint8_t scratch[kChunkElems * kEscapeBytes];
     for (uint64_t c = c0; c < c1; ++c) {
       uint64_t first = c * kChunkElems;
       uint32_t n = uint32_t(l.count - first < kChunkElems ? l.count - first : kChunkElems);

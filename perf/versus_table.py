@@ -11,7 +11,9 @@ rounds' own spread on one GPU is a few percent); the emulated links also give th
 
   versus_table.py --logs DIR [--rounds 3] [--slack 0.03] [--json OUT]
 reads DIR/vs_{base,head}_{ROW}_{ROUND}.json, ROW in 4k, 1g, l12.5, l25, l50, l100 (rows that neither
-build ran are left out; a row that only one ran is missing, and the exit status is 1).
+build ran are left out; a row with fewer rounds than --rounds is missing, and the exit status is 1).
+The verdicts are measurements, as perf/latency_table.py's: a figure worse than the baseline is
+printed WORSE and counted in the last line, not an exit status.
 """
 import argparse
 import json
@@ -55,8 +57,8 @@ def main():
         base, head = times(a.logs, "base", row, a.rounds), times(a.logs, "head", row, a.rounds)
         if not base and not head:  # not a row of this run (VS_LINKS)
             continue
-        if not base or not head:
-            print(f"{title:24} missing ({len(base)} baseline rounds, {len(head)} of this build)")
+        if len(base) < a.rounds or len(head) < a.rounds:  # a round's run failed: no median of the asked rounds
+            print(f"{title:24} missing rounds ({len(base)} of {a.rounds} baseline, {len(head)} of this build)")
             missing += 1
             continue
         for mode, k in (("raw", 0), ("on", 1)):

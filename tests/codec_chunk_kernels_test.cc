@@ -5,6 +5,7 @@
 // position of a step; and each decodes what it encoded.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 #include <string>
@@ -92,6 +93,52 @@ TEST(CodecChunkKernels, StepsAndBmi2MatchThePortableKernel) {
     }
   }
   EXPECT_GE(kernels, 8 * 13) << "every type and width has a step kernel";
+}
+
+// E4M3 with its 3-bit default codebook on arbitrary bytes: every byte value (NaN 0x7F/0xFF, +-0,
+// subnormals, exponents 0 and 15 as escapes) at every position of a step, escapes from none to
+// most elements of a step, against the portable kernel.
+TEST(CodecChunkKernels, E4m3KernelsMatchThePortableOneOnEveryByte) {
+  const TypeTraits t = sz::typeTraits(szFloat8e4m3);
+  szCodebook_t cb;
+  ASSERT_EQ(szCodebookDefault(szFloat8e4m3, &cb), szSuccess);
+  ASSERT_EQ(sz::codebookBits(cb), 3u);
+  CodecTables tab;
+  sz::buildTables(cb, &tab);
+  std::vector<ChunkCodec> candidates;
+  ChunkCodec c;
+  if (sz::stepsChunkCodec(szFloat8e4m3, 3, &c)) candidates.push_back(c);
+  if (__builtin_cpu_supports("bmi2") && __builtin_cpu_supports("avx2") && sz::avx2NarrowChunkCodec(szFloat8e4m3, 3, &c))
+    candidates.push_back(c);
+  ASSERT_FALSE(candidates.empty());
+  const ChunkCodec ref{sz::encodeChunkPortable, sz::decodeChunkPortable, "portable"};
+  std::mt19937 rng(33);
+  int cases = 0;
+  for (uint32_t n : {1u, 31u, 32u, 33u, 95u, 1024u}) {
+    for (uint32_t shift = 0; shift < 256; shift += 37) {  // every byte value lands on many positions
+      std::vector<uint8_t> in(n);
+      for (uint32_t i = 0; i < n; ++i) in[i] = uint8_t(i * 7 + shift + (rng() % 3 == 0 ? rng() : 0));
+      const Encoded want = encodeWith(ref, t, in, n, tab);
+      for (const ChunkCodec& k : candidates) {
+        SCOPED_TRACE(std::string(k.name) + " n=" + std::to_string(n) + " shift=" + std::to_string(shift));
+        const Encoded got = encodeWith(k, t, in, n, tab);
+        EXPECT_EQ(got.escapes, want.escapes);
+        EXPECT_TRUE(got.sm == want.sm && got.codes == want.codes && got.esc == want.esc) << "sections differ";
+        std::vector<uint8_t> out(n + 1, 0x5A);
+        k.decode(t, got.sm.data(), got.codes.data(), n, tab, out.data());
+        for (uint32_t e = 0; e < got.escapes; ++e)  // the escapes, as the frame decoder applies them
+          out[got.esc[3 * e] | got.esc[3 * e + 1] << 8] =
+              uint8_t((out[got.esc[3 * e] | got.esc[3 * e + 1] << 8] & ~0x78) | got.esc[3 * e + 2] << 3);
+        EXPECT_TRUE(std::equal(in.begin(), in.end(), out.begin())) << "the decoded bytes differ from the input";
+        EXPECT_EQ(out.back(), 0x5A) << "decoder wrote past its output";
+        ++cases;
+      }
+      if (n >= 32) {
+        EXPECT_GT(want.escapes, 0u) << "arbitrary bytes escape (exponents outside the 8 of the codebook)";
+      }
+    }
+  }
+  EXPECT_GE(cases, 6 * 7);
 }
 
 }  // namespace

@@ -308,8 +308,9 @@ if [ "$QUICK" = "--versus" ]; then
   # sendrecv_perf (BASE: build-base/sendrecv_perf, built elsewhere from the baseline commit and
   # carried; it finds isal in .deps), in one call, the two alternating over VS_ROUNDS rounds: 4 KiB
   # and 1 GiB with no cap, and 1 GiB over the VS_LINKS emulated links; raw and with the codec
-  # (perf/versus_table.py). The GPU suite first (the 16-rank lazy test apart, as in every mode).
-  # Then a carried PROFILE=1 build's phases (PROF_BIN) at PROF_SIZES, and with VS_AUTO=1 the mixed
+  # (perf/versus_table.py). The GPU suite first, without the 16-rank lazy test (its memory figures
+  # need a process of their own: lazy_connections in the other modes). Then a carried PROFILE=1
+  # build's phases (PROF_BIN, where one was carried) at PROF_SIZES (empty: none), and with VS_AUTO=1 the mixed
   # auto sweep and the tcp auto rows. On 2026-12-06 the whole of it did not fit one 590 s call.
   step build make -j"$(nproc)" DEPS="$DEPS" build/tests/splitzip_gpu_tests build/perf/sendrecv_perf || { finish; exit 1; }
   SZ_TEST_KV_BF16=$KV_BF16 STEP_TIMEOUT=150 step gpu_tests ./build/tests/splitzip_gpu_tests --gtest_filter='*:-CommLazyGpu*' \
@@ -336,7 +337,8 @@ if [ "$QUICK" = "--versus" ]; then
   step versus_table python3 perf/versus_table.py --logs "$LOGS" --rounds "${VS_ROUNDS:-2}" --base-name "${BASE_NAME:-base}" \
     --json "$OUT/versus.json"
   PROF_BIN=${PROF_BIN:-build-profile/perf/sendrecv_perf}
-  step prof_check env $CARRIED "$PROF_BIN" --help && prof_rows "env $CARRIED $PROF_BIN" ${PROF_SIZES-4K}
+  [ -e "$PROF_BIN" ] && [ -n "${PROF_SIZES-4K}" ] && step prof_check env $CARRIED "$PROF_BIN" --help &&
+    prof_rows "env $CARRIED $PROF_BIN" ${PROF_SIZES-4K}
   if [ -n "${VS_AUTO:-}" ]; then  # issue 28's mixed sweep and tcp rows
     auto_mixed_rows
     KV_BF16=tests/data/tinystories_kv_eval_bf16.safetensors tcp_auto_rows
@@ -462,7 +464,7 @@ if [ $COMM_HUNG = 0 ] && [ "$QUICK" != "--quick" ] && [ "$QUICK" != "--codec" ] 
   # compute-sanitizer on its kernels; sendrecv_perf with no cap and over emulated links.
   IPC_FILTER='SlotIpc*:*ipc*'
   for run in 2 3; do  # the whole GPU suite three times in a row (the first is gpu_tests above)
-    SZ_TEST_KV_BF16=$KV_BF16 STEP_TIMEOUT=120 step gpu_tests_$run ./build/tests/splitzip_gpu_tests --gtest_filter="$GPU_FILTER"
+    SZ_TEST_KV_BF16=$KV_BF16 STEP_TIMEOUT=120 step gpu_tests_$run ./build/tests/splitzip_gpu_tests --gtest_filter="$GPU_FILTER:-CommLazyGpu*"
   done
   # At 1, the two ranks' streams share one hardware queue on one GPU: a rank's second launch on a
   # stream, queued behind its first, holds the queue while the first waits for the peer's launch
