@@ -1,8 +1,9 @@
 // AVX2 + BMI2 per-chunk kernels for FP16 and FP8 E4M3 (compiled with -mavx2 -mbmi2, called only
 // after a CPU check): 32 elements per step. The exponents are cut out of a whole vector and
 // looked up with byte shuffles (two 16-entry tables cover a 5-bit exponent); escapes show in a
-// movemask. Codes and sign-mantissa symbols are packed least-significant-bit first with one
-// bit extract (pext) per 64-bit word, and unpacked with one bit deposit (pdep) on decode.
+// movemask. Codes are packed and unpacked by vector operations (storeCodes, loadCodes); FP16's
+// 11-bit symbols with one bit extract (pext) per 64-bit word, and one bit deposit (pdep) on
+// decode; E4M3's 4-bit symbols as nibbles.
 #include <immintrin.h>
 
 #include <cstring>
@@ -29,9 +30,6 @@ struct Narrow {
   static_assert(kType == szFloat16 || kType == szFloat8e4m3, "FP16 and E4M3");
 };
 
-template <uint32_t kBits>
-constexpr uint64_t kCodeBytes = repeat((1ull << kBits) - 1, 8);
-
 // The 32 exponents of a step's elements, one per byte, in element order.
 template <int kType>
 __m256i exponents(const uint8_t* in) {
@@ -52,6 +50,28 @@ __m128i packNibbles(__m256i v) {
   return _mm256_castsi256_si128(_mm256_permute4x64_epi64(_mm256_packus_epi16(p, p), 0x08));
 }
 
+// A step's 32 codes (one per byte, < 2^kBits) as the code section stores them: nibbles (4-bit),
+// or 3-bit fields LSB first, gathered into 24-bit groups of eight by two multiply-adds and a
+// shift, then 12 bytes by a shuffle (stored as 8 + 4: nothing past the step's codes).
+template <uint32_t kBits>
+void storeCodes(uint8_t* dst, __m256i c) {
+  if constexpr (kBits == 4) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), packNibbles(c));
+  } else {
+    const __m256i gather = _mm256_setr_epi8(0, 1, 2, 8, 9, 10, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+                                            0, 1, 2, 8, 9, 10, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+    const __m256i v16 = _mm256_maddubs_epi16(c, _mm256_set1_epi16(0x0801));    // c[2i] + 8 c[2i+1]
+    const __m256i v32 = _mm256_madd_epi16(v16, _mm256_set1_epi32(0x00400001));  // 12 bits of four
+    const __m256i g = _mm256_shuffle_epi8(_mm256_or_si256(v32, _mm256_srli_epi64(v32, 20)), gather);
+    const uint64_t lo = uint64_t(_mm_cvtsi128_si64(_mm256_castsi256_si128(g)));
+    const uint64_t hi = uint64_t(_mm_cvtsi128_si64(_mm256_extracti128_si256(g, 1)));
+    const uint64_t w0 = lo | hi << 48;
+    const uint32_t w1 = uint32_t(hi >> 16);
+    memcpy(dst, &w0, 8);
+    memcpy(dst + 8, &w1, 4);
+  }
+}
+
 // E4M3's step with every section made by vector operations: the symbols and 4-bit codes as
 // nibbles paired by a multiply-add; 3-bit codes gathered into 24-bit groups of eight by two
 // multiply-adds and a shift, then 12 bytes by a shuffle. The step's first escape is recorded
@@ -66,8 +86,6 @@ uint32_t encodeChunkAvx2E4m3(const TypeTraits& t, const uint8_t* in, uint32_t n,
       _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(tab.code))), _mm256_set1_epi8(char(0x80)));
   const __m256i low4 = _mm256_set1_epi8(0x0F), low3 = _mm256_set1_epi8(0x07), sign = _mm256_set1_epi8(0x08);
   const __m256i codeMask = _mm256_set1_epi8(char((1u << kBits) - 1));
-  const __m256i gather = _mm256_setr_epi8(0, 1, 2, 8, 9, 10, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-                                          0, 1, 2, 8, 9, 10, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
   uint32_t escapes = 0, i = 0;
   for (; i + kStep <= n; i += kStep) {
     const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + i));
@@ -77,19 +95,7 @@ uint32_t encodeChunkAvx2E4m3(const TypeTraits& t, const uint8_t* in, uint32_t n,
     const __m256i c0 = _mm256_and_si256(c, codeMask);
     const __m256i s = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(x, 4), sign), _mm256_and_si256(x, low3));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(sm + i / 2), packNibbles(s));
-    if constexpr (kBits == 4) {
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(codes + i / 2), packNibbles(c0));
-    } else {
-      const __m256i v16 = _mm256_maddubs_epi16(c0, _mm256_set1_epi16(0x0801));  // c[2i] + 8 c[2i+1]
-      const __m256i v32 = _mm256_madd_epi16(v16, _mm256_set1_epi32(0x00400001));  // 12 bits of four
-      const __m256i g = _mm256_shuffle_epi8(_mm256_or_si256(v32, _mm256_srli_epi64(v32, 20)), gather);
-      const uint64_t lo = uint64_t(_mm_cvtsi128_si64(_mm256_castsi256_si128(g)));
-      const uint64_t hi = uint64_t(_mm_cvtsi128_si64(_mm256_extracti128_si256(g, 1)));
-      const uint64_t w0 = lo | hi << 48;
-      const uint32_t w1 = uint32_t(hi >> 16);
-      memcpy(codes + size_t(i) * 3 / 8, &w0, 8);
-      memcpy(codes + size_t(i) * 3 / 8 + 8, &w1, 4);
-    }
+    storeCodes<kBits>(codes + size_t(i) * kBits / 8, c0);
     alignas(32) uint8_t eb[kStep];
     _mm256_store_si256(reinterpret_cast<__m256i*>(eb), e);
     const uint32_t k = uint32_t(__builtin_ctz(m | 0x80000000u));  // 31 when none escapes: written, not counted
@@ -129,8 +135,7 @@ uint32_t encodeChunkAvx2Narrow(const TypeTraits& t, const uint8_t* in, uint32_t 
     // Escapes (kEscapeCode has bit 7 set) get code 0 and a record each, in position order (FP16's
     // default codebook escapes rarely, so the loop's branch predicts well; E4M3 has its own kernel).
     const __m256i escaped = _mm256_cmpgt_epi8(_mm256_setzero_si256(), c);
-    alignas(32) uint8_t cb[kStep], eb[kStep];
-    _mm256_store_si256(reinterpret_cast<__m256i*>(cb), _mm256_andnot_si256(escaped, c));
+    alignas(32) uint8_t eb[kStep];
     _mm256_store_si256(reinterpret_cast<__m256i*>(eb), e);
     for (uint32_t m = uint32_t(_mm256_movemask_epi8(escaped)); m != 0; m &= m - 1) {
       const uint32_t k = uint32_t(__builtin_ctz(m)), pos = i + k;
@@ -139,13 +144,7 @@ uint32_t encodeChunkAvx2Narrow(const TypeTraits& t, const uint8_t* in, uint32_t 
       esc[3 * escapes + 2] = eb[k];
       ++escapes;
     }
-    uint8_t* cdst = codes + size_t(i) * kBits / 8;
-    for (uint32_t j = 0; j < 4; ++j) {
-      uint64_t w;
-      memcpy(&w, cb + 8 * j, 8);
-      const uint64_t packed = _pext_u64(w, kCodeBytes<kBits>);
-      memcpy(cdst + j * kBits, &packed, kBits);
-    }
+    storeCodes<kBits>(codes + size_t(i) * kBits / 8, _mm256_andnot_si256(escaped, c));
     // Symbols: each 64-bit word of input gives kSmWordBits bits, whole bytes (44 or 32).
     unsigned __int128 acc = 0;
     uint32_t accBits = 0;
@@ -168,6 +167,38 @@ uint32_t encodeChunkAvx2Narrow(const TypeTraits& t, const uint8_t* in, uint32_t 
   return escapes;
 }
 
+// 16 bytes of nibbles as the 32 bytes they pack, element 2i from the low nibble of byte i.
+__m256i unpackNibbles(__m128i v) {
+  const __m128i low4 = _mm_set1_epi8(0x0F);
+  const __m128i lo = _mm_and_si128(v, low4), hi = _mm_and_si128(_mm_srli_epi16(v, 4), low4);
+  return _mm256_set_m128i(_mm_unpackhi_epi8(lo, hi), _mm_unpacklo_epi8(lo, hi));
+}
+
+// A step's 32 codes from the code section, one per byte: nibbles, or 3-bit fields four to a 32-bit
+// lane (bits 12d.. of the step's 96: a byte shuffle, a variable shift, four fields spread to
+// bytes). Reads the step's codes only (12 bytes as 8 + 4).
+template <uint32_t kBits>
+__m256i loadCodes(const uint8_t* p) {
+  if constexpr (kBits == 4) {
+    return unpackNibbles(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  } else {
+    const __m256i gather = _mm256_setr_epi8(0, 1, -1, -1, 1, 2, -1, -1, 3, 4, -1, -1, 4, 5, -1, -1,
+                                            6, 7, -1, -1, 7, 8, -1, -1, 9, 10, -1, -1, 10, 11, -1, -1);
+    uint64_t w0;
+    uint32_t w1;
+    memcpy(&w0, p, 8);
+    memcpy(&w1, p + 8, 4);
+    const __m128i v = _mm_insert_epi32(_mm_cvtsi64_si128(int64_t(w0)), int(w1), 2);
+    // Each lane's 12 bits; the bits above them are never selected below.
+    const __m256i x = _mm256_srlv_epi32(_mm256_shuffle_epi8(_mm256_broadcastsi128_si256(v), gather),
+                                        _mm256_setr_epi32(0, 4, 0, 4, 0, 4, 0, 4));
+    return _mm256_or_si256(_mm256_or_si256(_mm256_and_si256(x, _mm256_set1_epi32(0x7)),
+                                           _mm256_and_si256(_mm256_slli_epi32(x, 5), _mm256_set1_epi32(0x700))),
+                           _mm256_or_si256(_mm256_and_si256(_mm256_slli_epi32(x, 10), _mm256_set1_epi32(0x70000)),
+                                           _mm256_and_si256(_mm256_slli_epi32(x, 15), _mm256_set1_epi32(0x7000000))));
+  }
+}
+
 __m256i vec(const uint64_t* w) {
   return _mm256_set_epi64x((long long)w[3], (long long)w[2], (long long)w[1], (long long)w[0]);
 }
@@ -180,13 +211,7 @@ void decodeChunkAvx2Narrow(const TypeTraits& t, const uint8_t* sm, const uint8_t
   const __m256i book = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(tab.exponent)));
   uint32_t i = 0;
   for (; i + kStep <= n; i += kStep) {
-    // Built in registers: four 8-byte stores read back as one vector would stall store forwarding.
-    uint64_t cw[4];
-    const uint8_t* csrc = codes + size_t(i) * kBits / 8;
-    for (uint32_t j = 0; j < 4; ++j) {
-      cw[j] = _pdep_u64(uint64_t(loadLeBytes<kBits>(csrc + j * kBits)), kCodeBytes<kBits>);
-    }
-    const __m256i e = _mm256_shuffle_epi8(book, vec(cw));
+    const __m256i e = _mm256_shuffle_epi8(book, loadCodes<kBits>(codes + size_t(i) * kBits / 8));
     // Symbols back into each 64-bit word's sign and mantissa bits: word j's symbols start at bit
     // j * kSmWordBits of the step's (44 or 32 bits, so one 8-byte load at their first byte holds
     // them). The last load may read up to 4 bytes past the step's symbols: the section's next
@@ -215,13 +240,6 @@ void decodeChunkAvx2Narrow(const TypeTraits& t, const uint8_t* sm, const uint8_t
   if (i < n) decodeTailPortable(t, sm, codes, i, n, tab, out);
 }
 
-// 16 bytes of nibbles as the 32 bytes they pack, element 2i from the low nibble of byte i.
-__m256i unpackNibbles(__m128i v) {
-  const __m128i low4 = _mm_set1_epi8(0x0F);
-  const __m128i lo = _mm_and_si128(v, low4), hi = _mm_and_si128(_mm_srli_epi16(v, 4), low4);
-  return _mm256_set_m128i(_mm_unpackhi_epi8(lo, hi), _mm_unpacklo_epi8(lo, hi));
-}
-
 // E4M3's step by vector operations: nibbles unpacked by byte interleaves; 3-bit codes four to a
 // 32-bit lane (bits 12d.. of the step's 96: a byte shuffle, a variable shift, four fields spread
 // to bytes), then the codebook by one byte shuffle.
@@ -236,29 +254,10 @@ void decodeChunkAvx2E4m3(const TypeTraits& t, const uint8_t* sm, const uint8_t* 
                                           char(0x84), char(0x85), char(0x86), char(0x87), 0, 1, 2, 3, 4, 5, 6, 7,
                                           char(0x80), char(0x81), char(0x82), char(0x83), char(0x84), char(0x85),
                                           char(0x86), char(0x87));
-  const __m256i gather = _mm256_setr_epi8(0, 1, -1, -1, 1, 2, -1, -1, 3, 4, -1, -1, 4, 5, -1, -1,
-                                          6, 7, -1, -1, 7, 8, -1, -1, 9, 10, -1, -1, 10, 11, -1, -1);
-  const __m256i shifts = _mm256_setr_epi32(0, 4, 0, 4, 0, 4, 0, 4);
   uint32_t i = 0;
   for (; i + kStep <= n; i += kStep) {
     const __m256i s = unpackNibbles(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sm + i / 2)));
-    __m256i c;
-    if constexpr (kBits == 4) {
-      c = unpackNibbles(_mm_loadu_si128(reinterpret_cast<const __m128i*>(codes + i / 2)));
-    } else {
-      const uint8_t* p = codes + size_t(i) * 3 / 8;  // 12 bytes, read as 8 and 4 (nothing past them)
-      uint64_t w0;
-      uint32_t w1;
-      memcpy(&w0, p, 8);
-      memcpy(&w1, p + 8, 4);
-      const __m128i v = _mm_insert_epi32(_mm_cvtsi64_si128(int64_t(w0)), int(w1), 2);
-      // Each lane's 12 bits; the bits above them are never selected below.
-      const __m256i x = _mm256_srlv_epi32(_mm256_shuffle_epi8(_mm256_broadcastsi128_si256(v), gather), shifts);
-      c = _mm256_or_si256(_mm256_or_si256(_mm256_and_si256(x, _mm256_set1_epi32(0x7)),
-                                          _mm256_and_si256(_mm256_slli_epi32(x, 5), _mm256_set1_epi32(0x700))),
-                          _mm256_or_si256(_mm256_and_si256(_mm256_slli_epi32(x, 10), _mm256_set1_epi32(0x70000)),
-                                          _mm256_and_si256(_mm256_slli_epi32(x, 15), _mm256_set1_epi32(0x7000000))));
-    }
+    const __m256i c = loadCodes<kBits>(codes + size_t(i) * kBits / 8);
     const __m256i v = _mm256_or_si256(_mm256_shuffle_epi8(symbol, s), _mm256_shuffle_epi8(book, c));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), v);
   }
