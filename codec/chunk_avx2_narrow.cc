@@ -1,9 +1,9 @@
 // AVX2 + BMI2 per-chunk kernels for FP16 and FP8 E4M3 (compiled with -mavx2 -mbmi2, called only
 // after a CPU check): 32 elements per step. The exponents are cut out of a whole vector and
-// looked up with byte shuffles (two 16-entry tables cover a 5-bit exponent); escapes show in a
-// movemask. Codes are packed and unpacked by vector operations (storeCodes, loadCodes); FP16's
-// 11-bit symbols with one bit extract (pext) per 64-bit word, and one bit deposit (pdep) on
-// decode; E4M3's 4-bit symbols as nibbles.
+// looked up with byte shuffles (two 16-entry tables cover FP16's 5-bit exponent); escapes show in
+// a movemask. Codes are packed and unpacked by vector operations (storeCodes, loadCodes), E4M3's
+// 4-bit symbols as nibbles, FP16's 11-bit symbols by multiply-adds and shifts on encode and one
+// bit deposit (pdep) per 64-bit word on decode.
 #include <immintrin.h>
 
 #include <cstring>
@@ -21,27 +21,32 @@ constexpr uint64_t repeat(uint64_t field, uint32_t w) {
   return m;
 }
 
-template <int kType>
-struct Narrow {
-  static constexpr TypeTraits T = typeTraits(kType);
-  static constexpr uint32_t kVecs = T.elemBytes;  // 32-byte loads per step
-  static constexpr uint64_t kSm = repeat((1ull << (T.elemBits() - 1)) | ((1ull << T.mantBits) - 1), T.elemBits());
-  static constexpr uint32_t kSmWordBits = (64 / T.elemBits()) * T.smBits;  // one 64-bit word's symbols
-  static_assert(kType == szFloat16 || kType == szFloat8e4m3, "FP16 and E4M3");
-};
+// FP16: the sign and mantissa bits of four elements in a 64-bit word, and the 44 bits of their
+// symbols.
+constexpr TypeTraits kFp16 = typeTraits(szFloat16);
+constexpr uint64_t kFp16Sm = repeat((1ull << 15) | ((1ull << kFp16.mantBits) - 1), 16);
+constexpr uint32_t kFp16WordBits = 4 * kFp16.smBits;
 
-// The 32 exponents of a step's elements, one per byte, in element order.
-template <int kType>
-__m256i exponents(const uint8_t* in) {
-  if constexpr (kType == szFloat16) {
-    const __m256i mask = _mm256_set1_epi16(0x1F);
-    const __m256i a = _mm256_and_si256(_mm256_srli_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(in)), 10), mask);
-    const __m256i b = _mm256_and_si256(_mm256_srli_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + 32)), 10), mask);
-    return _mm256_permute4x64_epi64(_mm256_packus_epi16(a, b), 0xD8);  // packus interleaves the lanes
-  } else {
-    const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in));
-    return _mm256_and_si256(_mm256_srli_epi16(x, 3), _mm256_set1_epi8(0x0F));
-  }
+// The 32 exponents of a step's FP16 elements, one per byte, in element order.
+__m256i fp16Exponents(const uint8_t* in) {
+  const __m256i mask = _mm256_set1_epi16(0x1F);
+  const __m256i a = _mm256_and_si256(_mm256_srli_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(in)), 10), mask);
+  const __m256i b = _mm256_and_si256(_mm256_srli_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + 32)), 10), mask);
+  return _mm256_permute4x64_epi64(_mm256_packus_epi16(a, b), 0xD8);  // packus interleaves the lanes
+}
+
+// The 11-bit symbols (sign << 10 | mantissa) of 16 FP16 elements packed LSB first: 11 bytes per
+// 128-bit lane (its 8 elements), at bytes 0..10 of each. Pairs by a multiply-add (22 bits a 32-bit
+// lane), then pairs of those in 64 bits (44), then the lane's two halves (88).
+__m256i fp16Symbols(__m256i x) {
+  const __m256i s = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(x, 5), _mm256_set1_epi16(0x400)),
+                                    _mm256_and_si256(x, _mm256_set1_epi16(0x3FF)));
+  const __m256i v32 = _mm256_madd_epi16(s, _mm256_set1_epi32(0x08000001));  // s[2i] + 2048 s[2i+1]
+  const __m256i v64 = _mm256_or_si256(_mm256_and_si256(v32, _mm256_set1_epi64x(0x3FFFFF)),
+                                      _mm256_slli_epi64(_mm256_srli_epi64(v32, 32), 22));
+  const __m256i lowHalf = _mm256_setr_epi64x(-1, 0, -1, 0), highHalf = _mm256_setr_epi64x(0, -1, 0, -1);
+  return _mm256_or_si256(_mm256_or_si256(_mm256_and_si256(v64, lowHalf), _mm256_slli_epi64(_mm256_bsrli_epi128(v64, 8), 44)),
+                         _mm256_and_si256(_mm256_srli_epi64(v64, 20), highHalf));
 }
 
 // 32 nibbles (one per byte, < 16) packed two per byte, element 2i in the low nibble: 16 bytes.
@@ -114,26 +119,22 @@ uint32_t encodeChunkAvx2E4m3(const TypeTraits& t, const uint8_t* in, uint32_t n,
   return escapes;
 }
 
-template <int kType, uint32_t kBits>
-uint32_t encodeChunkAvx2Narrow(const TypeTraits& t, const uint8_t* in, uint32_t n, const CodecTables& tab,
-                               uint8_t* sm, uint8_t* codes, uint8_t* esc) {
-  using S = Narrow<kType>;
-  constexpr TypeTraits T = S::T;
-  // Exponent -> code as shuffle tables: exponents 0..15 and 16..31 (FP16's upper half).
+template <uint32_t kBits>
+uint32_t encodeChunkAvx2Fp16(const TypeTraits& t, const uint8_t* in, uint32_t n, const CodecTables& tab, uint8_t* sm,
+                             uint8_t* codes, uint8_t* esc) {
+  // Exponent -> code as shuffle tables: exponents 0..15 and 16..31.
   const __m256i lo = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(tab.code)));
   const __m256i hi = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(tab.code + 16)));
   const __m256i low4 = _mm256_set1_epi8(0x0F);
   uint32_t escapes = 0, i = 0;
   for (; i + kStep <= n; i += kStep) {
-    const uint8_t* src = in + size_t(i) * T.elemBytes;
-    const __m256i e = exponents<kType>(src);
-    __m256i c = _mm256_shuffle_epi8(lo, _mm256_and_si256(e, low4));
-    if constexpr (kType == szFloat16) {
-      const __m256i upper = _mm256_cmpgt_epi8(e, low4);
-      c = _mm256_blendv_epi8(c, _mm256_shuffle_epi8(hi, _mm256_and_si256(e, low4)), upper);
-    }
-    // Escapes (kEscapeCode has bit 7 set) get code 0 and a record each, in position order (FP16's
-    // default codebook escapes rarely, so the loop's branch predicts well; E4M3 has its own kernel).
+    const uint8_t* src = in + size_t(i) * 2;
+    const __m256i e = fp16Exponents(src);
+    const __m256i upper = _mm256_cmpgt_epi8(e, low4);
+    const __m256i c = _mm256_blendv_epi8(_mm256_shuffle_epi8(lo, _mm256_and_si256(e, low4)),
+                                         _mm256_shuffle_epi8(hi, _mm256_and_si256(e, low4)), upper);
+    // Escapes (kEscapeCode has bit 7 set) get code 0 and a record each, in position order (the
+    // default codebook escapes rarely, so the loop's branch predicts well; E4M3's kernel has none).
     const __m256i escaped = _mm256_cmpgt_epi8(_mm256_setzero_si256(), c);
     alignas(32) uint8_t eb[kStep];
     _mm256_store_si256(reinterpret_cast<__m256i*>(eb), e);
@@ -145,23 +146,20 @@ uint32_t encodeChunkAvx2Narrow(const TypeTraits& t, const uint8_t* in, uint32_t 
       ++escapes;
     }
     storeCodes<kBits>(codes + size_t(i) * kBits / 8, _mm256_andnot_si256(escaped, c));
-    // Symbols: each 64-bit word of input gives kSmWordBits bits, whole bytes (44 or 32).
-    unsigned __int128 acc = 0;
-    uint32_t accBits = 0;
-    uint8_t* sdst = sm + size_t(i) * T.smBits / 8;
-    for (uint32_t j = 0; j < 4 * S::kVecs; ++j) {
-      uint64_t w;
-      memcpy(&w, src + 8 * j, 8);
-      acc |= (unsigned __int128)_pext_u64(w, S::kSm) << accBits;
-      accBits += S::kSmWordBits;
-      if (accBits >= 64) {
-        memcpy(sdst, &acc, 8);
-        sdst += 8;
-        acc >>= 64;
-        accBits -= 64;
-      }
-    }
-    memcpy(sdst, &acc, accBits / 8);  // 32 symbols fill whole bytes
+    // Symbols: 44 bytes, 11 from each 128-bit lane of the two vectors. Three go as 16-byte stores
+    // that the next overwrites past its 11; the last as 8 + 2 + 1, nothing past the step's.
+    uint8_t* sdst = sm + size_t(i) * kFp16.smBits / 8;
+    const __m256i a = fp16Symbols(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src)));
+    const __m256i b = fp16Symbols(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 32)));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(sdst), _mm256_castsi256_si128(a));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(sdst + 11), _mm256_extracti128_si256(a, 1));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(sdst + 22), _mm256_castsi256_si128(b));
+    const __m128i last = _mm256_extracti128_si256(b, 1);
+    const uint64_t w0 = uint64_t(_mm_cvtsi128_si64(last));
+    const uint32_t w1 = uint32_t(_mm_extract_epi32(last, 2));
+    memcpy(sdst + 33, &w0, 8);
+    memcpy(sdst + 41, &w1, 2);
+    sdst[43] = uint8_t(w1 >> 16);
   }
   if (i < n) escapes += encodeTailPortable(t, in, i, n, tab, sm, codes, esc + 3 * escapes);
   return escapes;
@@ -203,39 +201,29 @@ __m256i vec(const uint64_t* w) {
   return _mm256_set_epi64x((long long)w[3], (long long)w[2], (long long)w[1], (long long)w[0]);
 }
 
-template <int kType, uint32_t kBits>
-void decodeChunkAvx2Narrow(const TypeTraits& t, const uint8_t* sm, const uint8_t* codes, uint32_t n,
-                           const CodecTables& tab, uint8_t* out) {
-  using S = Narrow<kType>;
-  constexpr TypeTraits T = S::T;
+template <uint32_t kBits>
+void decodeChunkAvx2Fp16(const TypeTraits& t, const uint8_t* sm, const uint8_t* codes, uint32_t n,
+                         const CodecTables& tab, uint8_t* out) {
   const __m256i book = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(tab.exponent)));
   uint32_t i = 0;
   for (; i + kStep <= n; i += kStep) {
     const __m256i e = _mm256_shuffle_epi8(book, loadCodes<kBits>(codes + size_t(i) * kBits / 8));
     // Symbols back into each 64-bit word's sign and mantissa bits: word j's symbols start at bit
-    // j * kSmWordBits of the step's (44 or 32 bits, so one 8-byte load at their first byte holds
-    // them). The last load may read up to 4 bytes past the step's symbols: the section's next
-    // step, or the frame's code section behind it, never outside the frame.
-    uint64_t words[4 * S::kVecs];
-    const uint8_t* ssrc = sm + size_t(i) * T.smBits / 8;
-    for (uint32_t j = 0; j < 4 * S::kVecs; ++j) {
-      const uint32_t bit = j * S::kSmWordBits;
+    // 44 j of the step's (so one 8-byte load at their first byte holds them). The last load may
+    // read up to 4 bytes past the step's symbols: the section's next step, or the frame's code
+    // section behind it, never outside the frame.
+    uint64_t words[8];
+    const uint8_t* ssrc = sm + size_t(i) * kFp16.smBits / 8;
+    for (uint32_t j = 0; j < 8; ++j) {
+      const uint32_t bit = j * kFp16WordBits;
       uint64_t w;
       memcpy(&w, ssrc + bit / 8, 8);
-      words[j] = _pdep_u64(w >> (bit % 8), S::kSm);
+      words[j] = _pdep_u64(w >> (bit % 8), kFp16Sm);
     }
-    if constexpr (kType == szFloat16) {
-      const __m256i e16a = _mm256_slli_epi16(_mm256_cvtepu8_epi16(_mm256_castsi256_si128(e)), 10);
-      const __m256i e16b = _mm256_slli_epi16(_mm256_cvtepu8_epi16(_mm256_extracti128_si256(e, 1)), 10);
-      const __m256i a = _mm256_or_si256(vec(words), e16a);
-      const __m256i b = _mm256_or_si256(vec(words + 4), e16b);
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + size_t(i) * 2), a);
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + size_t(i) * 2 + 32), b);
-    } else {
-      const __m256i e8 = _mm256_and_si256(_mm256_slli_epi16(e, 3), _mm256_set1_epi8(0x78));
-      const __m256i v = _mm256_or_si256(vec(words), e8);
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), v);
-    }
+    const __m256i e16a = _mm256_slli_epi16(_mm256_cvtepu8_epi16(_mm256_castsi256_si128(e)), 10);
+    const __m256i e16b = _mm256_slli_epi16(_mm256_cvtepu8_epi16(_mm256_extracti128_si256(e, 1)), 10);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + size_t(i) * 2), _mm256_or_si256(vec(words), e16a));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + size_t(i) * 2 + 32), _mm256_or_si256(vec(words + 4), e16b));
   }
   if (i < n) decodeTailPortable(t, sm, codes, i, n, tab, out);
 }
@@ -265,11 +253,16 @@ void decodeChunkAvx2E4m3(const TypeTraits& t, const uint8_t* sm, const uint8_t* 
 }
 
 template <int kType, uint32_t kBits>
-struct Avx2NarrowKernels {
-  static constexpr EncodeChunkFn encode =
-      kType == szFloat8e4m3 ? encodeChunkAvx2E4m3<kBits> : encodeChunkAvx2Narrow<kType, kBits>;
-  static constexpr DecodeChunkFn decode =
-      kType == szFloat8e4m3 ? decodeChunkAvx2E4m3<kBits> : decodeChunkAvx2Narrow<kType, kBits>;
+struct Avx2NarrowKernels;
+template <uint32_t kBits>
+struct Avx2NarrowKernels<szFloat16, kBits> {
+  static constexpr EncodeChunkFn encode = encodeChunkAvx2Fp16<kBits>;
+  static constexpr DecodeChunkFn decode = decodeChunkAvx2Fp16<kBits>;
+};
+template <uint32_t kBits>
+struct Avx2NarrowKernels<szFloat8e4m3, kBits> {
+  static constexpr EncodeChunkFn encode = encodeChunkAvx2E4m3<kBits>;
+  static constexpr DecodeChunkFn decode = decodeChunkAvx2E4m3<kBits>;
 };
 
 }  // namespace
