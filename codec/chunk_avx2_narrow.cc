@@ -172,28 +172,27 @@ __m256i unpackNibbles(__m128i v) {
   return _mm256_set_m128i(_mm_unpackhi_epi8(lo, hi), _mm_unpacklo_epi8(lo, hi));
 }
 
-// A step's 32 codes from the code section, one per byte: nibbles, or 3-bit fields four to a 32-bit
-// lane (bits 12d.. of the step's 96: a byte shuffle, a variable shift, four fields spread to
-// bytes). Reads the step's codes only (12 bytes as 8 + 4).
+// A step's 32 codes from the code section, one per byte: nibbles, or 3-bit fields two to a 16-bit
+// lane (lane k holds codes 2k and 2k+1, bits 6k.. of the step's 96: a byte shuffle gathers the
+// 16 bits from byte 6k / 8, a multiply shifts each lane's pair to bits 6..11, one shift and two
+// masks spread it to the lane's two bytes). Reads the step's codes only (12 bytes as 8 + 4).
 template <uint32_t kBits>
 __m256i loadCodes(const uint8_t* p) {
   if constexpr (kBits == 4) {
     return unpackNibbles(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
   } else {
-    const __m256i gather = _mm256_setr_epi8(0, 1, -1, -1, 1, 2, -1, -1, 3, 4, -1, -1, 4, 5, -1, -1,
-                                            6, 7, -1, -1, 7, 8, -1, -1, 9, 10, -1, -1, 10, 11, -1, -1);
+    const __m256i gather = _mm256_setr_epi8(0, 1, 0, 1, 1, 2, 2, 3, 3, 4, 3, 4, 4, 5, 5, 6,
+                                            6, 7, 6, 7, 7, 8, 8, 9, 9, 10, 9, 10, 10, 11, 11, -1);
+    const __m256i align = _mm256_setr_epi16(64, 1, 4, 16, 64, 1, 4, 16, 64, 1, 4, 16, 64, 1, 4, 16);  // 2^(6 - 6k % 8)
     uint64_t w0;
     uint32_t w1;
     memcpy(&w0, p, 8);
     memcpy(&w1, p + 8, 4);
     const __m128i v = _mm_insert_epi32(_mm_cvtsi64_si128(int64_t(w0)), int(w1), 2);
-    // Each lane's 12 bits; the bits above them are never selected below.
-    const __m256i x = _mm256_srlv_epi32(_mm256_shuffle_epi8(_mm256_broadcastsi128_si256(v), gather),
-                                        _mm256_setr_epi32(0, 4, 0, 4, 0, 4, 0, 4));
-    return _mm256_or_si256(_mm256_or_si256(_mm256_and_si256(x, _mm256_set1_epi32(0x7)),
-                                           _mm256_and_si256(_mm256_slli_epi32(x, 5), _mm256_set1_epi32(0x700))),
-                           _mm256_or_si256(_mm256_and_si256(_mm256_slli_epi32(x, 10), _mm256_set1_epi32(0x70000)),
-                                           _mm256_and_si256(_mm256_slli_epi32(x, 15), _mm256_set1_epi32(0x7000000))));
+    const __m256i pair = _mm256_srli_epi16(
+        _mm256_mullo_epi16(_mm256_shuffle_epi8(_mm256_broadcastsi128_si256(v), gather), align), 6);
+    return _mm256_or_si256(_mm256_and_si256(pair, _mm256_set1_epi16(0x7)),
+                           _mm256_and_si256(_mm256_slli_epi16(pair, 5), _mm256_set1_epi16(0x700)));
   }
 }
 
