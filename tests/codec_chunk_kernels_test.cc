@@ -141,4 +141,46 @@ TEST(CodecChunkKernels, E4m3KernelsMatchThePortableOneOnEveryByte) {
   EXPECT_GE(cases, 6 * 7);
 }
 
+// FP16 on every bit pattern (NaN payloads, Inf, -0, subnormals), in chunks of 1024 in order and
+// shuffled, with its 4-bit default codebook and a 3-bit one, against the portable kernel.
+TEST(CodecChunkKernels, Fp16KernelsMatchThePortableOneOnEveryPattern) {
+  const TypeTraits t = sz::typeTraits(szFloat16);
+  std::vector<uint16_t> all(65536);
+  for (uint32_t i = 0; i < all.size(); ++i) all[i] = uint16_t(i);
+  std::vector<uint16_t> shuffled = all;
+  std::shuffle(shuffled.begin(), shuffled.end(), std::mt19937(7));
+  szCodebook_t four, three;
+  ASSERT_EQ(szCodebookDefault(szFloat16, &four), szSuccess);
+  three = four;
+  for (int i = 8; i < SZ_CODEBOOK_SIZE; ++i) three.exponents[i] = SZ_CODEBOOK_UNUSED;
+  three.used = 8;
+  int cases = 0;
+  for (const szCodebook_t* cb : {&four, &three}) {
+    CodecTables tab;
+    sz::buildTables(*cb, &tab);
+    ASSERT_EQ(tab.codeBits, cb == &four ? 4u : 3u);
+    ChunkCodec k;
+    if (!(__builtin_cpu_supports("bmi2") && __builtin_cpu_supports("avx2") &&
+          sz::avx2NarrowChunkCodec(szFloat16, tab.codeBits, &k)))
+      GTEST_SKIP() << "this CPU has no AVX2 and BMI2";
+    const ChunkCodec ref{sz::encodeChunkPortable, sz::decodeChunkPortable, "portable"};
+    for (const std::vector<uint16_t>* src : {&all, &shuffled})
+      for (size_t first = 0; first < src->size(); first += 1024) {
+        const uint32_t n = first + 1024 <= src->size() ? 1024 : uint32_t(src->size() - first);
+        std::vector<uint8_t> in(size_t(n) * 2);
+        memcpy(in.data(), src->data() + first, in.size());
+        const Encoded want = encodeWith(ref, t, in, n, tab), got = encodeWith(k, t, in, n, tab);
+        ASSERT_EQ(got.escapes, want.escapes) << "codes " << tab.codeBits << ", chunk at " << first;
+        ASSERT_TRUE(got.sm == want.sm && got.codes == want.codes && got.esc == want.esc)
+            << "sections differ: codes " << tab.codeBits << ", chunk at " << first;
+        std::vector<uint8_t> out(in.size() + 1, 0x5A), refOut(in.size() + 1, 0x5A);
+        k.decode(t, got.sm.data(), got.codes.data(), n, tab, out.data());
+        ref.decode(t, want.sm.data(), want.codes.data(), n, tab, refOut.data());
+        ASSERT_TRUE(out == refOut) << "decodes differ: codes " << tab.codeBits << ", chunk at " << first;
+        ++cases;
+      }
+  }
+  EXPECT_EQ(cases, 2 * 2 * 64);
+}
+
 }  // namespace
