@@ -10,7 +10,7 @@
 #   a list such as "80 90": those.
 # NVCC_GENCODE, when given, replaces all of that; `make print-gencode` shows the flags.
 # Flags given on the command line (make CXXFLAGS="-O1 -g") replace the defaults; the required
-# ones (standard, warnings, include paths, -mavx2 / -mbmi2 for the AVX2 and BMI2 kernels) are always added.
+# ones (standard, warnings, include paths, -mavx2 / -mbmi2 / -mavx512* for the SIMD kernels) are always added.
 
 CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(shell command -v nvcc 2>/dev/null))
 ifeq ($(CUDA_HOME),)
@@ -158,6 +158,7 @@ $(CONFIG_STAMP):
 $(BUILD)/obj/codec/chunk_avx2.o: override CXXFLAGS += -mavx2
 $(BUILD)/obj/codec/chunk_bmi2.o: override CXXFLAGS += -mbmi2
 $(BUILD)/obj/codec/chunk_avx2_narrow.o: override CXXFLAGS += -mavx2 -mbmi2
+$(BUILD)/obj/codec/chunk_avx512_e4m3.o: override CXXFLAGS += -mavx512f -mavx512bw -mavx512vbmi
 $(BUILD)/obj/%.o: %.cc $(CONFIG_STAMP)
 	@mkdir -p $(dir $@)
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -MMD -MP -c $< -o $@
@@ -272,6 +273,7 @@ FUZZ_SEEDS := $(BUILD)/fuzz/make_seeds
 $(BUILD)/fuzz/obj/codec/chunk_avx2.o: FUZZ_FLAGS += -mavx2
 $(BUILD)/fuzz/obj/codec/chunk_bmi2.o: FUZZ_FLAGS += -mbmi2
 $(BUILD)/fuzz/obj/codec/chunk_avx2_narrow.o: FUZZ_FLAGS += -mavx2 -mbmi2
+$(BUILD)/fuzz/obj/codec/chunk_avx512_e4m3.o: FUZZ_FLAGS += -mavx512f -mavx512bw -mavx512vbmi
 $(BUILD)/fuzz/obj/%.o: %.cc
 	@mkdir -p $(dir $@)
 	$(FUZZ_CXX) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@

@@ -57,6 +57,9 @@ bool stepsChunkCodec(int type, uint32_t codeBits, ChunkCodec* out);
 bool bmi2ChunkCodec(int type, uint32_t codeBits, ChunkCodec* out);
 // AVX2 (with BMI2) kernels of FP16 and E4M3, 32 elements per step; false for other types.
 bool avx2NarrowChunkCodec(int type, uint32_t codeBits, ChunkCodec* out);
+// AVX-512 (BW, VBMI) decoder of E4M3 with `codeBits`-bit codes, 64 elements per step (only where
+// the CPU has them).
+DecodeChunkFn e4m3DecodeVbmi(uint32_t codeBits);
 
 // A family of kernels, K<kType, kBits>::encode / ::decode, as the ChunkCodec of `type` (one of
 // kTypes) and `codeBits` (3 or 4); false for a type the family lacks.

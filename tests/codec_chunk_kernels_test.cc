@@ -63,6 +63,7 @@ TEST(CodecChunkKernels, StepsAndBmi2MatchThePortableKernel) {
       if (__builtin_cpu_supports("bmi2") && sz::bmi2ChunkCodec(type, bits, &c)) candidates.push_back(c);
       if (__builtin_cpu_supports("bmi2") && __builtin_cpu_supports("avx2") && sz::avx2NarrowChunkCodec(type, bits, &c))
         candidates.push_back(c);
+      candidates.push_back(sz::selectChunkCodec(type, bits));  // this CPU's pick (E4M3: AVX-512's decoder where it has one)
       ASSERT_FALSE(candidates.empty());
       for (uint32_t n : {1u, 7u, 8u, 9u, 31u, 32u, 33u, 63u, 64u, 65u, 1000u, 1023u, 1024u}) {
         std::vector<uint8_t> in(size_t(n) * t.elemBytes);
@@ -110,6 +111,8 @@ TEST(CodecChunkKernels, E4m3KernelsMatchThePortableOneOnEveryByte) {
   if (sz::stepsChunkCodec(szFloat8e4m3, 3, &c)) candidates.push_back(c);
   if (__builtin_cpu_supports("bmi2") && __builtin_cpu_supports("avx2") && sz::avx2NarrowChunkCodec(szFloat8e4m3, 3, &c))
     candidates.push_back(c);
+  if (__builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vbmi"))
+    candidates.push_back(ChunkCodec{sz::encodeChunkPortable, sz::e4m3DecodeVbmi(3), "avx512vbmi decode"});
   ASSERT_FALSE(candidates.empty());
   const ChunkCodec ref{sz::encodeChunkPortable, sz::decodeChunkPortable, "portable"};
   std::mt19937 rng(33);
@@ -139,6 +142,9 @@ TEST(CodecChunkKernels, E4m3KernelsMatchThePortableOneOnEveryByte) {
     }
   }
   EXPECT_GE(cases, 6 * 7);
+  if (__builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vbmi")) {
+    EXPECT_STREQ(sz::selectChunkCodec(szFloat8e4m3, 3).name, "avx2-narrow, avx512vbmi decode") << "this CPU's pick";
+  }
 }
 
 // FP16 on every bit pattern (NaN payloads, Inf, -0, subnormals), in chunks of 1024 in order and
