@@ -67,10 +67,7 @@ uint32_t encodeChunkBf16Avx2(const TypeTraits& t, const uint8_t* in, uint32_t n,
       uint32_t b = __builtin_ctz(miss);
       miss &= miss - 1;
       uint32_t pos = i + b;
-      esc[3 * escapes] = uint8_t(pos);
-      esc[3 * escapes + 1] = uint8_t(pos >> 8);
-      esc[3 * escapes + 2] = uint8_t((in[2 * pos] >> 7) | (in[2 * pos + 1] << 1));
-      ++escapes;
+      putEscape(esc, escapes++, pos, (in[2 * pos] >> 7) | (in[2 * pos + 1] << 1));
     }
   }
   if (i < n) escapes += encodeTailPortable(t, in, i, n, tab, sm, codes, esc + 3 * escapes);

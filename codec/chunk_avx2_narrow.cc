@@ -55,6 +55,16 @@ __m128i packNibbles(__m256i v) {
   return _mm256_castsi256_si128(_mm256_permute4x64_epi64(_mm256_packus_epi16(p, p), 0x08));
 }
 
+// The records of the escapes in `m` (bit k: element i + k of the step, whose exponent is eb[k]),
+// in position order, after the `escapes` already written; returns the new count.
+uint32_t recordEscapes(uint32_t m, uint32_t i, const uint8_t* eb, uint8_t* esc, uint32_t escapes) {
+  for (; m != 0; m &= m - 1) {
+    const uint32_t k = uint32_t(__builtin_ctz(m));
+    putEscape(esc, escapes++, i + k, eb[k]);
+  }
+  return escapes;
+}
+
 // A step's 32 codes (one per byte, < 2^kBits) as the code section stores them: nibbles (4-bit),
 // or 3-bit fields LSB first, gathered into 24-bit groups of eight by two multiply-adds and a
 // shift, then 12 bytes by a shuffle (stored as 8 + 4: nothing past the step's codes).
@@ -104,16 +114,9 @@ uint32_t encodeChunkAvx2E4m3(const TypeTraits& t, const uint8_t* in, uint32_t n,
     alignas(32) uint8_t eb[kStep];
     _mm256_store_si256(reinterpret_cast<__m256i*>(eb), e);
     const uint32_t k = uint32_t(__builtin_ctz(m | 0x80000000u));  // 31 when none escapes: written, not counted
-    const uint32_t rec = (i + k) | uint32_t(eb[k]) << 16;
+    const uint32_t rec = (i + k) | uint32_t(eb[k]) << 16;  // putEscape's record, and a fourth byte
     memcpy(esc + 3 * escapes, &rec, 4);
-    escapes += m != 0;
-    for (uint32_t r = m & (m - 1); r != 0; r &= r - 1) {
-      const uint32_t j = uint32_t(__builtin_ctz(r)), pos = i + j;
-      esc[3 * escapes] = uint8_t(pos);
-      esc[3 * escapes + 1] = uint8_t(pos >> 8);
-      esc[3 * escapes + 2] = eb[j];
-      ++escapes;
-    }
+    escapes = recordEscapes(m & (m - 1), i, eb, esc, escapes + (m != 0));
   }
   if (i < n) escapes += encodeTailPortable(t, in, i, n, tab, sm, codes, esc + 3 * escapes);
   return escapes;
@@ -138,13 +141,7 @@ uint32_t encodeChunkAvx2Fp16(const TypeTraits& t, const uint8_t* in, uint32_t n,
     const __m256i escaped = _mm256_cmpgt_epi8(_mm256_setzero_si256(), c);
     alignas(32) uint8_t eb[kStep];
     _mm256_store_si256(reinterpret_cast<__m256i*>(eb), e);
-    for (uint32_t m = uint32_t(_mm256_movemask_epi8(escaped)); m != 0; m &= m - 1) {
-      const uint32_t k = uint32_t(__builtin_ctz(m)), pos = i + k;
-      esc[3 * escapes] = uint8_t(pos);
-      esc[3 * escapes + 1] = uint8_t(pos >> 8);
-      esc[3 * escapes + 2] = eb[k];
-      ++escapes;
-    }
+    escapes = recordEscapes(uint32_t(_mm256_movemask_epi8(escaped)), i, eb, esc, escapes);
     storeCodes<kBits>(codes + size_t(i) * kBits / 8, _mm256_andnot_si256(escaped, c));
     // Symbols: 44 bytes, 11 from each 128-bit lane of the two vectors. Three go as 16-byte stores
     // that the next overwrites past its 11; the last as 8 + 2 + 1, nothing past the step's.

@@ -54,10 +54,7 @@ uint32_t encodeChunkBmi2(const TypeTraits& t, const uint8_t* in, uint32_t n, con
     for (uint64_t m = g & 0x8080808080808080ull; m != 0; m &= m - 1) {
       const uint32_t k = uint32_t(__builtin_ctzll(m)) / 8, pos = i + k;
       g &= ~(uint64_t(0xFF) << (8 * k));
-      esc[3 * escapes] = uint8_t(pos);
-      esc[3 * escapes + 1] = uint8_t(pos >> 8);
-      esc[3 * escapes + 2] = uint8_t(ex >> (8 * k));
-      ++escapes;
+      putEscape(esc, escapes++, pos, uint8_t(ex >> (8 * k)));
     }
     const uint64_t c = _pext_u64(g, kCodeBytes<kBits>);
     memcpy(codes + size_t(i / 8) * kBits, &c, kBits);

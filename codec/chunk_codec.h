@@ -97,6 +97,14 @@ static inline unsigned __int128 loadLeBytes(const uint8_t* p) {  // internal: ke
   return v;
 }
 
+// Writes a chunk's escape record `index` (docs/FORMAT.md: position u16 LE, then the exponent) into
+// its records at `esc`.
+static inline void putEscape(uint8_t* esc, uint32_t index, uint32_t pos, uint32_t exponent) {  // internal, as loadLeBytes
+  esc[3 * index] = uint8_t(pos);
+  esc[3 * index + 1] = uint8_t(pos >> 8);
+  esc[3 * index + 2] = uint8_t(exponent);
+}
+
 // The fastest kernels for `type` and `codeBits`-bit codes on this CPU (SZ_CPU_SIMD=0 forces the
 // portable ones).
 ChunkCodec selectChunkCodec(int type, uint32_t codeBits);

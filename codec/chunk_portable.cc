@@ -67,10 +67,7 @@ uint32_t encodeChunkSteps(const TypeTraits& t, const uint8_t* in, uint32_t n, co
       const uint32_t e = T.exponent(w);
       uint32_t c = tab.code[e];
       if (c == kEscapeCode) {
-        esc[3 * escapes] = uint8_t(i + k);
-        esc[3 * escapes + 1] = uint8_t((i + k) >> 8);
-        esc[3 * escapes + 2] = uint8_t(e);
-        ++escapes;
+        putEscape(esc, escapes++, i + k, e);
         c = 0;
       }
       codeAcc |= c << (kBits * k);
@@ -119,10 +116,7 @@ uint32_t encodeChunkPortable(const TypeTraits& t, const uint8_t* in, uint32_t n,
     uint32_t e = t.exponent(w);
     uint32_t code = tab.code[e];
     if (code == kEscapeCode) {
-      esc[3 * escapes] = uint8_t(i);
-      esc[3 * escapes + 1] = uint8_t(i >> 8);
-      esc[3 * escapes + 2] = uint8_t(e);
-      ++escapes;
+      putEscape(esc, escapes++, i, e);
       code = 0;
     }
     putSm(t, sm, i, t.signMantissa(w));
