@@ -158,13 +158,12 @@ struct SlotSlice {
   uint32_t codebook;
 };
 
-// Per operation, written by its last block to mapped pinned memory for the host; `done` is set
-// by the launch's last block once every operation's result is written and the channels' step
-// words advanced. Escapes and elements of compressed frames are counted per codebook (the drift
+// Per operation, written by its last block to mapped pinned memory for the host, `done` last
+// (behind a system fence). Escapes and elements of compressed frames are counted per codebook (the drift
 // policy follows each group).
 struct SlotOpResult {
   int status;                // szResult_t
-  int done;                  // 1 once the launch has finished (finishLaunch)
+  int done;                  // 1 once the operation's blocks have finished (finishBlock)
   uint64_t wireBytes;        // slot payload bytes published (send) or drained (receive)
   uint64_t compressedSlices;
   uint64_t startNs, endNs;   // global timer: first slice started, last slice finished
@@ -172,6 +171,7 @@ struct SlotOpResult {
   uint64_t compressedElems[kSlotCodebooks];
 #if SZ_PROFILE
   uint64_t waitNs, workNs, pubNs, drainNs;  // sums over the operation's blocks (base/profile.h)
+  uint64_t doneNs;                          // global timer: just before `done` was written
 #endif
 };
 
@@ -179,7 +179,7 @@ struct SlotOpResult {
 struct SlotOpAccum {
   unsigned long long wireBytes, compressedSlices, blocksDone, endNs;
   unsigned long long startNs;  // 0: none yet (the global timer is never 0)
-  unsigned long long launchBlocks;  // the launch's first operation only: its blocks finished
+  unsigned long long launchBlocks;  // the launch's first operation only: its blocks started (countBlockStart)
   unsigned long long escapes[kSlotCodebooks], compressedElems[kSlotCodebooks];
 #if SZ_PROFILE
   unsigned long long waitNs, workNs, pubNs, drainNs;

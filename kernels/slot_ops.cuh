@@ -333,69 +333,91 @@ __device__ __forceinline__ int recvSlice(const SlotLaunch& L, const SlotOp& op, 
   return 0;
 }
 
-// The operation's last block to finish writes its result for the host and clears the sums
-// (finishLaunch marks it done).
-__device__ void finishBlock(const SlotOp& op, int status, const BlockTally& t) {
-  if (threadIdx.x != 0) return;
-  SlotOpAccum* a = op.accum;
-  atomicAdd(&a->wireBytes, (unsigned long long)t.wire);
-  atomicAdd(&a->compressedSlices, (unsigned long long)t.compressed);
-  for (uint32_t c = 0; c < op.ncodebooks; ++c) {
-    if (t.escapes[c]) atomicAdd(&a->escapes[c], (unsigned long long)t.escapes[c]);
-    if (t.compressedElems[c]) atomicAdd(&a->compressedElems[c], (unsigned long long)t.compressedElems[c]);
-  }
-#if SZ_PROFILE
-  atomicAdd(&a->waitNs, (unsigned long long)t.waitNs);
-  atomicAdd(&a->workNs, (unsigned long long)t.workNs);
-  atomicAdd(&a->pubNs, (unsigned long long)t.pubNs);
-  atomicAdd(&a->drainNs, (unsigned long long)t.drainNs);
-#endif
-  if (t.start) atomicMax(&a->startNs, ~(unsigned long long)t.start);  // the earliest start
-  atomicMax(&a->endNs, (unsigned long long)t.end);
-  if (status != 0) atomicCAS(&a->status, 0, status);
-  __threadfence();
-  if (atomicAdd(&a->blocksDone, 1ull) + 1 != op.blockEnd - op.blockBegin) return;
-  __threadfence();
-  volatile SlotOpAccum* v = a;
-  SlotOpResult* r = op.result;
-  r->status = v->status;
-  r->wireBytes = v->wireBytes;
-  r->compressedSlices = v->compressedSlices;
-  r->startNs = v->startNs ? ~v->startNs : 0;
-  r->endNs = v->endNs;
-  for (uint32_t c = 0; c < kSlotCodebooks; ++c) {
-    r->escapes[c] = v->escapes[c];
-    r->compressedElems[c] = v->compressedElems[c];
-    v->escapes[c] = v->compressedElems[c] = 0;
-  }
-#if SZ_PROFILE
-  r->waitNs = v->waitNs;
-  r->workNs = v->workNs;
-  r->pubNs = v->pubNs;
-  r->drainNs = v->drainNs;
-  v->waitNs = v->workNs = v->pubNs = v->drainNs = 0;
-#endif
-  v->wireBytes = v->compressedSlices = v->blocksDone = v->endNs = v->startNs = 0;
-  v->status = 0;
-  __threadfence_system();  // the result before the launch's count (finishLaunch writes `done`)
-}
-
-// The launch's last block to finish (every other block has read its channel steps by then)
-// advances the step words of the channels the launch used, then marks every operation's result
-// done: the host reuses a launch's accumulators and result slots only after that.
-__device__ void finishLaunch(const SlotLaunch& L) {
-  if (threadIdx.x != 0) return;
-  SlotOpAccum* a = L.ops[0].accum;
-  __threadfence();
-  if (atomicAdd(&a->launchBlocks, 1ull) + 1 != gridDim.x) return;
-  __threadfence();
+// Thread 32 of every block, once thread 0 has read the operation's channel step (the load has
+// returned: its value is in shared memory): the launch's last block to get here advances the step
+// words of the channels the launch used, since every block has read its step by then, and clears
+// the count. At the start, beside thread 0's first wait, not at the end: a launch's tail would
+// otherwise hold one more round trip to memory before its results are written.
+__device__ void countBlockStart(const SlotLaunch& L) {
+  if (threadIdx.x != 32) return;
+  unsigned long long* started = &L.ops[0].accum->launchBlocks;
+  if (atomicAdd(started, 1ull) + 1 != gridDim.x) return;
   for (uint32_t k = 0; k < L.nops; ++k) {
     const SlotOp& o = slotOpAt(L, k);
     if (o.stepAdvance) *reinterpret_cast<volatile uint64_t*>(o.stepWord) += o.stepAdvance;
   }
-  *reinterpret_cast<volatile unsigned long long*>(&a->launchBlocks) = 0;
-  __threadfence_system();
-  for (uint32_t k = 0; k < L.nops; ++k) *reinterpret_cast<volatile int*>(&slotOpAt(L, k).result->done) = 1;
+  *reinterpret_cast<volatile unsigned long long*>(started) = 0;
+}
+
+// The operation's last block to finish writes its result for the host, then marks it done behind
+// a system fence: the host reuses a launch's accumulators, result slots, tables and scratch once
+// each of its operations is done. An operation of one block writes its own tally; one of several
+// blocks sums theirs in its accumulator, whose last block copies and clears it.
+__device__ void finishBlock(const SlotOp& op, int status, const BlockTally& t) {
+  if (threadIdx.x != 0) return;
+  SlotOpResult* r = op.result;
+  if (op.blockEnd - op.blockBegin == 1) {
+    r->status = status;
+    r->wireBytes = t.wire;
+    r->compressedSlices = t.compressed;
+    r->startNs = t.start;
+    r->endNs = t.end;
+    for (uint32_t c = 0; c < op.ncodebooks; ++c) {
+      r->escapes[c] = t.escapes[c];
+      r->compressedElems[c] = t.compressedElems[c];
+    }
+#if SZ_PROFILE
+    r->waitNs = t.waitNs;
+    r->workNs = t.workNs;
+    r->pubNs = t.pubNs;
+    r->drainNs = t.drainNs;
+#endif
+  } else {
+    SlotOpAccum* a = op.accum;
+    atomicAdd(&a->wireBytes, (unsigned long long)t.wire);
+    atomicAdd(&a->compressedSlices, (unsigned long long)t.compressed);
+    for (uint32_t c = 0; c < op.ncodebooks; ++c) {
+      if (t.escapes[c]) atomicAdd(&a->escapes[c], (unsigned long long)t.escapes[c]);
+      if (t.compressedElems[c]) atomicAdd(&a->compressedElems[c], (unsigned long long)t.compressedElems[c]);
+    }
+#if SZ_PROFILE
+    atomicAdd(&a->waitNs, (unsigned long long)t.waitNs);
+    atomicAdd(&a->workNs, (unsigned long long)t.workNs);
+    atomicAdd(&a->pubNs, (unsigned long long)t.pubNs);
+    atomicAdd(&a->drainNs, (unsigned long long)t.drainNs);
+#endif
+    if (t.start) atomicMax(&a->startNs, ~(unsigned long long)t.start);  // the earliest start
+    atomicMax(&a->endNs, (unsigned long long)t.end);
+    if (status != 0) atomicCAS(&a->status, 0, status);
+    __threadfence();
+    if (atomicAdd(&a->blocksDone, 1ull) + 1 != op.blockEnd - op.blockBegin) return;
+    __threadfence();
+    volatile SlotOpAccum* v = a;
+    r->status = v->status;
+    r->wireBytes = v->wireBytes;
+    r->compressedSlices = v->compressedSlices;
+    r->startNs = v->startNs ? ~v->startNs : 0;
+    r->endNs = v->endNs;
+    for (uint32_t c = 0; c < op.ncodebooks; ++c) {
+      r->escapes[c] = v->escapes[c];
+      r->compressedElems[c] = v->compressedElems[c];
+      v->escapes[c] = v->compressedElems[c] = 0;
+    }
+#if SZ_PROFILE
+    r->waitNs = v->waitNs;
+    r->workNs = v->workNs;
+    r->pubNs = v->pubNs;
+    r->drainNs = v->drainNs;
+    v->waitNs = v->workNs = v->pubNs = v->drainNs = 0;
+#endif
+    v->wireBytes = v->compressedSlices = v->blocksDone = v->endNs = v->startNs = 0;
+    v->status = 0;
+  }
+#if SZ_PROFILE
+  r->doneNs = globalTimer();
+#endif
+  __threadfence_system();  // the result before `done`
+  *reinterpret_cast<volatile int*>(&r->done) = 1;
 }
 
 // kDir: which operations the launch holds (SlotDirection). A kernel for sends only or receives
@@ -419,7 +441,7 @@ __global__ void __launch_bounds__(kSlotThreads, 2) slotOpsKernel(const __grid_co
   }
   __syncthreads();
   // The channel's steps at the launch's start: the previous launch on the channel (ordered
-  // before this one on the device: src/proto/slot_path.cc) advanced the word as it finished.
+  // before this one on the device: src/proto/slot_path.cc) advanced the word once its blocks had read theirs.
   if (threadIdx.x == 0) sOp.stepBase += *reinterpret_cast<const volatile uint64_t*>(sOp.stepWord);
   __syncthreads();
   const SlotOp& op = sOp;
@@ -435,6 +457,7 @@ __global__ void __launch_bounds__(kSlotThreads, 2) slotOpsKernel(const __grid_co
       reinterpret_cast<uint32_t*>(sCodebooks)[w] = reinterpret_cast<const uint32_t*>(op.codebooks)[w];
     codebooks = sCodebooks;
   }
+  countBlockStart(L);
   const uint64_t nblocks = op.blockEnd - op.blockBegin;
   int status = 0;
   for (uint64_t i = blockIdx.x - op.blockBegin; i < op.slices && status == 0; i += nblocks) {
@@ -461,7 +484,6 @@ __global__ void __launch_bounds__(kSlotThreads, 2) slotOpsKernel(const __grid_co
   }
   if (threadIdx.x == 0) t.end = globalTimer();
   finishBlock(op, status, t);
-  finishLaunch(L);
 }
 
 }  // namespace

@@ -97,6 +97,7 @@ void profileKernel(const SlotCompletion& c, const SlotOpResult& r, uint32_t bloc
   SZ_PROFILE_ADD(n[2], r.workNs / blocks);
   SZ_PROFILE_ADD(n[3], r.pubNs / blocks);
   if (c.send) SZ_PROFILE_ADD(n[4], r.drainNs / blocks);
+  SZ_PROFILE_ADD("kernel: last block's end to done", r.doneNs > r.endNs ? r.doneNs - r.endNs : 0);
 }
 #endif
 
@@ -270,6 +271,7 @@ szResult_t SlotPath::enqueue(const std::vector<Op>& reqs, bool captured) {
   while (!captured && (freeEvents_.empty() || freeResults_.size() < reqs.size() || (needScratch && freeScratch_.empty()) ||
                        freeCalib_.size() < calibrations)) {
     if (inflight_.empty()) return szSetError(szInternalError, "slot path: pools exhausted with nothing in flight");
+    SZ_PROFILE_SCOPE("host slot enqueue: wait for a launch to finish");
     SZCHECK(waitOldest());
   }
   // A captured launch's memory is its own, held by its graph (slot_graphs.h); the others' comes
@@ -449,17 +451,29 @@ szResult_t SlotPath::finish(Launch& l) {
     freeCalib_.push_back(cal.buf);
   }
   szResult_t first = szSuccess;
+#if SZ_PROFILE
+  uint64_t start = ~uint64_t(0), doneNs = 0;
+#endif
   for (size_t k = 0; k < l.ops.size(); ++k) {
     SlotCompletion& c = l.ops[k];
     const SlotOpResult& r = results_[l.results[k]];
     completeFromResult(c, r);
 #if SZ_PROFILE
     profileKernel(c, r, l.blocks[k]);
+    if (r.done && r.startNs) start = std::min(start, r.startNs);
+    if (r.done) doneNs = std::max(doneNs, r.doneNs);
 #endif
     freeResults_.push_back(l.results[k]);
     if (c.status != szSuccess && first == szSuccess) first = failed(c, "");
     finished_.push_back(std::move(c));
   }
+#if SZ_PROFILE
+  // The device's idle time between two launches of a stream: the host's lateness or the launch's
+  // own latency (its blocks' first stamp is taken after they load the operation).
+  uint64_t& last = lastDoneNs_[l.stream];
+  if (last && start != ~uint64_t(0) && start > last) SZ_PROFILE_ADD("kernel: previous launch's done to first start", start - last);
+  last = doneNs;
+#endif
   freeEvents_.push_back(l.event);
   if (l.scratch >= 0) freeScratch_.push_back(l.scratch);
   return first;

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -95,6 +96,9 @@ class SlotPath {
     std::vector<uint32_t> blocks;  // each operation's blocks (base/profile.h: phases per block)
 #endif
   };
+#if SZ_PROFILE
+  std::map<CUstream_st*, uint64_t> lastDoneNs_;  // per stream, its last reaped launch's done stamp
+#endif
   SlotPath() = default;
   szResult_t takeTable(uint64_t bytes, uint64_t* offset);
   bool resultsWritten(const Launch& l) const;

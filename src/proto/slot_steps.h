@@ -1,6 +1,6 @@
 // The channel steps of one slot launch's operations (kernels/slot_format.h). A channel's next
-// step lives in a device word that the launch's last block advances (kernels/slot_ops.cuh,
-// finishLaunch), so the host plans steps relative to it: operations of one channel in a launch
+// step lives in a device word that the launch's last block to start advances (kernels/slot_ops.cuh,
+// countBlockStart), so the host plans steps relative to it: operations of one channel in a launch
 // take consecutive steps in call order, as the peer's matching calls do. Pure arithmetic,
 // unit-tested on the CPU.
 #pragma once
