@@ -189,6 +189,20 @@ szResult_t SlotPath::calibrate(const Op& r, int group, int buf, cudaStream_t str
   return smCopyAsync(calibHost_ + size_t(buf) * kCountBins, d, bytes, stream);
 }
 
+// A launch record with its vectors' room from earlier launches, emptied.
+SlotPath::Launch SlotPath::takeLaunch() {
+  if (spare_.empty()) return Launch{};
+  Launch l = std::move(spare_.back());
+  spare_.pop_back();
+  l.results.clear();
+  l.ops.clear();
+  l.calib.clear();
+#if SZ_PROFILE
+  l.blocks.clear();
+#endif
+  return l;
+}
+
 szResult_t SlotPath::takeTable(uint64_t bytes, uint64_t* offset) {
   if (bytes > kTableBytes)
     return szSetError(szInvalidArgument, "a group's buffer lists need %llu bytes of tables, more than %llu",
@@ -244,7 +258,11 @@ szResult_t SlotPath::enqueue(const std::vector<Op>& reqs, bool captured) {
   // Resources first, so that a failure leaves nothing taken.
   bool needScratch = false;
   uint64_t tableBytes = 0;
-  std::vector<uint64_t> slices(reqs.size()), sliceBytes(reqs.size());
+  // Per-launch vectors are members, reused: no allocation per launch in steady state.
+  std::vector<uint64_t>& slices = plan_.slices;
+  std::vector<uint64_t>& sliceBytes = plan_.sliceBytes;
+  slices.assign(reqs.size(), 0);
+  sliceBytes.assign(reqs.size(), 0);
   for (size_t k = 0; k < reqs.size(); ++k) {
     const Op& r = reqs[k];
     if (!channels_.reaches(r.peer) || !channels_.connected(r.peer))  // the group layer refuses or connects these
@@ -284,12 +302,14 @@ szResult_t SlotPath::enqueue(const std::vector<Op>& reqs, bool captured) {
     SZCHECK(takeTable(tableBytes, &table));
   }
   uint8_t* tables = captured ? graph.tables : table_ + table;
-  std::vector<int> chan(reqs.size());
+  std::vector<int>& chan = plan_.chan;
+  chan.resize(reqs.size());
   for (size_t k = 0; k < reqs.size(); ++k) chan[k] = stepChannel(reqs[k].peer, reqs[k].send);
-  std::vector<uint64_t> stepOffset, stepAdvance;
+  std::vector<uint64_t>& stepOffset = plan_.stepOffset;
+  std::vector<uint64_t>& stepAdvance = plan_.stepAdvance;
   planLaunchSteps(chan, slices, &stepOffset, &stepAdvance);
 
-  Launch l{};
+  Launch l = takeLaunch();
   l.tableBegin = table;
   l.tableEnd = table + tableBytes;
   l.scratch = -1;
@@ -394,7 +414,7 @@ szResult_t SlotPath::enqueue(const std::vector<Op>& reqs, bool captured) {
   }
   // The other streams' work first: a calibration reads a send's buffer, which their earlier
   // work may still be writing.
-  szResult_t res = orderOnDevice(reqs, captured ? std::vector<int>{} : chan, stream);
+  szResult_t res = orderOnDevice(reqs, captured ? plan_.none : chan, stream);
   for (size_t i = 0; i < l.calib.size() && res == szSuccess; ++i) {
     const Calibration& c = l.calib[i];
     res = calibrate(reqs[c.op], reqs[c.op].codebooks[c.entry].group, c.buf, stream);
@@ -519,6 +539,7 @@ szResult_t SlotPath::collect(bool query) {
     }
     szResult_t r = finish(*it);
     if (first == szSuccess) first = r;
+    spare_.push_back(std::move(*it));
     it = inflight_.erase(it);
   }
   if (inflight_.empty()) tableHead_ = 0;
@@ -534,7 +555,8 @@ szResult_t SlotPath::reap(const std::function<void(const SlotCompletion&)>& done
     if (c.status != szSuccess && first == szSuccess) first = failed(c, ", replayed from a CUDA graph");
     finished_.push_back(std::move(c));
   }
-  std::vector<SlotCompletion> ready;
+  std::vector<SlotCompletion>& ready = ready_;  // kept, as finished_: no allocation per reap
+  ready.clear();
   ready.swap(finished_);
   for (const SlotCompletion& c : ready) done(c);
   return first;

@@ -100,6 +100,7 @@ class SlotPath {
   std::map<CUstream_st*, uint64_t> lastDoneNs_;  // per stream, its last reaped launch's done stamp
 #endif
   SlotPath() = default;
+  Launch takeLaunch();
   szResult_t takeTable(uint64_t bytes, uint64_t* offset);
   bool resultsWritten(const Launch& l) const;
   szResult_t finish(Launch& l);
@@ -124,6 +125,12 @@ class SlotPath {
   std::vector<CUevent_st*> freeEvents_, allEvents_;
   std::deque<Launch> inflight_;
   std::vector<SlotCompletion> finished_;   // collected, not yet handed to reap's caller
+  std::vector<SlotCompletion> ready_;      // reap's: handed to its caller
+  std::vector<Launch> spare_;              // reaped launches, their vectors' room kept for the next
+  struct Plan {                            // enqueue's per-operation figures, reused
+    std::vector<uint64_t> slices, sliceBytes, stepOffset, stepAdvance;
+    std::vector<int> chan, none;
+  } plan_;
   std::vector<CUstream_st*> running_;      // collect's streams whose oldest launch is running
   uint64_t* steps_ = nullptr;  // device: each channel's next step (slot_steps.h: stepChannel)
   // Per channel, the last launch that used it (seq 0: none), for ordering the next one after it.
