@@ -13,9 +13,15 @@ frames_share, ok}; --into FILE puts the same rows (without ok) under FILE's "aut
 with "auto_commit", "auto_date" and "auto_machine". Exits 1 when a row misses the goal.
 
 --paired LINK=FILE ...: reports of `sendrecv_perf --codec auto --compare on -N CYCLES`, where each
-row times auto, off (raw_time_us) and on (compare_time_us) back to back in one process: for a wire
-whose rate moves between processes (loopback), the three modes are compared within each row, and
-each figure is the median over the rows of one size (the cycles).
+row times auto, off (raw_time_us) and on (compare_time_us) back to back in one process (one cycle;
+the order rotates by one mode each cycle, so -N a multiple of 3 puts every mode in every place
+equally often). For a wire whose rate moves between processes and over seconds (loopback), the
+modes are compared within each cycle: the better mode is the one with the higher median rate over
+the cycles, auto/best is the median over the cycles of auto's rate over that mode's rate in the
+same cycle, and lo-hi is that median's 95 % interval (order statistics, no assumption on the
+spread; none below 6 cycles). Taking the better of on and off per cycle instead would pick
+whichever the noise favoured and bias auto/best low where on and off are close. The off, on and
+auto columns stay each mode's median rate over the cycles.
 
 --small AUTO.json: the small-size goal instead (4 KiB - 128 KiB): auto's time within 1 us of the
 raw wire's (raw_time_us, the codec-off communicator of the same run) at every size.
@@ -26,6 +32,7 @@ Usage: perf/auto_table.py --small AUTO.json
 """
 import argparse
 import json
+import math
 import statistics
 import sys
 
@@ -61,6 +68,60 @@ def small(path, slack_us=1.0):
     return 1 if missed else 0
 
 
+def median_interval(values, level=0.95):
+    """The order statistics that bound the median with at least `level` confidence, or None."""
+    n, x = len(values), sorted(values)
+    # k: the most values that may lie below the interval; P(Binomial(n, 1/2) <= k - 1) on each side.
+    tail, k, cum = (1 - level) / 2, 0, 0.0
+    while True:
+        cum += math.comb(n, k) / 2 ** n
+        if cum > tail:
+            break
+        k += 1
+    return (x[k - 1], x[n - k]) if k > 0 else None
+
+
+def paired(args, goal, out):
+    """The --paired rows into out; returns how many miss the goal."""
+    missed = 0
+    print(f"{'link':>9} {'bytes':>11} {'off GB/s':>9} {'on GB/s':>9} {'auto GB/s':>9} {'frames':>7} {'best':>4} "
+          f"{'auto/best':>9} {'lo-hi (95 %)':>13} {'cycles':>6}")
+    for arg in args:
+        link, path = arg.split("=", 1)
+        by_size = {}
+        for r in json.load(open(path)):
+            if r.get("compare_codec") != "on":
+                sys.exit(f"auto_table --paired: {path} is not a --codec auto --compare on report")
+            by_size.setdefault(r["size"], []).append(r)
+        for size in sorted(by_size):
+            rows = by_size[size]
+            gbs = lambda us: size / us / 1e3 if us > 0 else 0.0
+            off = [gbs(r["raw_time_us"]) for r in rows]
+            on = [gbs(r["compare_time_us"]) for r in rows]
+            auto = [gbs(r["time_us"]) for r in rows]
+            raw, on_gbs, auto_gbs = statistics.median(off), statistics.median(on), statistics.median(auto)
+            share = statistics.median(r.get("frames_share", 0.0) for r in rows)
+            best, best_rates = ("on", on) if on_gbs >= raw else ("off", off)
+            ratios = [x / b for x, b in zip(auto, best_rates) if b > 0]
+            rel = statistics.median(ratios)
+            ci = median_interval(ratios)
+            ok = rel >= goal
+            missed += not ok
+            out.append({**link_key(link), "bytes": size, "raw_gbs": raw, "on_gbs": on_gbs, "auto_gbs": auto_gbs,
+                        "frames_share": share, "cycles": len(rows), "best": best, "auto_over_best": rel,
+                        "auto_over_best_lo": ci[0] if ci else None, "auto_over_best_hi": ci[1] if ci else None,
+                        "ok": ok})
+            span = f"{ci[0]:.3f}-{ci[1]:.3f}" if ci else "-"
+            print(f"{link_label(link):>9} {size:11d} {raw:9.2f} {on_gbs:9.2f} {auto_gbs:9.2f} {share:7.2f} {best:>4} "
+                  f"{rel:9.3f} {span:>13} {len(rows):6d}{'' if ok else '  MISSED'}"
+                  f"{'  (interval straddles the goal)' if ci and ci[0] < goal <= ci[1] else ''}")
+        cycles = {len(v) for v in by_size.values()}
+        if any(c % 3 for c in cycles):
+            print(f"auto_table --paired: {path}: {'/'.join(map(str, sorted(cycles)))} cycles, not a multiple of 3: "
+                  "the modes did not take each place in the order equally often")
+    return missed
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--json", help="write the rows here")
@@ -76,31 +137,10 @@ def main():
     if a.small:
         return small(a.small)
     out, missed = [], 0
-    print(f"{'link GB/s':>9} {'bytes':>11} {'off GB/s':>9} {'on GB/s':>9} {'auto GB/s':>9} {'frames':>7} {'auto/best':>9}")
+    if not a.paired:
+        print(f"{'link GB/s':>9} {'bytes':>11} {'off GB/s':>9} {'on GB/s':>9} {'auto GB/s':>9} {'frames':>7} {'auto/best':>9}")
     if a.paired:
-        for arg in a.pairs:
-            link, path = arg.split("=", 1)
-            by_size = {}
-            for r in json.load(open(path)):
-                if r.get("compare_codec") != "on":
-                    sys.exit(f"auto_table --paired: {path} is not a --codec auto --compare on report")
-                by_size.setdefault(r["size"], []).append(r)
-            for size in sorted(by_size):
-                rows = by_size[size]
-                gbs = lambda us: size / us / 1e3 if us > 0 else 0.0
-                raw = statistics.median(gbs(r["raw_time_us"]) for r in rows)
-                on_gbs = statistics.median(gbs(r["compare_time_us"]) for r in rows)
-                auto_gbs = statistics.median(r["algbw"] for r in rows)
-                share = statistics.median(r.get("frames_share", 0.0) for r in rows)
-                # The goal per row (one time window), its median over the cycles.
-                rel = statistics.median(gbs(r["time_us"]) / max(gbs(r["raw_time_us"]), gbs(r["compare_time_us"]))
-                                        for r in rows)
-                ok = rel >= a.goal
-                missed += not ok
-                out.append({**link_key(link), "bytes": size, "raw_gbs": raw, "on_gbs": on_gbs, "auto_gbs": auto_gbs,
-                            "frames_share": share, "cycles": len(rows), "ok": ok})
-                print(f"{link_label(link):>9} {size:11d} {raw:9.2f} {on_gbs:9.2f} {auto_gbs:9.2f} {share:7.2f} "
-                      f"{rel:9.3f}{'' if ok else '  MISSED'}")
+        missed += paired(a.pairs, a.goal, out)
     # Pairs of one link are rounds (on and auto run alternately, as on loopback, whose rate moves
     # between processes): each figure is the median over the rounds.
     rounds = {}

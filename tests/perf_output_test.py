@@ -133,6 +133,30 @@ def case_defaults():
     check_output(case, r.stdout, 2, ["float"], check=False)
 
 
+def case_compare():
+    # --compare: a third communicator timed in every row, -N cycles of the sweep with the cycle in
+    # each row (perf/auto_table.py --paired pairs the modes by it); the configured mode itself is
+    # allowed (an A/A control).
+    for codec, compare in (("auto", "on"), ("on", "on")):
+        case = f"--codec {codec} --compare {compare} -N 3"
+        with tempfile.TemporaryDirectory() as d:
+            js = os.path.join(d, "rows.json")
+            r = run(["-t", "2", "-b", "64K", "-e", "256K", "-f", "4", "-n", "2", "-w", "1", "-N", "3", "-d", "bfloat16",
+                     "--wire", "tcp", "--codec", codec, "--compare", compare, "-J", js])
+            if r.returncode != 0:
+                fail(case, f"exit {r.returncode}: {r.stderr.strip()[-400:]}")
+                continue
+            p = check_output(case, r.stdout, 2, ["bfloat16"])
+            rows = json.load(open(js))
+            if len(rows) != len(p["rows"]) or len(rows) != 6: fail(case, f"{len(rows)} -J rows, expected 2 sizes x 3 cycles")
+            for row in rows:
+                if row.get("compare_codec") != compare: fail(case, f"compare_codec {row.get('compare_codec')}")
+                if not row.get("compare_time_us", 0) > 0: fail(case, f"compare_time_us {row.get('compare_time_us')}")
+            cycles = sorted((row.get("cycle"), row["size"]) for row in rows)
+            if cycles != sorted((c, s) for c in range(3) for s in (65536, 262144)):
+                fail(case, f"rows' (cycle, size) {cycles}: each size once per cycle 0..2")
+
+
 def case_refused():
     # -G with host buffers (no GPU visible): nothing to capture.
     for args, words in ((["-G", "1"], "CUDA graph"), (["-m", "4"], "-m 1"), (["-y", "1"], "-y 0"),
@@ -150,6 +174,7 @@ def main():
         return 1
     case_all_flags()
     case_defaults()
+    case_compare()
     case_refused()
     print(f"perf_output_test: {'FAILED: ' + str(len(failures)) + ' problem(s)' if failures else 'all cases passed'}")
     return 1 if failures else 0

@@ -454,7 +454,8 @@ void Rank::measure(size_t count, szDataType_t type, const std::vector<uint8_t>& 
                      {"recalibrations", uint64_t(sum[kRecalibrations])},
                      // The timed sends' slices that went as frames (SZ_CODEC=auto's choice).
                      {"frames_share", row.framesShare}});
-  if (cmpComm_) {  // --compare's communicator
+  if (cmpComm_) {  // --compare's communicator; the cycle pairs the rows of one size (perf/auto_table.py)
+    p_.rows.back()["cycle"] = cycle_;
     p_.rows.back()["compare_codec"] = o.compare;
     p_.rows.back()["compare_time_us"] = combineTimes(all, n, kCmpTime, o.average) * 1e6;
   }

@@ -188,7 +188,8 @@ bool parseOptions(int argc, char** argv, const char* testName, Options* o, int* 
                  "on or auto: also time a communicator with this codec mode in every row, beside the "
                  "configured one and the codec-off one (the JSON rows' compare_time_us), each cycle (-N) "
                  "starting with the next of them: modes compared in one process and time window, for "
-                 "wires whose rate moves between runs (loopback)")
+                 "wires whose rate moves between runs (loopback); the configured mode itself is an A/A "
+                 "control")
       ->check(CLI::IsMember({"on", "auto"}));
   app.add_option("--codec", o->codec, "on, off or auto (default: SZ_CODEC, else auto)")
       ->check(CLI::IsMember({"on", "off", "auto"}));

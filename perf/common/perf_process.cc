@@ -105,9 +105,9 @@ void configure(Process& p) {
   c.codec = !o.codec.empty()              ? codecMode("--codec ", o.codec)
             : envCodec && *envCodec       ? codecMode("SZ_CODEC=", envCodec)
                                           : SZ_CODEC_AUTO;
+  // --compare may name the configured mode: two communicators of one mode, an A/A control that
+  // shows how far two identical modes' times differ in one row.
   p.compareCodec = o.compare.empty() ? -1 : codecMode("--compare ", o.compare);
-  if (p.compareCodec == c.codec)
-    throw SetupError("--compare " + o.compare + ": the configured codec mode already (compare another mode)");
   // The library's own parameters (src/param.h): the same defaults and K/M/G suffixes.
   c.sliceBytes = o.sliceBytes ? o.sliceBytes : size_t(szParamSliceBytes());
   c.pipelineDepth = o.depth ? o.depth : int(szParamPipelineDepth());

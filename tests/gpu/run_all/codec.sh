@@ -1,0 +1,54 @@
+# run_all.sh's codec steps (a full run and --codec): compute-sanitizer on the codec's kernels, the
+# codec benchmarks, variant builds, the authors' codec, ncu and nvCOMP.
+
+codec_steps() {  # a full run and --codec
+  SAN_FILTER='GpuCodec.KvLikeBf16Sizes:GpuCodec.EveryFp8E5m2Pattern:GpuCodec.MisalignedPointers:GpuCodec.CorruptFramesReportErrorsLikeTheCpuDecoder:GpuCodec.HistogramMatchesCpu:GpuBatchCodec.BadEncodeItemsFailAlone:GpuBatchCodec.CountThatOverflowsFailsAlone:GpuBatchCodec.CorruptItemsAmongGoodOnesMatchTheCpuDecoder:GpuCodecPaths.SoloChunksOverflowingTheirSlot:GpuCodecPaths.EscapeBudgetBoundary:GpuCodecPaths.SoloMisalignedPointers:GpuBatchCodecPaths.*'
+  SZ_TEST_SMALL=1 step memcheck compute-sanitizer --tool memcheck --error-exitcode 1 ./build/tests/splitzip_gpu_tests --gtest_filter="$SAN_FILTER"
+  # The slot kernels under memcheck: the communicator on one GPU, one way and both ways, and the
+  # device calibration (the test whose peer never receives is left out: it waits out a timeout).
+  [ $COMM_HUNG = 0 ] && SZ_TEST_SMALL=1 STEP_TIMEOUT=200 step memcheck_comm compute-sanitizer --tool memcheck --error-exitcode 1 \
+    ./build/tests/splitzip_gpu_tests --gtest_filter='CommSelfGpu*:SlotIpc*:CommCodebookGpu*:-*NeverReceives*'
+  SZ_TEST_SMALL=1 step racecheck compute-sanitizer --tool racecheck --error-exitcode 1 ./build/tests/splitzip_gpu_tests --gtest_filter='GpuCodec.KvLikeBf16Sizes:GpuCodec.EveryFp8E5m2Pattern:GpuBatchCodec.BadEncodeItemsFailAlone:GpuBatchCodec.CorruptItemsAmongGoodOnesMatchTheCpuDecoder:GpuCodecPaths.SoloChunksOverflowingTheirSlot:GpuBatchCodecPaths.ManyItemsWithMixedCodebooks'
+  step perf_bf16 ./build/perf/codec_perf --type bf16 ${KV_BF16:+--data $KV_BF16} -J "$OUT/codec_bf16.json"
+  step perf_e5m2 ./build/perf/codec_perf --type fp8e5m2 ${KV_E5M2:+--data $KV_E5M2} -J "$OUT/codec_e5m2.json"
+  # VARIANTS="enc dec": variant builds of the codec beside ./build's, in the same lease: each NAME
+  # is a build-NAME/ folder (make BUILD=build-NAME NVCCFLAGS="-O3 -g -lineinfo -D..." with its
+  # perf/codec_perf and tests/splitzip_gpu_tests, built here or carried in PREBUILT). Each runs
+  # the grid codec's GPU tests, memcheck and racecheck on small sizes, and the two benchmarks
+  # (JSON in logs.tar.gz); then ./build's benchmarks once more, so drift between rounds shows.
+  for V in ${VARIANTS:-}; do
+    VB=build-$V
+    SZ_TEST_KV_BF16=$KV_BF16 STEP_TIMEOUT=120 step "gpu_codec_$V" $VB/tests/splitzip_gpu_tests --gtest_filter='GpuCodec*'
+    SZ_TEST_SMALL=1 step "memcheck_$V" compute-sanitizer --tool memcheck --error-exitcode 1 $VB/tests/splitzip_gpu_tests \
+      --gtest_filter='GpuCodec.KvLikeBf16Sizes:GpuCodec.EveryFp8E5m2Pattern:GpuCodec.CorruptFramesReportErrorsLikeTheCpuDecoder'
+    SZ_TEST_SMALL=1 step "racecheck_$V" compute-sanitizer --tool racecheck --error-exitcode 1 $VB/tests/splitzip_gpu_tests \
+      --gtest_filter='GpuCodec.KvLikeBf16Sizes:GpuCodec.EveryFp8E5m2Pattern'
+    step "perf_bf16_$V" $VB/perf/codec_perf --type bf16 ${KV_BF16:+--data $KV_BF16} -J "$LOGS/codec_bf16_$V.json"
+    step "perf_e5m2_$V" $VB/perf/codec_perf --type fp8e5m2 ${KV_E5M2:+--data $KV_E5M2} -J "$LOGS/codec_e5m2_$V.json"
+  done
+  if [ -n "${VARIANTS:-}" ]; then
+    step perf_bf16_again ./build/perf/codec_perf --type bf16 ${KV_BF16:+--data $KV_BF16} -J "$LOGS/codec_bf16_again.json"
+    step perf_e5m2_again ./build/perf/codec_perf --type fp8e5m2 ${KV_E5M2:+--data $KV_E5M2} -J "$LOGS/codec_e5m2_again.json"
+  fi
+  # The authors' Triton codec on the same sample, when its codec_gpu.py was fetched into the
+  # git-ignored .authors/ with .authors/run_authors.py (never committed; README, "Benchmarks").
+  [ -f .authors/codec_gpu.py ] && [ -f .authors/run_authors.py ] && [ -n "$KV_BF16" ] &&
+    STEP_TIMEOUT=240 step authors python3 .authors/run_authors.py "$KV_BF16"
+  if [ -n "${NCU:-}" ]; then  # NCU=1: ncu on the codec's first calls at 512 MiB and a batched call (logs.tar.gz)
+    NCU_SECTIONS="--section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats
+      --section SchedulerStats --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis"
+    for T in bf16 fp8e5m2; do  # the first launch of each kernel in its section
+      KV=$KV_BF16; [ $T = fp8e5m2 ] && KV=$KV_E5M2
+      for K in chunkKernel placeKernel decodeKernel encodeBatchKernel decodeBatchKernel; do
+        STEP_TIMEOUT=120 step "ncu_${T}_$K" ncu --clock-control none --kernel-name regex:"$K" -c 1 $NCU_SECTIONS \
+          ./build/perf/codec_perf --type $T ${KV:+--data $KV} --iters 1 --warmup 0 --min-bytes 536870912
+      done
+    done
+  fi
+  if [ -n "${NVCOMP:-}" ] && [ -d .nvcomp ] && [ -f perf/nvcomp/build.sh ]; then
+    step nvcomp_build bash perf/nvcomp/build.sh .nvcomp && {
+      [ -n "$KV_BF16" ] && step nvcomp_bf16 ./build/perf/nvcomp_perf --type bf16 --data "$KV_BF16" --json "$OUT/nvcomp_bf16.json"
+      [ -n "$KV_E5M2" ] && step nvcomp_e5m2 ./build/perf/nvcomp_perf --type fp8e5m2 --data "$KV_E5M2" --json "$OUT/nvcomp_e5m2.json"
+    }
+  fi
+}
