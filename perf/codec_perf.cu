@@ -6,8 +6,10 @@
 // around each call) and back to back (50 calls between one event pair, as the SplitZip
 // authors' benchmark times; median of 5 such runs). Every decode is checked bit-exact. Prints a
 // table and optionally writes JSON (-J FILE).
-//   codec_perf [--data RAWFILE] [--type bf16|fp8e5m2|fp32] [--elems N] [--iters 20]
+//   codec_perf [--data RAWFILE] [--type bf16|fp8e5m2|fp32|fp16|fp8e4m3] [--elems N] [--iters 20]
 //              [--warmup 3] [--min-bytes B (slice sizes below B left out)] [-J FILE]
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -66,6 +68,8 @@ Options parse(int argc, char** argv) {
   if (o.typeName == "bf16") o.type = szBfloat16;
   else if (o.typeName == "fp8e5m2") o.type = szFloat8e5m2;
   else if (o.typeName == "fp32") o.type = szFloat32;
+  else if (o.typeName == "fp16") o.type = szFloat16;
+  else if (o.typeName == "fp8e4m3") o.type = szFloat8e4m3;
   else {
     fprintf(stderr, "codec_perf: unknown --type %s\n", o.typeName.c_str());
     exit(2);
@@ -104,6 +108,8 @@ std::vector<uint8_t> makeTensor(const Options& o) {
       memcpy(&b, &v, 4);
       if (o.type == szBfloat16) { uint16_t h = uint16_t((b + 0x7FFF + ((b >> 16) & 1)) >> 16); memcpy(&src[2 * i], &h, 2); }
       else if (o.type == szFloat32) memcpy(&src[4 * i], &b, 4);
+      else if (o.type == szFloat16) { uint16_t h = __half_as_ushort(__float2half_rn(v)); memcpy(&src[2 * i], &h, 2); }
+      else if (o.type == szFloat8e4m3) src[i] = uint8_t(__nv_cvt_float_to_fp8(v, __NV_SATFINITE, __NV_E4M3));
       else src[i] = uint8_t((b >> 24 & 0x80) | ((((b >> 23) & 0xFF) - 112) & 0x1F) << 2 | (b >> 21 & 3));
     }
   }
@@ -235,7 +241,12 @@ int main(int argc, char** argv) {
   CK(cudaStreamCreate(&s));
 
   szCodebook_t cb;
-  {  // calibrate on the tensor's first 1/8 (the rest plays the evaluation role)
+  if (o.type == szFloat16 || o.type == szFloat8e4m3) {  // the GPU histogram lacks these: on the host
+    szHistogram_t h;
+    SZ(szHistogramInit(&h, o.type));
+    SZ(szHistogramAccumulate(&h, host.data(), o.elems / 8 + 1));
+    SZ(szCodebookFromHistogram(&h, &cb));
+  } else {  // calibrate on the tensor's first 1/8 (the rest plays the evaluation role)
     unsigned long long* counts;
     CK(cudaMalloc(&counts, 256 * sizeof(unsigned long long)));
     CK(cudaMemset(counts, 0, 256 * sizeof(unsigned long long)));

@@ -145,7 +145,8 @@ fi
 python3 - <<'PY' >"$LOGS/data.log" 2>&1
 import glob, torch
 from safetensors.torch import load_file
-for dtype, pattern in (("bf16", "tests/data/tinystories_kv_eval_bf16.safetensors"), ("e5m2", "tests/data/tinystories_kv_eval_e5m2.safetensors")):
+for dtype in ("bf16", "e5m2", "fp16", "e4m3"):
+    pattern = f"tests/data/tinystories_kv_eval_{dtype}.safetensors"
     files = sorted(glob.glob(pattern))
     if not files:
         print("no", pattern); continue
@@ -154,9 +155,11 @@ for dtype, pattern in (("bf16", "tests/data/tinystories_kv_eval_bf16.safetensors
     torch.cat(parts).numpy().tofile(f"/tmp/kv_{dtype}.bin")
     print(dtype, files[0], sum(p.numel() for p in parts), "bytes")
 PY
-KV_BF16=; KV_E5M2=
+KV_BF16=; KV_E5M2=; KV_FP16=; KV_E4M3=
 [ -s /tmp/kv_bf16.bin ] && KV_BF16=/tmp/kv_bf16.bin
 [ -s /tmp/kv_e5m2.bin ] && KV_E5M2=/tmp/kv_e5m2.bin
+[ -s /tmp/kv_fp16.bin ] && KV_FP16=/tmp/kv_fp16.bin
+[ -s /tmp/kv_e4m3.bin ] && KV_E4M3=/tmp/kv_e4m3.bin
 
 if [ "$QUICK" = "--latency" ]; then
   latency_mode

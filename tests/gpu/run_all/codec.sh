@@ -11,6 +11,9 @@ codec_steps() {  # a full run and --codec
   SZ_TEST_SMALL=1 step racecheck compute-sanitizer --tool racecheck --error-exitcode 1 ./build/tests/splitzip_gpu_tests --gtest_filter='GpuCodec.KvLikeBf16Sizes:GpuCodec.EveryFp8E5m2Pattern:GpuBatchCodec.BadEncodeItemsFailAlone:GpuBatchCodec.CorruptItemsAmongGoodOnesMatchTheCpuDecoder:GpuCodecPaths.SoloChunksOverflowingTheirSlot:GpuBatchCodecPaths.ManyItemsWithMixedCodebooks'
   step perf_bf16 ./build/perf/codec_perf --type bf16 ${KV_BF16:+--data $KV_BF16} -J "$OUT/codec_bf16.json"
   step perf_e5m2 ./build/perf/codec_perf --type fp8e5m2 ${KV_E5M2:+--data $KV_E5M2} -J "$OUT/codec_e5m2.json"
+  # Format version 2's types (issue 33: >= 1500 GB/s per call at 512 MiB), beside BF16's.
+  step perf_fp16 ./build/perf/codec_perf --type fp16 ${KV_FP16:+--data $KV_FP16} -J "$OUT/codec_fp16.json"
+  step perf_e4m3 ./build/perf/codec_perf --type fp8e4m3 ${KV_E4M3:+--data $KV_E4M3} -J "$OUT/codec_e4m3.json"
   # VARIANTS="enc dec": variant builds of the codec beside ./build's, in the same lease: each NAME
   # is a build-NAME/ folder (make BUILD=build-NAME NVCCFLAGS="-O3 -g -lineinfo -D..." with its
   # perf/codec_perf and tests/splitzip_gpu_tests, built here or carried in PREBUILT). Each runs
