@@ -6,7 +6,7 @@
 # takes at most 8 files) or build/gpu_out; the step logs are in logs.tar.gz.
 #   bash tests/gpu/run_all.sh [--quick|--suite|--comm|--codec|--defaults|--auto|--python|--latency|--handoff|--versus]  (--defaults: the
 #       README's commands as a new user types them, every setting default: make, make test, the GPU
-#       suite, make demo, pip install ./python and pytest, and the SZ_CODEC=auto rows (perf/auto_table.py);
+#       suite, make demo, pip install ./python and pytest, and the SZ_CODEC=auto rows (perf/auto_table.py; ROWS=0: none);
 #       --auto: the GPU suite and every SZ_CODEC=auto row: each emulated link in short (-n 5) and
 #       long (-n AUTO_LONG, 100) runs, the small sizes, the mixed sweep, and tcp over loopback with
 #       device and host buffers;
@@ -182,10 +182,9 @@ if [ "$QUICK" = "--suite" ]; then  # the GPU suite and the lazy connections only
   exit
 fi
 { [ "$NGPUS" -ge 2 ] || [ "$QUICK" = "--defaults" ]; } && [ $COMM_HUNG = 0 ] && STEP_TIMEOUT=90 step demo make DEPS="$DEPS" demo
-if { [ "$QUICK" = "--defaults" ] || [ "$QUICK" = "--auto" ]; } && [ $COMM_HUNG = 0 ]; then
+# ROWS=0: --defaults as a first contact only (the README's commands, the suites), no benchmark rows.
+if { [ "$QUICK" = "--defaults" ] || [ "$QUICK" = "--auto" ]; } && [ $COMM_HUNG = 0 ] && [ "${ROWS:-1}" != 0 ]; then
   auto_steps
-fi
-if { [ "$QUICK" = "--defaults" ] || [ "$QUICK" = "--auto" ]; } && [ $COMM_HUNG = 0 ]; then
   seal_steps
 fi
 MPI="mpirun --bind-to none --allow-run-as-root --oversubscribe -np 2 -x SZ_SOCKET_IFNAME -x SZ_TIMEOUT_MS -x NCCL_NVLS_ENABLE"
