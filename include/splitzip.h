@@ -44,7 +44,8 @@ typedef enum {
 
 /* ncclDataType_t numbering. BF16, FP32 and FP8 E5M2 are compressed everywhere (format
  * version 1); FP16 and FP8 E4M3 by the CPU codec and the standalone GPU codec (szEncodeAsync,
- * szDecodeAsync, the batched calls; format version 2; the communicator carries them raw);
+ * szDecodeAsync, the batched calls; format version 2) and the communicator on host buffers
+ * (device buffers carry them raw: its slot kernels decode format version 1 only);
  * every other type is carried raw (bit-exact) inside a frame. */
 typedef enum {
   szInt8 = 0,
@@ -370,7 +371,8 @@ szResult_t szGetUniqueId(szUniqueId* uniqueId);
 #define SZ_CODEBOOK_DEFAULT 1 /* each type's built-in default (szCodebookDefault), never changed;
                                  `codebook` must be NULL */
 #define SZ_CODEBOOK_FIXED 2   /* `codebook` (required) for its type, the default for the other
-                                 types, never changed */
+                                 types, never changed; 3-bit codes only for FP16 and FP8 E4M3
+                                 (frames on host buffers alone), else szInvalidUsage at init */
 
 typedef struct {
   size_t size;           /* sizeof(szConfig_t) */
