@@ -341,6 +341,7 @@ __device__ __forceinline__ int recvSlice(const SlotLaunch& L, const SlotOp& op, 
 __device__ void countBlockStart(const SlotLaunch& L) {
   if (threadIdx.x != 32) return;
   unsigned long long* started = &L.ops[0].accum->launchBlocks;
+  __threadfence();  // thread 0's read of the step word (behind the block barrier) before the count
   if (atomicAdd(started, 1ull) + 1 != gridDim.x) return;
   for (uint32_t k = 0; k < L.nops; ++k) {
     const SlotOp& o = slotOpAt(L, k);
@@ -483,6 +484,7 @@ __global__ void __launch_bounds__(kSlotThreads, 2) slotOpsKernel(const __grid_co
 #endif
   }
   if (threadIdx.x == 0) t.end = globalTimer();
+  __syncthreads();  // thread 32's start count and step advance come before this block's `done`
   finishBlock(op, status, t);
 }
 
