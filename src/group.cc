@@ -186,14 +186,13 @@ szResult_t connectPeers(const std::vector<std::pair<szComm*, std::vector<int>>>&
   return szSuccess;
 }
 
-// Whether a send travels as frames: a type its path compresses (Op::compressible) and the codec
-// on, or auto and the model of its path (device or host buffers) says frames win
-// (src/proto/auto_model.h).
+// Whether a send travels as frames: a compressible type and the codec on, or auto and the
+// model of its path (device or host buffers) says frames win (src/proto/auto_model.h).
 bool sendsFrames(szComm* comm, const Op& op) {
   const uint64_t bytes = op.count * szTypeSize(op.type);
   const int codec = comm->cfg.codec;
   AutoModel& model = op.device ? comm->autoDevice : comm->autoHost;
-  return op.send && op.compressible() &&
+  return op.send && deviceCodecType(op.type) &&
          (codec == SZ_CODEC_ON || (codec == SZ_CODEC_AUTO && bytes >= uint64_t(szParamAutoMinBytes()) &&
                                    model.useFrames(op.peer, op.type, bytes)));
 }
@@ -201,7 +200,7 @@ bool sendsFrames(szComm* comm, const Op& op) {
 // A host operation, planned: frames or raw, and whether the pool may have frames to decode.
 void planHost(szComm* comm, Op& op) {
   op.frames = sendsFrames(comm, op);
-  op.mayDecode = !op.send && op.compressible() && comm->cfg.codec != SZ_CODEC_OFF;
+  op.mayDecode = !op.send && deviceCodecType(op.type) && comm->cfg.codec != SZ_CODEC_OFF;
 }
 
 // A device operation, planned: frames or raw, and a codebook for each segment group a send's

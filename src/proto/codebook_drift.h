@@ -22,16 +22,9 @@
 // that stays raw (incompressible data) stops re-encodes for kRetryHold windows, so random bytes
 // cost one extra encode per kRetryHold windows at most.
 //
-// FP16 and FP8 E4M3 (host buffers only: the slot kernels carry them raw) have 3- or 4-bit codes:
-// a calibration picks the width as the CPU codec's does (szCodebookFromHistogram: the one
-// predicting the better ratio), so a group may go from E4M3's 3-bit default to a 4-bit top-16 and
-// back; a switch then must gain in ratio (codes and escapes together), not in escapes alone, and
-// "top-16" above reads "top-8" for 3-bit codes. BF16, FP32 and E5M2 keep 4-bit codes (the
-// device path's width).
-//
 // Hysteresis, so data at the boundary does not flap: the trigger (0.1 % of ratio above the
-// expected rate, and beyond the window's sampling noise: kTriggerSigmas) is above what a switch
-// must gain (half that); after a calibration the expected rate is what the codebook then held gave on the data (the top-16's when it switched, the kept
+// expected rate) is above what a switch must gain (half that); after a calibration the expected
+// rate is what the codebook then held gave on the data (the top-16's when it switched, the kept
 // codebook's when not: the top-16's lower rate would leave the kept one under half a trigger of
 // margin, which noise crosses), so data that no codebook fits better stops triggering; a drift soon after a switch is calibrated on the data of both
 // (the histogram that made the codebook and the new one), and calibrations that follow each
@@ -56,12 +49,6 @@ class CodebookDrift {
  public:
   static constexpr uint64_t kDefaultWindowElems = uint64_t(1) << 18;
   static constexpr double kTriggerRatioLoss = 0.001;  // escapes above expected that cost 0.1 % of ratio
-  // A window's escape count is a sample: the trigger also clears this many standard deviations
-  // of it (binomial, at the expected rate). KV under 3-bit codes escapes ~2 % (FP16, E4M3), where
-  // one deviation of a 2^18-element window (0.026 %) is as large as E4M3's margin (0.029 %), and
-  // without it chance windows kept calibrating (26 histograms in 60 slices of steady E4M3) and the
-  // holds they earned left a real shift raw for several sends; BF16's ~0.01 % barely moves it.
-  static constexpr double kTriggerSigmas = 3;
   static constexpr int kRecentWindows = 8;            // a drift this soon after a switch merges
   static constexpr int kMaxHold = 64;                 // windows
   static constexpr int kProbeSlices = 4;  // slices calibrated on, together, before giving up a drift
@@ -115,10 +102,9 @@ class CodebookDrift {
   uint64_t recalibrations() const;  // codebook switches so far, all groups together
   uint64_t histograms() const;      // calibrations handed back so far, all groups together
   uint64_t reencodes() const;       // slices encoded twice by encodeHost, all groups together
-  // Escapes per element above the expected rate that trigger a calibration for `type` with
-  // `codeBits`-bit codes: 0.1 % of the compressed size (3 bytes an escape against 1.5 bytes a
-  // BF16 element: 0.05 %; 7 bits an E4M3 element with 3-bit codes).
-  static double triggerMargin(szDataType_t type, int codeBits = 4);
+  // Escapes per element above the expected rate that trigger a calibration for `type`: 0.1 % of
+  // the compressed size (3 bytes an escape against 1.5 bytes a BF16 element: 0.05 %).
+  static double triggerMargin(szDataType_t type);
 
  private:
   struct State {

@@ -162,7 +162,7 @@ void sendSlice(OpState& o, uint64_t i, CodebookDrift* codebooks, const HostSlotC
   uint8_t* payload = slot + kSlotHeaderBytes;
   const uint64_t off = i * o.sliceBytes, n = std::min(o.sliceBytes, o.bytes - off);
   const uint32_t first = o.sliceSeg.empty() ? 0 : o.sliceSeg[i];
-  bool frame = r.frames && n > 0 && r.compressible();
+  bool frame = r.frames && n > 0 && deviceCodecType(r.type);
   // The slice in the caller's buffer, or null when it spans segments (then gathered into `src`).
   const uint8_t* const inCaller = n > 0 ? slicePlace(r.segs[first], off, n) : nullptr;
   const uint8_t* src = inCaller;
