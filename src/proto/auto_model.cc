@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "codec/code_bits.h"
 #include "codec/dtype.h"
 
 namespace sz {
@@ -30,13 +31,25 @@ AutoModel::SizeClass& AutoModel::find(int peer, szDataType_t type, uint64_t byte
   return classes_[Key(peer, int(type), log2)];
 }
 
+namespace {
+
+// The ratio a size class assumes before its first frames send: a frame keeps sign and mantissa
+// and an exponent code per element (paper §3.1), of the width of the type's default codebook
+// (3 bits for E4M3, 4 for the others), escapes left out.
+double priorRatio(szDataType_t type) {
+  const TypeTraits t = typeTraits(type);
+  szCodebook_t cb;
+  const uint32_t codeBits = szCodebookDefault(type, &cb) == szSuccess ? codebookBits(cb) : 4;
+  return double(t.elemBits()) / double(t.smBits + codeBits);
+}
+
+}  // namespace
+
 bool AutoModel::prefersFrames(const SizeClass& c, int peer, szDataType_t type, uint64_t bytes) const {
   const AutoPrior& pr = prior(peer);
   constexpr double kUnknown = std::numeric_limits<double>::infinity();
-  // A frame keeps sign and mantissa and a 4-bit exponent code per element (paper §3.1).
-  const TypeTraits t = typeTraits(type);
-  const double ratio = c.ratio > 0 ? c.ratio : double(t.elemBits()) / double(t.elemBits() - t.expBits + 4);
-  const double codec = pr.codecBps > 0 ? pr.codecBps : kUnknown;
+  const double ratio = c.ratio > 0 ? c.ratio : priorRatio(type);
+  const double codecBps = pr.codecOf(type), codec = codecBps > 0 ? codecBps : kUnknown;
   const auto known = latency_.find(peer);
   const double latency = known == latency_.end() ? pr.codecLatency : known->second;
   const double s = double(bytes);
@@ -50,7 +63,7 @@ bool AutoModel::prefersFrames(const SizeClass& c, int peer, szDataType_t type, u
   // An unknown wire: measured by raw sends first where the codec's rate is known (compressing on a
   // wire faster than the codec costs more than sending raw on a slow one), else taken as slower
   // than the codec.
-  if (raw <= 0) return pr.codecBps <= 0;
+  if (raw <= 0) return codecBps <= 0;
   double frames = c.frames.bps();
   if (!c.frames.measured()) {  // seconds per byte: the raw send's on the wire and the rest
     const double wire = pr.wireBps > raw ? 1 / pr.wireBps : 1 / raw, rest = 1 / raw - wire;
@@ -62,10 +75,9 @@ bool AutoModel::prefersFrames(const SizeClass& c, int peer, szDataType_t type, u
 void AutoModel::learnLatency(const SizeClass& c, int peer, szDataType_t type, uint64_t bytes) {
   const AutoPrior& pr = prior(peer);
   if (!c.frames.measured() || !c.raw.measured() || pr.wireBps <= 0) return;
-  const TypeTraits t = typeTraits(type);
-  const double ratio = c.ratio > 0 ? c.ratio : double(t.elemBits()) / double(t.elemBits() - t.expBits + 4);
+  const double ratio = c.ratio > 0 ? c.ratio : priorRatio(type);
   const double wire = std::max(pr.wireBps, c.raw.bps()), s = double(bytes);
-  const double codec = pr.codecBps > 0 ? pr.codecBps : std::numeric_limits<double>::infinity();
+  const double codec = pr.codecOf(type) > 0 ? pr.codecOf(type) : std::numeric_limits<double>::infinity();
   const double framesBeyondWire = s / c.frames.bps() - s / std::min(codec, ratio * wire);
   const double rawBeyondWire = s / c.raw.bps() - s / wire;
   const double sample = std::min(std::max(0.0, framesBeyondWire - rawBeyondWire), kMaxLatency);

@@ -6,9 +6,10 @@
 // measured slower than S / B spent the rest off the wire (launches, waiting for the peer), which
 // frames spend too. Frames are chosen when they are predicted at least kMargin faster. B and G start from priors the
 // communicator knows at init (an emulated link's rate, the device's copy rate, the codec's
-// calibrated rate, the CPU codec's measured one; 0 where unknown: an unknown wire is measured by
-// raw sends first when the codec's rate is known, and taken as slow when both are unknown, so the
-// first sends compress), R from the type's exponent width (4/3 for BF16).
+// calibrated rate, the CPU codec's measured one for the type sent; 0 where unknown: an unknown
+// wire is measured by raw sends first when the codec's rate is known, and taken as slow when both
+// are unknown, so the first sends compress), R from the type's exponent width and its default
+// codebook's code width (4/3 for BF16, 16/15 for FP16, 8/7 for E4M3's 3-bit codes).
 //
 // Small messages: a frames send also pays a fixed codec latency (its first slice encoded, its last
 // decoded) that a raw send does not. Learned per peer from the first size class that measured both
@@ -41,10 +42,17 @@ namespace sz {
 struct AutoPrior {
   double wireBps = 0;   // the wire's bandwidth per direction, bytes per second
   double codecBps = 0;  // the codec path's throughput, uncompressed bytes per second
+  // Per type where it differs (the CPU codec's measured rate of each type it codes): codecOf.
+  double typeCodecBps[szNumTypes] = {};
   double codecLatency = 0;  // seconds a frames send spends beyond a raw one apart from its wire time, until learned
   // codecBps is a quick measurement (the CPU codec's, taken once at init), not a device constant:
   // a mode it predicts to lose is first tried after kMinPeriod sends, not kMaxPeriod.
   bool codecTentative = false;
+
+  // The codec path's throughput for `type`: its own rate where known, else codecBps.
+  double codecOf(szDataType_t type) const {
+    return type >= 0 && type < szNumTypes && typeCodecBps[type] > 0 ? typeCodecBps[type] : codecBps;
+  }
 };
 
 class AutoModel {
