@@ -424,7 +424,10 @@ szResult_t szCommFinalize(szComm_t comm);
 szResult_t szCommDestroy(szComm_t comm);
 szResult_t szCommAbort(szComm_t comm);
 /* The first asynchronous error of the communicator (szSuccess if none; szInProgress while a
- * non-blocking init runs). szGetLastError(comm) then gives its message. */
+ * non-blocking init runs). szGetLastError(comm) then gives its message. May be called from
+ * another thread while the communicator's own thread runs groups (a watchdog, as PyTorch polls
+ * ncclCommGetAsyncError): it collects finished device operations unless that thread is in the
+ * middle of its own, and never waits for it. */
 szResult_t szCommGetAsyncError(szComm_t comm, szResult_t* asyncError);
 szResult_t szCommCount(const szComm_t comm, int* count);
 szResult_t szCommUserRank(const szComm_t comm, int* rank);

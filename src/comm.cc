@@ -116,8 +116,11 @@ void commAccount(szComm* comm, const SlotCompletion& c, bool device) {
   }
 }
 
-szResult_t commReapSlots(szComm* comm, bool query) {
+szResult_t commReapSlots(szComm* comm, bool query, bool wait) {
   if (!comm->slotPath) return szSuccess;
+  std::unique_lock<std::mutex> slots(comm->slotMu, std::defer_lock);
+  if (wait) slots.lock();
+  else if (!slots.try_lock()) return szSuccess;
   szResult_t res = comm->slotPath->reap([comm](const SlotCompletion& c) { commAccount(comm, c, true); }, query);
   return res == szSuccess ? res : commFail(comm, res);
 }
@@ -508,8 +511,11 @@ extern "C" szResult_t szCommFinalize(szComm_t comm) {
   if (comm == nullptr) return szSetError(szInvalidArgument, "szCommFinalize: comm is NULL");
   if (comm->asyncError.load() == szInProgress) return szInProgress;
   // Device operations may still be in flight; host operations completed in their call.
-  while (comm->slotPath && !comm->slotPath->idle() &&
-         comm->asyncError.load() == szSuccess) {
+  auto idle = [comm] {
+    std::lock_guard<std::mutex> slots(comm->slotMu);
+    return comm->slotPath->idle();
+  };
+  while (comm->slotPath && !idle() && comm->asyncError.load() == szSuccess) {
     commReapSlots(comm);
     std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
@@ -531,7 +537,7 @@ extern "C" szResult_t szCommAbort(szComm_t comm) {
 extern "C" szResult_t szCommGetAsyncError(szComm_t comm, szResult_t* asyncError) {
   if (comm == nullptr || asyncError == nullptr)
     return szSetError(szInvalidArgument, "szCommGetAsyncError: NULL argument");
-  if (comm->asyncError.load() == szSuccess) commReapSlots(comm);
+  if (comm->asyncError.load() == szSuccess) commReapSlots(comm, true, false);  // never waits for a group's thread
   *asyncError = szResult_t(comm->asyncError.load());
   return szSuccess;
 }

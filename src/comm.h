@@ -56,6 +56,10 @@ struct szComm {
   std::mutex errorMu;  // asyncError and its message (szSetCommError) change together
   std::thread initThread;    // a non-blocking init
   std::mutex statsMu;
+  // The slot path's launches in flight and finished: a group's reap and enqueue, and a reap from
+  // another thread (szCommGetAsyncError from a watchdog, as PyTorch's polls ncclCommGetAsyncError
+  // while its main thread launches). Taken before statsMu.
+  std::mutex slotMu;
   szStats_t stats{};
   uint64_t compressedElements = 0;  // sends: elements of compressed frames (stats.escapeRate)
   bool ownsNccl = false;
@@ -102,7 +106,9 @@ szResult_t commFail(szComm* comm, szResult_t res);
 // Collects the slot path's finished device operations (commAccount); a failed one fails the
 // communicator. szSuccess without a slot path. query = false (a group's own reap, on the path of
 // every operation): only the launches whose results say they finished, with no CUDA call.
-szResult_t commReapSlots(szComm* comm, bool query = true);
+// wait = false: returns szSuccess at once where another thread holds the slot path (its reap or
+// enqueue will collect them).
+szResult_t commReapSlots(szComm* comm, bool query = true, bool wait = true);
 
 // Accounts a finished operation, device or host: stats, the auto model of its path, and for a
 // device send of frames the codebook drift policy.

@@ -384,7 +384,11 @@ szResult_t runPending(std::vector<PendingOp> pending) {
   }
   for (auto& [comm, reqs] : launches) {
     DeviceGuard onCommDevice(comm->cudaDevice);
-    szResult_t r = comm->slotPath->enqueue(reqs, captured[comm]);
+    szResult_t r;
+    {
+      std::lock_guard<std::mutex> slots(comm->slotMu);  // beside a reap from another thread (comm.h)
+      r = comm->slotPath->enqueue(reqs, captured[comm]);
+    }
     if (r != szSuccess) return commFail(comm, r);
   }
   return runHost(host);

@@ -2,7 +2,8 @@
 // threads of one process, each capturing its send and its receive into one graph on its own
 // stream and replaying it, with the send buffer's contents changed between replays; operations
 // outside the graph on the same channels in between; the refusals that leave the communicator
-// usable. Checked bit for bit, and the replays counted in the stats.
+// usable. Checked bit for bit, and the replays counted in the stats. Also a watchdog thread that
+// polls szCommGetAsyncError while its rank's thread runs groups (PyTorch's, beside its launches).
 #include <atomic>
 #include <cstdio>
 #include <cstring>
@@ -340,6 +341,63 @@ TEST(CommGraphGpuStreams, OperationsOnTwoStreamsMatchInCallOrder) {
   EXPECT_EQ(res[0], szSuccess) << szGetErrorString(res[0]);
   EXPECT_EQ(res[1], szSuccess) << szGetErrorString(res[1]);
   EXPECT_EQ(wrong, 0u);
+}
+
+// A watchdog thread per rank polls szCommGetAsyncError (which reaps the slot path) while the
+// rank's own thread runs 2000 exchanges of 4 KiB and 64 of 4 MiB: the two threads share the
+// communicator's launches in flight (comm.h: slotMu). Every exchange arrives bit-exact and
+// nothing fails.
+TEST(CommWatchdogGpu, AsyncErrorPolledFromAnotherThreadBesideGroups) {
+  SKIP_WITHOUT_GPU();
+  szResult_t init[2] = {szInternalError, szInternalError}, res[2] = {szInternalError, szInternalError};
+  size_t wrong[2] = {0, 0};
+  twoRanks("ipc", SZ_CODEC_ON, init, [&](int r, szComm_t comm) -> std::function<void()> {
+    const size_t big = size_t(2) << 20, bytes = big * 2;
+    uint8_t *send = nullptr, *recv = nullptr;
+    cudaMalloc(&send, bytes);
+    cudaMalloc(&recv, bytes);
+    cudaStream_t s;
+    cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    const std::vector<uint8_t> mine = payload(szBfloat16, bytes, r, 0), theirs = payload(szBfloat16, bytes, 1 - r, 0);
+    cudaMemcpy(send, mine.data(), bytes, cudaMemcpyHostToDevice);
+    std::atomic<bool> stop{false};
+    std::atomic<int> polled{0}, asyncFailed{0};
+    std::thread watchdog([&] {
+      while (!stop.load()) {
+        szResult_t a = szSuccess;
+        if (szCommGetAsyncError(comm, &a) != szSuccess || a != szSuccess) asyncFailed.fetch_add(1);
+        polled.fetch_add(1);
+      }
+    });
+    szResult_t first = szSuccess;
+    for (int i = 0; i < 2064 && first == szSuccess; ++i) {
+      const size_t count = i % 32 == 31 ? big : 2048;
+      first = exchange(comm, send, recv, count, szBfloat16, 1 - r, s);
+      if (i % 256 == 255 || count == big) {
+        cudaStreamSynchronize(s);
+        std::vector<uint8_t> got(count * 2);
+        cudaMemcpy(got.data(), recv, got.size(), cudaMemcpyDeviceToHost);
+        wrong[r] += memcmp(got.data(), theirs.data(), got.size()) != 0;
+      }
+    }
+    cudaStreamSynchronize(s);
+    stop = true;
+    watchdog.join();
+    szResult_t async = szSuccess;
+    szCommGetAsyncError(comm, &async);
+    res[r] = first != szSuccess ? first : asyncFailed.load() ? szInternalError : async;
+    EXPECT_GT(polled.load(), 0);
+    return [=] {
+      cudaStreamDestroy(s);
+      cudaFree(send);
+      cudaFree(recv);
+    };
+  });
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(init[r], szSuccess);
+    EXPECT_EQ(res[r], szSuccess) << "rank " << r << ": " << szGetErrorString(res[r]);
+    EXPECT_EQ(wrong[r], 0u) << "rank " << r;
+  }
 }
 
 }  // namespace
