@@ -414,7 +414,7 @@ szResult_t SlotPath::enqueue(const std::vector<Op>& reqs, bool captured) {
   }
   // The other streams' work first: a calibration reads a send's buffer, which their earlier
   // work may still be writing.
-  szResult_t res = orderOnDevice(reqs, captured ? plan_.none : chan, stream);
+  szResult_t res = orderOnDevice(reqs, captured ? std::vector<int>{} : chan, stream);
   for (size_t i = 0; i < l.calib.size() && res == szSuccess; ++i) {
     const Calibration& c = l.calib[i];
     res = calibrate(reqs[c.op], reqs[c.op].codebooks[c.entry].group, c.buf, stream);

@@ -129,7 +129,7 @@ class SlotPath {
   std::vector<Launch> spare_;              // reaped launches, their vectors' room kept for the next
   struct Plan {                            // enqueue's per-operation figures, reused
     std::vector<uint64_t> slices, sliceBytes, stepOffset, stepAdvance;
-    std::vector<int> chan, none;
+    std::vector<int> chan;
   } plan_;
   std::vector<CUstream_st*> running_;      // collect's streams whose oldest launch is running
   uint64_t* steps_ = nullptr;  // device: each channel's next step (slot_steps.h: stepChannel)
