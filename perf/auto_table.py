@@ -137,10 +137,10 @@ def main():
     if a.small:
         return small(a.small)
     out, missed = [], 0
-    if not a.paired:
-        print(f"{'link GB/s':>9} {'bytes':>11} {'off GB/s':>9} {'on GB/s':>9} {'auto GB/s':>9} {'frames':>7} {'auto/best':>9}")
     if a.paired:
         missed += paired(a.pairs, a.goal, out)
+    else:
+        print(f"{'link GB/s':>9} {'bytes':>11} {'off GB/s':>9} {'on GB/s':>9} {'auto GB/s':>9} {'frames':>7} {'auto/best':>9}")
     # Pairs of one link are rounds (on and auto run alternately, as on loopback, whose rate moves
     # between processes): each figure is the median over the rounds.
     rounds = {}
