@@ -16,7 +16,7 @@
 #       --latency: the GPU suite, then the per-operation figures (issue 31) at 4 KiB and 4 MiB,
 #       a CUDA graph's replay, and their profile (PROF=0: none);
 #       --versus: the GPU suite, then ipc rows beside a baseline build's sendrecv_perf (BASE), and a
-#       carried PROFILE=1 build's phases (PROF_BIN); VS_AUTO=1 adds the mixed and tcp auto rows;
+#       carried PROFILE=1 build's phases (PROF_BIN); VS_AUTO=1 adds the short link, mixed and tcp auto rows; SUITE=0 skips the suite;
 #       --suite: the GPU tests only (the least device time a GPU change is checked with);
 #       --quick: tests only; --comm: the
 #       communicator's tests, the main job and sendrecv_perf only; --codec: the GPU suite once,

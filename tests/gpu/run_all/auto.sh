@@ -48,6 +48,14 @@ auto_rows() {  # auto_rows TAG ITERS: sets AUTO_ROWS to the LINK=ON.json,AUTO.js
   done
 }
 
+auto_short_rows() {  # the short (-n AUTO_ITERS, 5) emulated-link rows and their table, comm_h200.json's "auto" block
+  auto_rows auto "${AUTO_ITERS:-5}"
+  # comm_h200.json as committed, with these rows as its "auto" block (copy it back over perf/results/).
+  [ -f "$OUT/comm_h200.json" ] || cp perf/results/comm_h200.json "$OUT/comm_h200.json"
+  [ ${#AUTO_ROWS[@]} -gt 0 ] && step auto_table python3 perf/auto_table.py --json "$OUT/auto_h200.json" --into "$OUT/comm_h200.json" \
+    --commit "$COMMIT" --date "$(date -u +%F)" --machine "$(tr -d '\n' <"$LOGS/gpu.txt")" "${AUTO_ROWS[@]}"
+}
+
 auto_steps() {  # run_all.sh --defaults and --auto, after the GPU suite
   # SZ_CODEC=auto against on and off over emulated links and with no cap (the defaults issue's
   # goals): one sendrecv_perf per link and mode, short runs (the first operations count); with
@@ -77,11 +85,7 @@ for (n, m), v in sorted(rows.items()):
     print(f'SZ_SLOT_COUNT={n:5d} codec {m:3s} 1 GiB algbw GB/s {\" \".join(f\"{x:.1f}\" for x in v)} median {statistics.median(v):.1f}')"
     latency_steps
   fi
-  auto_rows auto "${AUTO_ITERS:-5}"
-  # comm_h200.json as committed, with these rows as its "auto" block (copy it back over perf/results/).
-  [ -f "$OUT/comm_h200.json" ] || cp perf/results/comm_h200.json "$OUT/comm_h200.json"
-  [ ${#AUTO_ROWS[@]} -gt 0 ] && step auto_table python3 perf/auto_table.py --json "$OUT/auto_h200.json" --into "$OUT/comm_h200.json" \
-    --commit "$COMMIT" --date "$(date -u +%F)" --machine "$(tr -d '\n' <"$LOGS/gpu.txt")" "${AUTO_ROWS[@]}"
+  auto_short_rows
   # The small sizes (4 KiB - 128 KiB, no cap): auto within 1 us of the raw wire of the same run.
   STEP_TIMEOUT=60 step auto_small_run env -u CUDA_DEVICE_MAX_CONNECTIONS ./build/perf/sendrecv_perf -t 2 --wire ipc \
     --codec auto ${KV_BF16:+--data $KV_BF16} -n 200 -w 20 -b 4K -e 128K -f 2 -J "$LOGS/auto_small.json" &&
