@@ -4,7 +4,7 @@
 # KV data (BF16 and FP8 E5M2) and nvCOMP side by side, and prints a short table last.
 # JSON results, summary.txt and logs.tar.gz go to $OUT (the device tool's output folder, which
 # takes at most 8 files) or build/gpu_out; the step logs are in logs.tar.gz.
-#   bash tests/gpu/run_all.sh [--quick|--suite|--comm|--codec|--defaults|--auto|--python|--latency|--handoff|--versus]  (--defaults: the
+#   bash tests/gpu/run_all.sh [--quick|--suite|--comm|--codec|--defaults|--auto|--python|--latency|--handoff|--versus|--rows]  (--defaults: the
 #       README's commands as a new user types them, every setting default: make, make test, the GPU
 #       suite, make demo, pip install ./python and pytest, and the SZ_CODEC=auto rows (perf/auto_table.py; ROWS=0: none);
 #       --auto: the GPU suite and every SZ_CODEC=auto row: each emulated link in short (-n 5) and
@@ -17,6 +17,8 @@
 #       a CUDA graph's replay, and their profile (PROF=0: none);
 #       --versus: the GPU suite, then ipc rows beside a baseline build's sendrecv_perf (BASE), and a
 #       carried PROFILE=1 build's phases (PROF_BIN); VS_AUTO=1 adds the short link, mixed and tcp auto rows; SUITE=0 skips the suite;
+#       --rows: no suite; the short emulated-link, tcp (TCP_CYCLES, 21) and mixed auto rows, the
+#       --versus rows against BASE and the --latency rows: every open goal's figures in one call;
 #       --suite: the GPU tests only (the least device time a GPU change is checked with);
 #       --quick: tests only; --comm: the
 #       communicator's tests, the main job and sendrecv_perf only; --codec: the GPU suite once,
@@ -132,6 +134,8 @@ if [ -n "${PREBUILT:-}" ]; then
 else
   if [ "$QUICK" = "--defaults" ]; then
     step build make -j"$(nproc)" DEPS="$DEPS" || { printf '%s\n' "${SUMMARY[@]}"; exit 1; }
+  elif [ "$QUICK" = "--rows" ]; then
+    step build make -j"$(nproc)" DEPS="$DEPS" build/perf/sendrecv_perf build/perf/codec_perf || { printf '%s\n' "${SUMMARY[@]}"; exit 1; }
   elif [ "$QUICK" = "--latency" ]; then
     step build make -j"$(nproc)" DEPS="$DEPS" build/perf/sendrecv_perf build/perf/codec_perf build/tests/splitzip_gpu_tests || { printf '%s\n' "${SUMMARY[@]}"; exit 1; }
   elif [ "$QUICK" = "--suite" ]; then
@@ -163,6 +167,15 @@ KV_BF16=; KV_E5M2=; KV_FP16=; KV_E4M3=
 
 if [ "$QUICK" = "--latency" ]; then
   latency_mode
+  finish
+  exit
+fi
+if [ "$QUICK" = "--rows" ]; then  # every open goal's rows at this build, no suite (issues 28, 29, 31)
+  auto_short_rows
+  KV_BF16=tests/data/tinystories_kv_eval_bf16.safetensors TCP_CYCLES=${TCP_CYCLES:-21} tcp_auto_rows
+  auto_mixed_rows
+  versus_rows
+  latency_steps
   finish
   exit
 fi

@@ -8,10 +8,23 @@ versus_mode() {  # run_all.sh --versus; run_all.sh runs finish after it
   # (perf/versus_table.py). The GPU suite first (SUITE=0: not), without the 16-rank lazy test (its
   # memory figures need a process of their own: lazy_connections in the other modes). Then a carried
   # PROFILE=1 build's phases (PROF_BIN, where one was carried) at PROF_SIZES (empty: none), and with
-  # VS_AUTO=1 the short emulated-link auto rows, the mixed auto sweep and the tcp auto rows. On 2026-12-06 the whole of it did not fit one 590 s call.
+  # VS_AUTO=1 the short emulated-link auto rows, the mixed auto sweep and the tcp auto rows.
+  # On 2026-12-06 the whole of it did not fit one 590 s call.
   step build make -j"$(nproc)" DEPS="$DEPS" build/tests/splitzip_gpu_tests build/perf/sendrecv_perf || { finish; exit 1; }
   [ "${SUITE:-1}" != 0 ] && SZ_TEST_KV_BF16=$KV_BF16 STEP_TIMEOUT=150 step gpu_tests ./build/tests/splitzip_gpu_tests --gtest_filter='*:-CommLazyGpu*' \
     --gtest_output=json:"$OUT/gpu_tests.json"
+  versus_rows
+  PROF_BIN=${PROF_BIN:-build-profile/perf/sendrecv_perf}
+  [ -e "$PROF_BIN" ] && [ -n "${PROF_SIZES-4K}" ] && step prof_check env $CARRIED "$PROF_BIN" --help &&
+    prof_rows "env $CARRIED $PROF_BIN" ${PROF_SIZES-4K}
+  if [ -n "${VS_AUTO:-}" ]; then  # issue 28's short emulated-link rows, mixed sweep and tcp rows
+    auto_short_rows
+    auto_mixed_rows
+    KV_BF16=tests/data/tinystories_kv_eval_bf16.safetensors tcp_auto_rows
+  fi
+}
+
+versus_rows() {  # the alternating rows of this build and the baseline's (BASE), and their table
   CARRIED=${DEPS:+LD_LIBRARY_PATH=$DEPS/usr/lib/x86_64-linux-gnu}  # carried binaries' libraries (isal, fmt)
   BASE=${BASE:-build-base/sendrecv_perf}
   # A carried binary this machine cannot load (its system libraries) is built here from the
@@ -33,12 +46,4 @@ versus_mode() {  # run_all.sh --versus; run_all.sh runs finish after it
   done
   step versus_table python3 perf/versus_table.py --logs "$LOGS" --rounds "${VS_ROUNDS:-2}" --base-name "${BASE_NAME:-base}" \
     --json "$OUT/versus.json"
-  PROF_BIN=${PROF_BIN:-build-profile/perf/sendrecv_perf}
-  [ -e "$PROF_BIN" ] && [ -n "${PROF_SIZES-4K}" ] && step prof_check env $CARRIED "$PROF_BIN" --help &&
-    prof_rows "env $CARRIED $PROF_BIN" ${PROF_SIZES-4K}
-  if [ -n "${VS_AUTO:-}" ]; then  # issue 28's short emulated-link rows, mixed sweep and tcp rows
-    auto_short_rows
-    auto_mixed_rows
-    KV_BF16=tests/data/tinystories_kv_eval_bf16.safetensors tcp_auto_rows
-  fi
 }
