@@ -172,9 +172,9 @@ if [ "$QUICK" = "--latency" ]; then
 fi
 if [ "$QUICK" = "--rows" ]; then  # every open goal's rows at this build, no suite (issues 28, 29, 31)
   auto_short_rows
+  versus_rows
   KV_BF16=tests/data/tinystories_kv_eval_bf16.safetensors TCP_CYCLES=${TCP_CYCLES:-21} tcp_auto_rows
   auto_mixed_rows
-  versus_rows
   latency_steps
   finish
   exit
