@@ -157,6 +157,22 @@ def case_compare():
                 fail(case, f"rows' (cycle, size) {cycles}: each size once per cycle 0..2")
 
 
+def case_one_rank():
+    # One rank sends to itself, as nccl-tests' sendrecv on one GPU (issue 31 compares NCCL's
+    # one-rank figure with it); oneway_perf, whose ranks send or receive, needs two.
+    case = "one rank: -t 1, a send to self"
+    r = run(["-t", "1", "-b", "4K", "-e", "1M", "-f", "16", "-n", "2", "-w", "1", "--wire", "tcp", "-d", "bfloat16"])
+    if r.returncode != 0: return fail(case, f"exit {r.returncode}: {r.stderr.strip()[-400:]}")
+    p = check_output(case, r.stdout, 1, ["bfloat16"])
+    if len(p["rows"]) != 3: fail(case, f"{len(p['rows'])} rows, expected 4K, 64K and 1M")
+    oneway = os.path.join(os.path.dirname(PERF), "oneway_perf")
+    if os.access(oneway, os.X_OK):
+        r = subprocess.run([oneway, "-t", "1", "-b", "4K", "-e", "4K", "--wire", "tcp"], capture_output=True, text=True,
+                           timeout=60, env=dict(os.environ, SZ_SOCKET_IFNAME="lo"))
+        if r.returncode == 0 or "at least 2 ranks" not in r.stderr + r.stdout:
+            fail("one rank: oneway_perf -t 1", f"exit {r.returncode}, not refused: {(r.stderr + r.stdout).strip()[-300:]}")
+
+
 def case_refused():
     # -G with host buffers (no GPU visible): nothing to capture.
     for args, words in ((["-G", "1"], "CUDA graph"), (["-m", "4"], "-m 1"), (["-y", "1"], "-y 0"),
@@ -175,6 +191,7 @@ def main():
     case_all_flags()
     case_defaults()
     case_compare()
+    case_one_rank()
     case_refused()
     print(f"perf_output_test: {'FAILED: ' + str(len(failures)) + ' problem(s)' if failures else 'all cases passed'}")
     return 1 if failures else 0

@@ -13,6 +13,10 @@ latency_steps() {  # the per-operation figures (issue 31): perf/latency_table.py
   # from the host between them.
   STEP_TIMEOUT=60 step lat_graph_4K $SRL --codec off -b 4K -e 4K -n 1 -w 100 -G 1000 -J "$LOGS/lat_graph_4K.json"
   STEP_TIMEOUT=60 step lat_graph100_4K $SRL --codec off -b 4K -e 4K -n 100 -w 100 -G 10 -J "$LOGS/lat_graph100_4K.json"
+  # One rank sending 4 KiB to itself (a stream-ordered copy), as NCCL's 7.45 us of issue 31 was
+  # taken (a one-rank communicator, ncclSend and ncclRecv in one group).
+  STEP_TIMEOUT=60 step lat_self_4K env -u CUDA_DEVICE_MAX_CONNECTIONS ./build/perf/sendrecv_perf -t 1 --wire ipc \
+    ${KV_BF16:+--data $KV_BF16} --codec off -b 4K -e 4K -n 1000 -w 100 -J "$LOGS/lat_self_4K.json"
   # tcp over loopback, device buffers against host buffers (no GPU visible), 4 KiB raw.
   for K in dev host; do
     STEP_TIMEOUT=60 step "lat_tcp${K}_4K" env $([ $K = host ] && echo CUDA_VISIBLE_DEVICES=) ./build/perf/sendrecv_perf -t 2 \
