@@ -6,8 +6,11 @@ the ipc wire, 1000 operations each) and codec_perf's JSON (--codec: its 4 MiB ro
 device copy and the standalone encode and decode of 4 MiB, per call, in the same run). Prints the
 goals table and, with --into, writes comm_h200.json's "latency" block:
   {"raw_us_4k", "auto_us_4k", "sz_us_4k", "graph_us_4k", "raw_us_4m", "copy_us_4m", "sz_us_4m",
-   "codec_us_4m", "tcp_dev_us_4k", "tcp_host_us_4k", "date", "commit", "machine"}
-(the last two: tcp over loopback, lat_tcp{dev,host}_4K.json, device and host buffers.)
+   "codec_us_4m", "tcp_dev_us_4k", "tcp_host_us_4k", "self_us_4k", "host_us_4k", "host_us_4m", "date",
+   "commit", "machine"}
+(tcp_*: tcp over loopback, lat_tcp{dev,host}_4K.json, device and host buffers; self_us_4k: one rank
+sending to itself, lat_self_4K.json, as NCCL's one-rank figure; host_us_*: the raw rows' host time
+inside each exchange's calls, sendrecv_perf's "host_us", the cost of its group on the host.)
 graph_us_4k: lat_graph_4K.json, one 4 KiB exchange captured into a CUDA graph per rank and replayed
 1000 times back to back (sendrecv_perf -n 1 -G 1000): the time per replay.
 """
@@ -19,12 +22,12 @@ import sys
 KIB4, MIB4 = 4096, 4 << 20
 
 
-def op_us(logs, mode, tag, size):
+def op_us(logs, mode, tag, size, key="time_us"):
     path = os.path.join(logs, f"lat_{mode}_{tag}.json")
     if not os.path.exists(path):
         return None
     rows = [r for r in json.load(open(path)) if r["size"] == size]
-    return rows[0]["time_us"] if rows else None
+    return rows[0].get(key) if rows else None
 
 
 def codec_4m(path):
@@ -59,6 +62,11 @@ def main():
         "codec_us_4m": codec4m,
         "tcp_dev_us_4k": op_us(a.logs, "tcpdev", "4K", KIB4),
         "tcp_host_us_4k": op_us(a.logs, "tcphost", "4K", KIB4),
+        # Beside the goals: one rank sending to itself (NCCL's 7.45 us was a one-rank
+        # communicator), and the host's time inside each exchange's calls (its group's cost).
+        "self_us_4k": op_us(a.logs, "self", "4K", KIB4),
+        "host_us_4k": op_us(a.logs, "off", "4K", KIB4, "host_us"),
+        "host_us_4m": op_us(a.logs, "off", "4M", MIB4, "host_us"),
     }
     f = lambda v: "-" if v is None else f"{v:.2f}"
     # (goal, figure, bound)

@@ -121,8 +121,13 @@ def case_all_flags():
             if f"# Ignored: {note}" not in r.stdout: fail(case, f"no '# Ignored: {note}' line")
         if "# Blocking Enabled" not in r.stdout: fail(case, "-z 1: no '# Blocking Enabled' line")
         rows = json.load(open(js))
-        for key in ("size", "time_us", "algbw", "raw_time_us", "speedup", "ratio", "wrong"):
+        for key in ("size", "time_us", "algbw", "raw_time_us", "speedup", "ratio", "wrong", "host_us"):
             if any(key not in row for row in rows): fail(case, f"-J rows lack '{key}'")
+        # Host buffers: each iteration runs inside its calls, so the host's time in them is the
+        # iteration's time, no more.
+        for row in rows:
+            if not 0 < row.get("host_us", 0) <= row["time_us"] * 1.01 + 1:
+                fail(case, f"host_us {row.get('host_us')} outside (0, time_us {row['time_us']}]")
         if len(rows) != len(p["rows"]): fail(case, "-J holds another number of rows than the table")
 
 

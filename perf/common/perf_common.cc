@@ -67,7 +67,7 @@ constexpr size_t kCtrlBytes = 512;
 
 // What one rank measured for one size, exchanged as doubles.
 enum Value { kOopTime, kRawTime, kCmpTime, kOopWrong, kRawBytes, kWireBytes, kEncodeSeconds, kRecalibrations, kSlices, kFrameSlices,
-             kNumValues };
+             kHostTime, kNumValues };
 
 class Rank {
  public:
@@ -85,7 +85,8 @@ class Rank {
   void tearDown();
   void measure(size_t count, szDataType_t type, const std::vector<uint8_t>& pattern);
   int cycle_ = 0;  // the sweep's round (-N); it rotates the order the communicators are timed in
-  double timeIters(szComm_t comm, void* recvbuff, size_t count, szDataType_t type, szStats_t* delta);
+  double timeIters(szComm_t comm, void* recvbuff, size_t count, szDataType_t type, szStats_t* delta,
+                   double* hostSeconds = nullptr);
   double timeGraph(szComm_t comm, void* recvbuff, size_t count, szDataType_t type, szStats_t* delta);
   static void statsDelta(const szStats_t& before, const szStats_t& after, szStats_t* delta);
   void warmUp(szDataType_t type);
@@ -259,7 +260,8 @@ void Rank::tearDown() {
 // Seconds per iteration, as nccl-tests times them: warmup, a barrier, then `iters` iterations
 // timed on the host clock until the rank's stream drained. *delta: the send counters the timed
 // iterations added.
-double Rank::timeIters(szComm_t comm, void* recvbuff, size_t count, szDataType_t type, szStats_t* delta) {
+double Rank::timeIters(szComm_t comm, void* recvbuff, size_t count, szDataType_t type, szStats_t* delta,
+                       double* hostSeconds) {
   const Options& o = *p_.opts;
   for (int i = 0; i < o.warmup; ++i) iterate(comm, recvbuff, count, type);
   sync();
@@ -273,8 +275,11 @@ double Rank::timeIters(szComm_t comm, void* recvbuff, size_t count, szDataType_t
   }
   check(info_.rank, szCommGetStats(comm, &before), "szCommGetStats");
   auto t0 = Clock::now();
+  double host = 0;  // seconds inside the iteration's calls (szGroupStart .. szGroupEnd)
   for (int i = 0; i < o.iters; ++i) {
+    const auto h0 = Clock::now();
     iterate(comm, recvbuff, count, type);
+    host += std::chrono::duration<double>(Clock::now() - h0).count();
     if (o.blocking) sync();
     if (o.blocking == 1) barrier();
   }
@@ -282,6 +287,7 @@ double Rank::timeIters(szComm_t comm, void* recvbuff, size_t count, szDataType_t
   double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   check(info_.rank, szCommGetStats(comm, &after), "szCommGetStats");
   statsDelta(before, after, delta);
+  if (hostSeconds) *hostSeconds = host / o.iters;
   return seconds / o.iters;
 }
 
@@ -390,7 +396,8 @@ void Rank::measure(size_t count, szDataType_t type, const std::vector<uint8_t>& 
   if (rawComm_ != comm_) order.push_back({rawComm_, kRawTime, &rawDelta});
   if (cmpComm_) order.push_back({cmpComm_, kCmpTime, &cmpDelta});
   std::rotate(order.begin(), order.begin() + cycle_ % int(order.size()), order.end());
-  for (const Timed& t : order) mine[t.value] = timeIters(t.comm, recv_, count, type, t.delta);
+  for (const Timed& t : order)
+    mine[t.value] = timeIters(t.comm, recv_, count, type, t.delta, t.value == kOopTime ? &mine[kHostTime] : nullptr);
   if (rawComm_ == comm_) mine[kRawTime] = mine[kOopTime];
   for (int c = 0; c < o.check; ++c) {
     mine[kOopWrong] += double(checkIteration(comm_, count, type, pattern));
@@ -453,7 +460,11 @@ void Rank::measure(size_t count, szDataType_t type, const std::vector<uint8_t>& 
                      // (warmup, timed and checked), all ranks: the timed ratio hides the first sends.
                      {"recalibrations", uint64_t(sum[kRecalibrations])},
                      // The timed sends' slices that went as frames (SZ_CODEC=auto's choice).
-                     {"frames_share", row.framesShare}});
+                     {"frames_share", row.framesShare},
+                     // The host's time per iteration inside its calls (szGroupStart to szGroupEnd),
+                     // mean over ranks: with device buffers the calls return once enqueued, so this
+                     // is the host's cost of an operation group (issue 31); 0 with -G.
+                     {"host_us", combineTimes(all, n, kHostTime, Average::kMean) * 1e6}});
   if (cmpComm_) {  // --compare's communicator; the cycle pairs the rows of one size (perf/auto_table.py)
     p_.rows.back()["cycle"] = cycle_;
     p_.rows.back()["compare_codec"] = o.compare;
