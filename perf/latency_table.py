@@ -6,11 +6,12 @@ the ipc wire, 1000 operations each) and codec_perf's JSON (--codec: its 4 MiB ro
 device copy and the standalone encode and decode of 4 MiB, per call, in the same run). Prints the
 goals table and, with --into, writes comm_h200.json's "latency" block:
   {"raw_us_4k", "auto_us_4k", "sz_us_4k", "graph_us_4k", "raw_us_4m", "copy_us_4m", "sz_us_4m",
-   "codec_us_4m", "tcp_dev_us_4k", "tcp_host_us_4k", "self_us_4k", "host_us_4k", "host_us_4m", "date",
+   "codec_us_4m", "tcp_dev_us_4k", "tcp_host_us_4k", "self_us_4k", "host_us_4k", "host_us_4m", "host_us_4k_group16", "group16_us_4k", "date",
    "commit", "machine"}
 (tcp_*: tcp over loopback, lat_tcp{dev,host}_4K.json, device and host buffers; self_us_4k: one rank
 sending to itself, lat_self_4K.json, as NCCL's one-rank figure; host_us_*: the raw rows' host time
-inside each exchange's calls, sendrecv_perf's "host_us", the cost of its group on the host.)
+inside each exchange's calls, sendrecv_perf's "host_us", the cost of its group on the host;
+*_group16: 16 exchanges a group, lat_group_4K.json, sendrecv_perf -m 16, per exchange.)
 graph_us_4k: lat_graph_4K.json, one 4 KiB exchange captured into a CUDA graph per rank and replayed
 1000 times back to back (sendrecv_perf -n 1 -G 1000): the time per replay.
 """
@@ -67,6 +68,8 @@ def main():
         "self_us_4k": op_us(a.logs, "self", "4K", KIB4),
         "host_us_4k": op_us(a.logs, "off", "4K", KIB4, "host_us"),
         "host_us_4m": op_us(a.logs, "off", "4M", MIB4, "host_us"),
+        "host_us_4k_group16": op_us(a.logs, "group", "4K", KIB4, "host_us"),
+        "group16_us_4k": op_us(a.logs, "group", "4K", KIB4),
     }
     f = lambda v: "-" if v is None else f"{v:.2f}"
     # (goal, figure, bound)

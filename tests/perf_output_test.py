@@ -162,6 +162,26 @@ def case_compare():
                 fail(case, f"rows' (cycle, size) {cycles}: each size once per cycle 0..2")
 
 
+def case_aggregated():
+    # -m: operations per group (nccl-tests' aggregated iterations), each into a receive buffer of
+    # its own; times per operation.
+    case = "-m 16: sixteen operations a group"
+    with tempfile.TemporaryDirectory() as d:
+        js, js1 = os.path.join(d, "m16.json"), os.path.join(d, "m1.json")
+        r = run(["-t", "2", "-b", "4K", "-e", "4K", "-n", "20", "-w", "2", "-m", "16", "--wire", "tcp", "-J", js])
+        if r.returncode != 0: return fail(case, f"exit {r.returncode}: {r.stderr.strip()[-400:]}")
+        p = check_output(case, r.stdout, 2, ["float"])
+        if not re.search(r"agg iters: 16 ", r.stdout): fail(case, "the '# nThread' line does not say 'agg iters: 16'")
+        r1 = run(["-t", "2", "-b", "4K", "-e", "4K", "-n", "20", "-w", "2", "--wire", "tcp", "-J", js1])
+        if r1.returncode != 0: return fail(case, f"-m 1: exit {r1.returncode}")
+        row, one = json.load(open(js))[0], json.load(open(js1))[0]
+        if row["wire_bytes"] != one["wire_bytes"]: fail(case, f"wire_bytes {row['wire_bytes']} per operation, -m 1 {one['wire_bytes']}")
+        # A group of 16 takes 7-8x one operation here (19 against 41 us an operation over loopback on
+        # two cores): a time not divided by -m would be far above 3x, one per operation far below.
+        if not row["time_us"] < 3 * one["time_us"]:
+            fail(case, f"{row['time_us']:.1f} us an operation in groups of 16, {one['time_us']:.1f} alone: not per operation")
+
+
 def case_one_rank():
     # One rank sends to itself, as nccl-tests' sendrecv on one GPU (issue 31 compares NCCL's
     # one-rank figure with it); oneway_perf, whose ranks send or receive, needs two.
@@ -180,7 +200,7 @@ def case_one_rank():
 
 def case_refused():
     # -G with host buffers (no GPU visible): nothing to capture.
-    for args, words in ((["-G", "1"], "CUDA graph"), (["-m", "4"], "-m 1"), (["-y", "1"], "-y 0"),
+    for args, words in ((["-G", "1"], "CUDA graph"), (["-m", "20000000"], "16 GiB"), (["-y", "1"], "-y 0"),
                         (["-d", "complex"], "not a data type"), (["-Q", "1"], "not expected")):
         case = f"refused: {' '.join(args)}"
         r = run(["-t", "2", "-b", "1K", "-e", "1K", "-n", "1"] + args,
@@ -196,6 +216,7 @@ def main():
     case_all_flags()
     case_defaults()
     case_compare()
+    case_aggregated()
     case_one_rank()
     case_refused()
     print(f"perf_output_test: {'FAILED: ' + str(len(failures)) + ' problem(s)' if failures else 'all cases passed'}")

@@ -97,8 +97,16 @@ class Rank {
     exchange("", 1, all.data());
   }
   int role() const { return p_.test->role ? p_.test->role(info_.rank, info_.nranks) : kSends | kReceives; }
-  void iterate(szComm_t comm, void* recvbuff, size_t count, szDataType_t type) {
-    check(info_.rank, p_.test->iteration(info_, comm, send_, recvbuff, count, type), p_.test->name);
+  // One iteration: -m operations in one group (as nccl-tests' agg_iters), each receiving into a
+  // buffer of its own (`count` elements apart); `agg` 1: the check's single operation.
+  void iterate(szComm_t comm, void* recvbuff, size_t count, szDataType_t type, int agg) {
+    if (agg > 1) check(info_.rank, szGroupStart(), "szGroupStart");
+    for (int a = 0; a < agg; ++a)
+      check(info_.rank,
+            p_.test->iteration(info_, comm, send_, static_cast<uint8_t*>(recvbuff) + size_t(a) * count * szTypeSize(type),
+                               count, type),
+            p_.test->name);
+    if (agg > 1) check(info_.rank, szGroupEnd(), "szGroupEnd");
   }
   void* alloc(size_t bytes);
   void release(void* p);
@@ -216,7 +224,7 @@ void Rank::setUp() {
           "szCommInitRankConfig (--compare)");
   }
   send_ = alloc(p_.opts->maxBytes);
-  recv_ = alloc(p_.opts->maxBytes);
+  recv_ = alloc(p_.opts->maxBytes * size_t(p_.opts->aggIters));  // -m: a buffer per operation of a group
   ctrl_ = alloc(kCtrlBytes * size_t(info_.nranks));
 }
 
@@ -263,7 +271,7 @@ void Rank::tearDown() {
 double Rank::timeIters(szComm_t comm, void* recvbuff, size_t count, szDataType_t type, szStats_t* delta,
                        double* hostSeconds) {
   const Options& o = *p_.opts;
-  for (int i = 0; i < o.warmup; ++i) iterate(comm, recvbuff, count, type);
+  for (int i = 0; i < o.warmup; ++i) iterate(comm, recvbuff, count, type, o.aggIters);
   sync();
   barrier();
   szStats_t before, after;
@@ -278,7 +286,7 @@ double Rank::timeIters(szComm_t comm, void* recvbuff, size_t count, szDataType_t
   double host = 0;  // seconds inside the iteration's calls (szGroupStart .. szGroupEnd)
   for (int i = 0; i < o.iters; ++i) {
     const auto h0 = Clock::now();
-    iterate(comm, recvbuff, count, type);
+    iterate(comm, recvbuff, count, type, o.aggIters);
     host += std::chrono::duration<double>(Clock::now() - h0).count();
     if (o.blocking) sync();
     if (o.blocking == 1) barrier();
@@ -287,8 +295,9 @@ double Rank::timeIters(szComm_t comm, void* recvbuff, size_t count, szDataType_t
   double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   check(info_.rank, szCommGetStats(comm, &after), "szCommGetStats");
   statsDelta(before, after, delta);
-  if (hostSeconds) *hostSeconds = host / o.iters;
-  return seconds / o.iters;
+  const double ops = double(o.iters) * o.aggIters;  // times are per operation, as nccl-tests' with -m
+  if (hostSeconds) *hostSeconds = host / ops;
+  return seconds / ops;
 }
 
 void Rank::statsDelta(const szStats_t& before, const szStats_t& after, szStats_t* delta) {
@@ -308,7 +317,7 @@ double Rank::timeGraph(szComm_t comm, void* recvbuff, size_t count, szDataType_t
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
   CUDACHECK(info_.rank, cudaStreamBeginCapture(info_.stream, cudaStreamCaptureModeThreadLocal));
-  for (int i = 0; i < o.iters; ++i) iterate(comm, recvbuff, count, type);
+  for (int i = 0; i < o.iters; ++i) iterate(comm, recvbuff, count, type, o.aggIters);
   CUDACHECK(info_.rank, cudaStreamEndCapture(info_.stream, &graph));
   CUDACHECK(info_.rank, cudaGraphInstantiate(&exec, graph, 0));
   CUDACHECK(info_.rank, cudaGraphDestroy(graph));
@@ -324,7 +333,7 @@ double Rank::timeGraph(szComm_t comm, void* recvbuff, size_t count, szDataType_t
   check(info_.rank, szCommGetStats(comm, &after), "szCommGetStats");
   CUDACHECK(info_.rank, cudaGraphExecDestroy(exec));
   statsDelta(before, after, delta);
-  return seconds / (double(o.iters) * o.graphs);
+  return seconds / (double(o.iters) * o.aggIters * o.graphs);
 }
 #endif
 
@@ -338,7 +347,7 @@ void Rank::warmUp(szDataType_t type) {
   for (szComm_t comm : {comm_, rawComm_, cmpComm_}) {
     if (comm == nullptr || (comm == rawComm_ && rawComm_ == comm_)) continue;
     for (size_t bytes : {o.maxBytes, o.minBytes})
-      for (int i = 0; i < o.warmup; ++i) iterate(comm, recv_, bytes / es, type);
+      for (int i = 0; i < o.warmup; ++i) iterate(comm, recv_, bytes / es, type, o.aggIters);
   }
   sync();
   barrier();
@@ -350,7 +359,7 @@ void Rank::warmUp(szDataType_t type) {
 uint64_t Rank::checkIteration(szComm_t comm, size_t count, szDataType_t type, const std::vector<uint8_t>& pattern) {
   const size_t es = szTypeSize(type), bytes = count * es;
   if (!(role() & kReceives)) {
-    iterate(comm, recv_, count, type);
+    iterate(comm, recv_, count, type, 1);
     sync();
     return 0;
   }
@@ -358,7 +367,7 @@ uint64_t Rank::checkIteration(szComm_t comm, size_t count, szDataType_t type, co
   tile(want.data(), bytes, pattern);
   for (size_t i = 0; i < bytes; ++i) got[i] = uint8_t(~want[i]);
   copy(recv_, got.data(), bytes);
-  iterate(comm, recv_, count, type);
+  iterate(comm, recv_, count, type, 1);
   sync();
   copy(got.data(), recv_, bytes);
   uint64_t wrong = 0;
@@ -433,7 +442,7 @@ void Rank::measure(size_t count, szDataType_t type, const std::vector<uint8_t>& 
   row.rawTimeUs = combineTimes(all, n, kRawTime, o.average) * 1e6;
   int senders = 0;
   for (int r = 0; r < n; ++r) senders += p_.test->role == nullptr || (p_.test->role(r, n) & kSends) != 0;
-  row.wireBytes = senders > 0 ? sum[kWireBytes] / senders / o.iters : 0;
+  row.wireBytes = senders > 0 ? sum[kWireBytes] / senders / (double(o.iters) * o.aggIters) : 0;
   row.ratio = sum[kWireBytes] > 0 ? sum[kRawBytes] / sum[kWireBytes] : 0;
   row.speedup = row.outOfPlace.timeUs > 0 ? row.rawTimeUs / row.outOfPlace.timeUs : 0;
   row.framesShare = sum[kSlices] > 0 ? sum[kFrameSlices] / sum[kSlices] : 0.0;

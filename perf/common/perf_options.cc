@@ -76,13 +76,14 @@ size_t parseSize(const std::string& flag, const std::string& s) {
 
 // nccl-tests' flags that exist here only so that its command lines run.
 struct Compat {
-  int aggIters = 1, parallelInit = 0, root = 0, streamNull = 0, timeoutS = 0, cpuTime = 0;
+  int parallelInit = 0, root = 0, streamNull = 0, timeoutS = 0, cpuTime = 0;
   int average = 1, registration = 0;
   std::string op = "sum";
 };
 
 void addCompatFlags(CLI::App& app, Compat& c, Options* o, const char* testName) {
-  app.add_option("-m,--agg_iters", c.aggIters, "operations per iteration (only 1: see --help's note)")
+  app.add_option("-m,--agg_iters", o->aggIters,
+                 "operations per iteration, in one group (each receives into a buffer of its own); times are per operation")
       ->capture_default_str()
       ->check(CLI::Range(1, INT_MAX));
   app.add_option("-N,--run_cycles", o->cycles, "run the whole sweep this many times")
@@ -121,10 +122,6 @@ void addCompatFlags(CLI::App& app, Compat& c, Options* o, const char* testName) 
 }
 
 void applyCompat(const Compat& c, Options* o, const char* testName) {
-  if (c.aggIters > 1)
-    throw SetupError(format("-m %d: aggregated iterations would put %d receives into one buffer in one group, "
-                            "which SplitZip refuses (overlapping receive buffers); use -m 1",
-                            c.aggIters, c.aggIters));
   if (c.streamNull)
     throw SetupError("-y 1: each rank needs a stream of its own (ranks sharing a GPU would serialize on the "
                      "null stream); use -y 0");
@@ -216,6 +213,12 @@ bool parseOptions(int argc, char** argv, const char* testName, Options* o, int* 
   o->types = parseTypes(!type.empty() ? type : o->data.empty() ? "float" : "bfloat16");
   if (o->minBytes > o->maxBytes)
     throw SetupError(format("-b %zu is larger than -e %zu", o->minBytes, o->maxBytes));
+  // -m: a group receives into -m buffers of -e bytes (SplitZip refuses receives into one buffer
+  // twice in a group), so their memory is bounded.
+  constexpr size_t kMaxAggBytes = size_t(16) << 30;
+  if (o->aggIters > 1 && o->maxBytes > kMaxAggBytes / size_t(o->aggIters))
+    throw SetupError(format("-m %d with -e %zu: %d receive buffers of %zu bytes exceed 16 GiB; lower -m or -e",
+                            o->aggIters, o->maxBytes, o->aggIters, o->maxBytes));
   if (o->stepFactor == 1 && o->stepBytes == 0) throw SetupError("-i 0 with -f 1 never reaches -e");
   if (!o->data.empty() && o->types.size() > 1) throw SetupError("--data holds one type: give -d bfloat16, float or f8e5m2");
   if (!o->data.empty() && o->types[0] != szBfloat16 && o->types[0] != szFloat32 && o->types[0] != szFloat8e5m2)

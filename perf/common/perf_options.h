@@ -28,6 +28,7 @@ struct Options {
   int cycles = 1;         // -N: the whole sweep this many times
   int blocking = 0;       // -z: 1 waits and barriers after every iteration, 2 only waits
   int graphs = 0;         // -G: each row's timed iterations captured into a CUDA graph, replayed this often
+  int aggIters = 1;       // -m: operations per iteration, in one group (receives into buffers of their own)
   bool cpuTime = false;   // -C: the time column is named cputime (it is host time either way)
   Average average = Average::kMean;
   std::vector<szDataType_t> types;  // -d (several with -d all)

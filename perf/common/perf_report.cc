@@ -25,10 +25,10 @@ std::string deviceLine(int rank, int pid, const std::string& host, int device, c
 
 void printPreamble(const Options& o, const char* testName) {
   printf("# Collective test starting: %s_perf (SplitZip %d.%d.%d)\n", testName, SZ_MAJOR, SZ_MINOR, SZ_PATCH);
-  printf("# nThread %d nGpus %d minBytes %zu maxBytes %zu step: %zu(%s) warmup iters: %d iters: %d agg iters: 1 "
+  printf("# nThread %d nGpus %d minBytes %zu maxBytes %zu step: %zu(%s) warmup iters: %d iters: %d agg iters: %d "
          "validation: %d graph: %d\n",
          o.threads, o.gpus, o.minBytes, o.maxBytes, o.stepFactor > 1 ? size_t(o.stepFactor) : o.stepBytes,
-         o.stepFactor > 1 ? "factor" : "bytes", o.warmup, o.iters, o.check, o.graphs);
+         o.stepFactor > 1 ? "factor" : "bytes", o.warmup, o.iters, o.aggIters, o.check, o.graphs);
   if (o.blocking == 1) printf("# Blocking Enabled: wait for completion and barrier after each collective \n");
   if (o.blocking == 2) printf("# Blocking Enabled: wait for completion after each collective (no barrier) \n");
   for (const std::string& note : o.notes) printf("# Ignored: %s\n", note.c_str());

@@ -17,6 +17,9 @@ latency_steps() {  # the per-operation figures (issue 31): perf/latency_table.py
   # taken (a one-rank communicator, ncclSend and ncclRecv in one group).
   STEP_TIMEOUT=60 step lat_self_4K env -u CUDA_DEVICE_MAX_CONNECTIONS ./build/perf/sendrecv_perf -t 1 --wire ipc \
     ${KV_BF16:+--data $KV_BF16} --codec off -b 4K -e 4K -n 1000 -w 100 -J "$LOGS/lat_self_4K.json"
+  # 16 exchanges in one group (-m 16: 32 operations a rank, the most a group takes on the slot
+  # path): the host's cost per operation of a large group ("host_us"), beside the rows' one.
+  STEP_TIMEOUT=60 step lat_group_4K $SRL --codec off -b 4K -e 4K -n 200 -w 20 -m 16 -J "$LOGS/lat_group_4K.json"
   # tcp over loopback, device buffers against host buffers (no GPU visible), 4 KiB raw.
   for K in dev host; do
     STEP_TIMEOUT=60 step "lat_tcp${K}_4K" env $([ $K = host ] && echo CUDA_VISIBLE_DEVICES=) ./build/perf/sendrecv_perf -t 2 \
