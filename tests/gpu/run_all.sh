@@ -17,8 +17,9 @@
 #       a CUDA graph's replay, and their profile (PROF=0: none);
 #       --versus: the GPU suite, then ipc rows beside a baseline build's sendrecv_perf (BASE), and a
 #       carried PROFILE=1 build's phases (PROF_BIN); VS_AUTO=1 adds the short link, mixed and tcp auto rows; SUITE=0 skips the suite;
-#       --rows: no suite; the short emulated-link, tcp (TCP_CYCLES, 21) and mixed auto rows, the
-#       --versus rows against BASE and the --latency rows: every open goal's figures in one call;
+#       --rows: the short emulated-link, tcp (TCP_CYCLES, 21) and mixed auto rows, the --versus rows
+#       against BASE and the --latency rows: every open goal's figures in one call (SUITE=1: the GPU
+#       suite first; at b300925 the rows took 345 s of one H100);
 #       --suite: the GPU tests only (the least device time a GPU change is checked with);
 #       --quick: tests only; --comm: the
 #       communicator's tests, the main job and sendrecv_perf only; --codec: the GPU suite once,
@@ -135,7 +136,8 @@ else
   if [ "$QUICK" = "--defaults" ]; then
     step build make -j"$(nproc)" DEPS="$DEPS" || { printf '%s\n' "${SUMMARY[@]}"; exit 1; }
   elif [ "$QUICK" = "--rows" ]; then
-    step build make -j"$(nproc)" DEPS="$DEPS" build/perf/sendrecv_perf build/perf/codec_perf || { printf '%s\n' "${SUMMARY[@]}"; exit 1; }
+    step build make -j"$(nproc)" DEPS="$DEPS" build/perf/sendrecv_perf build/perf/codec_perf \
+      $([ "${SUITE:-0}" = 1 ] && echo build/tests/splitzip_gpu_tests) || { printf '%s\n' "${SUMMARY[@]}"; exit 1; }
   elif [ "$QUICK" = "--latency" ]; then
     step build make -j"$(nproc)" DEPS="$DEPS" build/perf/sendrecv_perf build/perf/codec_perf build/tests/splitzip_gpu_tests || { printf '%s\n' "${SUMMARY[@]}"; exit 1; }
   elif [ "$QUICK" = "--suite" ]; then
@@ -170,7 +172,9 @@ if [ "$QUICK" = "--latency" ]; then
   finish
   exit
 fi
-if [ "$QUICK" = "--rows" ]; then  # every open goal's rows at this build, no suite (issues 28, 29, 31)
+if [ "$QUICK" = "--rows" ]; then  # every open goal's rows at this build (issues 28, 29, 31); SUITE=1: the GPU suite first
+  [ "${SUITE:-0}" = 1 ] && SZ_TEST_KV_BF16=$KV_BF16 STEP_TIMEOUT=150 step gpu_tests ./build/tests/splitzip_gpu_tests \
+    --gtest_filter='*:-CommLazyGpu*' --gtest_output=json:"$OUT/gpu_tests.json"
   auto_short_rows
   versus_rows
   KV_BF16=tests/data/tinystories_kv_eval_bf16.safetensors TCP_CYCLES=${TCP_CYCLES:-21} tcp_auto_rows
