@@ -60,6 +60,11 @@ step() {  # step NAME CMD...: runs CMD (at most STEP_TIMEOUT s), logs to $LOGS/N
   return $rc
 }
 
+suite_step() {  # the GPU suite without the 16-rank lazy test (its memory figures need a process of their own)
+  SZ_TEST_KV_BF16=$KV_BF16 STEP_TIMEOUT=150 step gpu_tests ./build/tests/splitzip_gpu_tests --gtest_filter='*:-CommLazyGpu*' \
+    --gtest_output=json:"$OUT/gpu_tests.json"
+}
+
 dump_stacks() {  # dump_stacks PID: every thread's stack of our programs under PID
   local p
   for p in $(ps -e -o pid=,ppid= | awk -v root="$1" '{kid[$2]=kid[$2] " " $1} END {n=split(root, q); for (i=1; i<=n; i++) {print q[i]; m=split(kid[q[i]], k, " "); for (j=1; j<=m; j++) q[++n]=k[j]}}'); do
@@ -100,6 +105,7 @@ if compgen -G ".deps/*.deb" >/dev/null; then
   DEPS=/tmp/szdeps
   for f in .deps/*.deb; do dpkg -x "$f" "$DEPS"; done
 fi
+CARRIED=${DEPS:+LD_LIBRARY_PATH=$DEPS/usr/lib/x86_64-linux-gnu}  # carried binaries' libraries (isal, fmt)
 # The hand-off test's model where a checkout beside ../shared finds it (the device machine has no
 # ../shared): .deps/model is a copy of ../shared/data/models/tinystories-656k.
 if [ -d .deps/model ] && [ ! -d ../shared/data/models/tinystories-656k ]; then
@@ -173,8 +179,7 @@ if [ "$QUICK" = "--latency" ]; then
   exit
 fi
 if [ "$QUICK" = "--rows" ]; then  # every open goal's rows at this build (issues 28, 29, 31); SUITE=1: the GPU suite first
-  [ "${SUITE:-0}" = 1 ] && SZ_TEST_KV_BF16=$KV_BF16 STEP_TIMEOUT=150 step gpu_tests ./build/tests/splitzip_gpu_tests \
-    --gtest_filter='*:-CommLazyGpu*' --gtest_output=json:"$OUT/gpu_tests.json"
+  [ "${SUITE:-0}" = 1 ] && suite_step
   auto_short_rows
   versus_rows
   KV_BF16=tests/data/tinystories_kv_eval_bf16.safetensors TCP_CYCLES=${TCP_CYCLES:-21} tcp_auto_rows

@@ -49,8 +49,7 @@ latency_mode() {  # run_all.sh --latency; run_all.sh runs finish after it
   # PROFILE=1 build (base/profile.h: host phases per call, the slot kernels' phases per block)
   # at 4 KiB, 256 KiB and 4 MiB: the PROFILE lines are in logs.tar.gz (prof_*.log).
   # The GPU suite first (the figures are of a build whose tests pass).
-  SZ_TEST_KV_BF16=$KV_BF16 STEP_TIMEOUT=150 step gpu_tests ./build/tests/splitzip_gpu_tests --gtest_filter='*:-CommLazyGpu*' \
-    --gtest_output=json:"$OUT/gpu_tests.json"
+  suite_step
   latency_steps
   [ "${PROF:-1}" != 0 ] && STEP_TIMEOUT=400 step prof_build make -j"$(nproc)" BUILD=build-profile PROFILE=1 DEPS="$DEPS" build-profile/perf/sendrecv_perf &&
     prof_rows ./build-profile/perf/sendrecv_perf

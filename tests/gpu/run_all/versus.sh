@@ -11,8 +11,7 @@ versus_mode() {  # run_all.sh --versus; run_all.sh runs finish after it
   # VS_AUTO=1 the short emulated-link auto rows, the mixed auto sweep and the tcp auto rows.
   # On 2026-12-06 the whole of it did not fit one 590 s call.
   step build make -j"$(nproc)" DEPS="$DEPS" build/tests/splitzip_gpu_tests build/perf/sendrecv_perf || { finish; exit 1; }
-  [ "${SUITE:-1}" != 0 ] && SZ_TEST_KV_BF16=$KV_BF16 STEP_TIMEOUT=150 step gpu_tests ./build/tests/splitzip_gpu_tests --gtest_filter='*:-CommLazyGpu*' \
-    --gtest_output=json:"$OUT/gpu_tests.json"
+  [ "${SUITE:-1}" != 0 ] && suite_step
   versus_rows
   PROF_BIN=${PROF_BIN:-build-profile/perf/sendrecv_perf}
   [ -e "$PROF_BIN" ] && [ -n "${PROF_SIZES-4K}" ] && step prof_check env $CARRIED "$PROF_BIN" --help &&
@@ -25,7 +24,6 @@ versus_mode() {  # run_all.sh --versus; run_all.sh runs finish after it
 }
 
 versus_rows() {  # the alternating rows of this build and the baseline's (BASE), and their table
-  CARRIED=${DEPS:+LD_LIBRARY_PATH=$DEPS/usr/lib/x86_64-linux-gnu}  # carried binaries' libraries (isal, fmt)
   BASE=${BASE:-build-base/sendrecv_perf}
   # A carried binary this machine cannot load (its system libraries) is built here from the
   # baseline's carried source (build-base-src), where there is one.
