@@ -112,7 +112,9 @@ void commAccount(szComm* comm, const SlotCompletion& c, bool device) {
     TRACE(SZ_P2P, "rank %d: auto: %s send to %d of %llu bytes as %s took %.1f us (%llu wire bytes)", comm->rank,
           device ? "device" : "host", c.peer, (unsigned long long)c.bytes, c.frames ? "frames" : "raw", c.seconds * 1e6,
           (unsigned long long)c.wireBytes);
-    (device ? comm->autoDevice : comm->autoHost).record(c.peer, c.type, c.bytes, c.frames, c.seconds, c.wireBytes);
+    (device ? comm->autoDevice : comm->autoHost)
+        .record(c.peer, c.type, c.bytes, c.frames, c.exchangeSeconds > 0 ? c.exchangeSeconds : c.seconds, c.wireBytes,
+                c.skewed);
   }
 }
 

@@ -425,6 +425,90 @@ double fixedNoisy(const Truth& t, uint64_t bytes, int sends, int timed, Noise no
 
 }  // namespace
 
+// Two ranks exchanging 1 MiB over tcp (host buffers), as issue 28's 1 MiB row on one H100: raw
+// 2.57 GB/s, frames 2.17, yet auto sent frames. Judged per send (its start to its credits' return)
+// frames look faster: a frames send ends once the peer decoded its fewer wire bytes, while the
+// rank's own decode of the peer's frames runs on after it and makes the exchange slower. A rank
+// that sends raw beside its peer's frames decodes them on the cores its send needs. Each rank
+// judges its sends as runHostOps does (`asExchange`: the exchange's time, skewed where the peer's
+// send came in the other mode) or by the send alone. Returns the exchanges both sent raw among
+// the last `timed`.
+int exchange(bool asExchange, int exchanges, int timed) {
+  sz::AutoPrior prior{0, 6 * kGB};  // the host path's over tcp: an unknown wire, the CPU codec's rate
+  prior.codecTentative = true;
+  sz::AutoModel a, b;
+  a.setPriors({}, prior);
+  b.setPriors({}, prior);
+  constexpr uint64_t kBytes = 1 << 20;
+  auto send = [](bool mine, bool peers) { return mine ? 370e-6 : peers ? 520e-6 : 400e-6; };
+  auto group = [](bool x, bool y) { return x != y ? 520e-6 : x ? 480e-6 : 400e-6; };
+  int bothRaw = 0;
+  for (int i = 0; i < exchanges; ++i) {
+    const bool fa = a.useFrames(1, szBfloat16, kBytes), fb = b.useFrames(0, szBfloat16, kBytes);
+    const bool skewed = asExchange && fa != fb;
+    a.record(1, szBfloat16, kBytes, fa, asExchange ? group(fa, fb) : send(fa, fb), fa ? kBytes * 3 / 4 : kBytes, skewed);
+    b.record(0, szBfloat16, kBytes, fb, asExchange ? group(fa, fb) : send(fb, fa), fb ? kBytes * 3 / 4 : kBytes, skewed);
+    if (i >= exchanges - timed) bothRaw += !fa && !fb;
+  }
+  return bothRaw;
+}
+
+TEST(AutoModel, AnExchangeIsJudgedByItsTimeOnBothRanks) {
+  // Judged per send, the pair settles in frames (the simulation reproduces the trap).
+  EXPECT_LE(exchange(false, 300, 200), 20);
+  // Judged as exchanges, both ranks try frames on the same send, measure them slower, keep raw.
+  EXPECT_GE(exchange(true, 300, 200), 200 - 200 / sz::AutoModel::kMinPeriod);
+}
+
+TEST(AutoModel, AHostGroupIsJudgedByItsExchanges) {
+  auto op = [](bool send, szDataType_t type, uint64_t bytes, bool frames, double seconds, uint64_t compressedSlices) {
+    sz::SlotCompletion c{};
+    c.send = send;
+    c.type = type;
+    c.bytes = bytes;
+    c.frames = frames;
+    c.seconds = seconds;
+    c.compressedSlices = compressedSlices;
+    return c;
+  };
+  std::vector<sz::SlotCompletion> done = {
+      op(true, szBfloat16, 1 << 20, false, 300e-6, 0),        // raw, beside a frames receive: skewed
+      op(false, szBfloat16, (1 << 20) + 4096, false, 450e-6, 3),  // the same class, frames came
+      op(true, szBfloat16, 4096, false, 20e-6, 0),            // no receive of its class
+      op(true, szFloat32, 1 << 20, false, 100e-6, 0),         // a receive of its class, raw
+      op(false, szFloat32, 1 << 20, false, 200e-6, 0),
+      op(true, szFloat32, 3 << 19, true, 100e-6, 5),          // frames beside a raw receive
+  };
+  sz::judgeExchanges(done);
+  EXPECT_DOUBLE_EQ(done[0].exchangeSeconds, 450e-6);
+  EXPECT_TRUE(done[0].skewed);
+  EXPECT_EQ(done[2].exchangeSeconds, 0.0);
+  EXPECT_FALSE(done[2].skewed);
+  EXPECT_DOUBLE_EQ(done[3].exchangeSeconds, 200e-6);
+  EXPECT_FALSE(done[3].skewed);
+  EXPECT_DOUBLE_EQ(done[5].exchangeSeconds, 200e-6);
+  EXPECT_TRUE(done[5].skewed);
+  EXPECT_EQ(done[1].exchangeSeconds, 0.0);  // receives are not judged
+}
+
+TEST(AutoModel, ASkewedSendIsNotCountedAndEndsItsTry) {
+  // Frames are better (1.33x); a try of raw judged beside the peer's frames says nothing: it is
+  // not counted (raw stays unmeasured: the model keeps frames) and the next try comes twice as late.
+  sz::AutoModel m;
+  sz::AutoPrior prior{1 * kGB, 6 * kGB};  // an emulated tcp link's rate: frames predicted
+  prior.codecTentative = true;
+  m.setPriors({}, prior);
+  constexpr uint64_t kBytes = 1 << 20;
+  std::vector<int> tries;
+  for (int i = 1; i <= 200; ++i) {
+    const bool f = m.useFrames(1, szBfloat16, kBytes);
+    if (!f) tries.push_back(i);
+    m.record(1, szBfloat16, kBytes, f, f ? 750e-6 : 5e-3, f ? kBytes * 3 / 4 : kBytes, !f);
+  }
+  // Sends 16 and 17 (the first is cold), then 64 (period 32, at least 32 after 16), then 128.
+  EXPECT_EQ(tries, (std::vector<int>{16, 17, 64, 128})) << tries.size();
+}
+
 TEST(AutoModel, ANoisyWireKeepsTheBetterModeWhereTheyDifferByMoreThanTheNoise) {
   // tcp over loopback on one H100 (17aec1e, medians of three cycles): device buffers at 4 MiB,
   // raw 1.22 and frames 1.41 GB/s; host buffers at 1 MiB, raw 2.01 and frames 1.72; at 64 MiB,

@@ -25,10 +25,14 @@ void AutoModel::setPriors(const std::vector<AutoPrior>& perPeer, const AutoPrior
   others_ = others;
 }
 
-AutoModel::SizeClass& AutoModel::find(int peer, szDataType_t type, uint64_t bytes) {
+int AutoModel::sizeClass(uint64_t bytes) {
   int log2 = 0;
   while (log2 < 63 && (uint64_t(1) << (log2 + 1)) <= bytes) ++log2;
-  return classes_[Key(peer, int(type), log2)];
+  return log2;
+}
+
+AutoModel::SizeClass& AutoModel::find(int peer, szDataType_t type, uint64_t bytes) {
+  return classes_[Key(peer, int(type), sizeClass(bytes))];
 }
 
 namespace {
@@ -89,6 +93,7 @@ void AutoModel::learnLatency(const SizeClass& c, int peer, szDataType_t type, ui
 bool AutoModel::useFrames(int peer, szDataType_t type, uint64_t bytes) {
   std::lock_guard<std::mutex> lock(mu_);
   SizeClass& c = find(peer, type, bytes);
+  ++c.sends;
   if (c.explore > 0) {
     --c.explore;
     return !c.explorePref;
@@ -102,8 +107,9 @@ bool AutoModel::useFrames(int peer, szDataType_t type, uint64_t bytes) {
   // that prior is a tentative measurement.
   const bool blind = pref && !other.measured() && prior(peer).wireBps <= 0;
   const int period = other.measured() || blind || prior(peer).codecTentative ? c.period : int(kMaxPeriod);
-  if (!c.exploring && mine.measured() && (blind || ++c.since >= period)) {
-    c.since = 0;
+  const uint64_t p = uint64_t(period);
+  if (!c.exploring && mine.measured() && (blind || (c.sends % p == 0 && c.sends >= c.tried + p))) {
+    c.tried = c.sends;
     c.exploring = true;
     c.explorePref = pref;
     c.explore = other.cold ? 0 : 1;  // a cold first send does not count
@@ -112,11 +118,21 @@ bool AutoModel::useFrames(int peer, szDataType_t type, uint64_t bytes) {
   return pref;
 }
 
-void AutoModel::record(int peer, szDataType_t type, uint64_t bytes, bool frames, double seconds, uint64_t wireBytes) {
+void AutoModel::record(int peer, szDataType_t type, uint64_t bytes, bool frames, double seconds, uint64_t wireBytes,
+                       bool skewed) {
   if (seconds <= 0) return;
   std::lock_guard<std::mutex> lock(mu_);
   SizeClass& c = find(peer, type, bytes);
   Mode& m = frames ? c.frames : c.raw;
+  const bool trying = c.exploring && frames != c.explorePref && c.explore == 0;
+  if (skewed) {  // no sample; an exploration it ends comes again twice as late, in step with the peer
+    m.cold = true;
+    if (trying) {
+      c.exploring = false;
+      c.period = std::min(kMaxPeriod, 2 * c.period);
+    }
+    return;
+  }
   if (m.cold) m.add(double(bytes) / seconds);
   m.cold = true;
   if (frames && wireBytes > 0) {
@@ -124,7 +140,7 @@ void AutoModel::record(int peer, szDataType_t type, uint64_t bytes, bool frames,
     c.ratio = c.ratio == 0 ? now : 0.5 * c.ratio + 0.5 * now;
   }
   learnLatency(c, peer, type, bytes);
-  if (!c.exploring || frames == c.explorePref || !m.measured() || c.explore > 0) return;
+  if (!trying || !m.measured()) return;
   c.exploring = false;
   if (prefersFrames(c, peer, type, bytes) != c.explorePref) {
     c.period = kMinPeriod;
@@ -133,10 +149,24 @@ void AutoModel::record(int peer, szDataType_t type, uint64_t bytes, bool frames,
   // Confirmed: the next look comes twice as late, and late enough that looking costs at most
   // kExploreBudget of the sends' time (a mode 5x slower, as the CPU codec against loopback on two
   // cores, is tried once in 134 sends, not once in 32).
+  // The period stays a power of two, so a peer's larger period is a multiple of this one.
   const Mode& kept = c.explorePref ? c.frames : c.raw;
   const double loss = kept.bps() / m.bps();
   const double byCost = loss > 1 ? (loss - 1) / kExploreBudget : 0;
-  c.period = int(std::min(double(kMaxPeriod), std::max(2.0 * c.period, std::ceil(byCost))));
+  int period = 2 * c.period;
+  while (period < kMaxPeriod && period < byCost) period *= 2;
+  c.period = std::min(period, int(kMaxPeriod));
+}
+
+void judgeExchanges(std::vector<SlotCompletion>& done) {
+  for (SlotCompletion& s : done) {
+    if (!s.send) continue;
+    for (const SlotCompletion& r : done)
+      if (!r.send && r.type == s.type && AutoModel::sizeClass(r.bytes) == AutoModel::sizeClass(s.bytes)) {
+        s.exchangeSeconds = std::max({s.exchangeSeconds, s.seconds, r.seconds});
+        s.skewed = s.skewed || (r.compressedSlices > 0) != s.frames;
+      }
+  }
 }
 
 }  // namespace sz

@@ -23,9 +23,17 @@
 // A measured mode (the median of its latest warm sends) is compared against the other mode's
 // measurement where there is one, else against its prediction, so a wrong prior is undone after
 // one warm send. The mode not chosen is
-// re-measured every `period` sends; the period doubles (16 up to 1024) each time the
-// re-measurement confirms the choice, so once settled the exploration costs well under 1%. A mode
-// that a prior predicts to lose is first measured after 1024 sends.
+// re-measured on a send whose number in its class is a multiple of `period` (and at least `period`
+// after the last re-measurement), a power of two that
+// doubles (16 up to 1024) each time the re-measurement confirms the choice, so once settled the
+// exploration costs well under 1%. A mode that a prior predicts to lose is first measured at send
+// 1024.
+//
+// Exchanges (host buffers): two ranks that send each other the same sizes count the same sends,
+// so they re-measure in step (a larger period, a power of two, is a multiple of the smaller). A
+// send whose group received the same type and size class in the other mode is skewed (a rank
+// that tries raw alone decodes its peer's frames on the cores its send needs): it ends an
+// exploration without a sample (record's `skewed`), and the period doubles, towards the peer's.
 #pragma once
 
 #include <cstdint>
@@ -35,6 +43,7 @@
 #include <vector>
 
 #include "splitzip.h"
+#include "src/proto/slot_completion.h"
 
 namespace sz {
 
@@ -64,11 +73,14 @@ class AutoModel {
 
   // The prior of each peer (by rank: its pair's wire, and the device), and of any peer not listed.
   void setPriors(const std::vector<AutoPrior>& perPeer, const AutoPrior& others = AutoPrior{});
+  // The size class of a message of `bytes`: log2, rounded down.
+  static int sizeClass(uint64_t bytes);
   // Whether the next send of `bytes` of a compressible `type` to `peer` travels as frames.
   bool useFrames(int peer, szDataType_t type, uint64_t bytes);
   // A completed send: `bytes` uncompressed bytes in `seconds`, as frames (`wireBytes` of them on
-  // the wire) or raw.
-  void record(int peer, szDataType_t type, uint64_t bytes, bool frames, double seconds, uint64_t wireBytes);
+  // the wire) or raw. `skewed`: its time says nothing of its mode (above); not counted.
+  void record(int peer, szDataType_t type, uint64_t bytes, bool frames, double seconds, uint64_t wireBytes,
+              bool skewed = false);
 
  private:
   struct Mode {
@@ -94,7 +106,10 @@ class AutoModel {
     // either waits for the first launches (1.8 ms against 0.17 ms measured for 64 MiB raw).
     Mode frames, raw;
     double ratio = 0;  // uncompressed / wire bytes of the frames sends (0: the type's prior)
-    int since = 0, period = kMinPeriod;
+    // Sends planned in the class: the mode not preferred is tried at a multiple of `period` at
+    // least `period` sends after the last try (`tried`).
+    uint64_t sends = 0, tried = 0;
+    int period = kMinPeriod;
     bool exploring = false;    // sends of the mode not preferred are out or to come
     bool explorePref = false;  // the preferred mode when the exploration began
     int explore = 0;           // exploring sends still to be made
@@ -117,5 +132,11 @@ class AutoModel {
   std::map<int, double> latency_;
   std::map<Key, SizeClass> classes_;
 };
+
+// A host group's completions, judged for the model: each send with receives of its type and size
+// class (from any peer: a ring skews as an exchange does) takes the latest end of them all as its
+// exchangeSeconds, and is skewed where one of them came in the other mode (frames: a receive that
+// decoded a frame). Sends without such receives are left as they are.
+void judgeExchanges(std::vector<SlotCompletion>& done);
 
 }  // namespace sz

@@ -38,6 +38,11 @@ struct SlotCompletion {
   // they are reaped.
   bool driftFed = false;
   bool replay = false;  // a CUDA graph's replay (src/proto/slot_graphs.h): not fed to the auto model
+  // A host send in a group with receives of its type and size class, an exchange that SZ_CODEC=auto
+  // judges as one (src/proto/auto_model.h): the later of its end and theirs (0: not an exchange),
+  // and whether one of them came in the other mode (frames or raw).
+  double exchangeSeconds = 0;
+  bool skewed = false;
   uint64_t compressedElements() const {
     uint64_t n = 0;
     for (const SlotGroupResult& g : groups) n += g.compressedElements;
