@@ -3,7 +3,8 @@
 // host operations (src/proto/host_slots.h) of two ranks as threads. Bit-exact as frames and raw
 // over a ring of 4 slots wrapped many times, every slot one message of the fake wire; a fake wire
 // whose messages to a peer fail breaks that peer for both sides with szRemoteError, not a
-// timeout; the proxy refuses a slot-area wire (no messages) as a channel.
+// timeout; a receive through before its sender closed succeeds though the close fails the pair;
+// the proxy refuses a slot-area wire (no messages) as a channel.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -21,6 +22,7 @@
 #include "base/checks.h"
 #include "src/proto/host_slots.h"
 #include "src/proto/slot_proxy.h"
+#include "transport/slot_words.h"
 #include "transport/wire.h"
 
 struct szWireRequest {
@@ -230,6 +232,45 @@ TEST(FakeWire, ABrokenWireFailsBothSidesWithRemoteError) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(4000)) << "not the 5 s timeout";
   EXPECT_EQ(results[0], szRemoteError);
   EXPECT_EQ(results[1], szRemoteError);
+}
+
+// A sender that closes its connections once its last credit came back fails the receiving
+// proxy's pair (the error word goes up) perhaps before this side saw that credit leave; the
+// receive, every slice landed and credited, succeeds all the same. Here the error goes up inside
+// the receive's first "have the credits left?" (answered "not yet"), the moment a pool thread
+// driving the proxy into the peer's close could pick between the caller's checks.
+TEST(FakeWire, AReceiveWhoseSenderClosesAfterItsLastCreditSucceeds) {
+  const size_t n = 5 * kSlice / 2 + 7;  // the ring of 4 wrapped
+  for (bool frames : {true, false}) {
+    SCOPED_TRACE(frames ? "frames" : "raw");
+    onTwoRanks(&kFakeWire, &kFakeWire, [&](int rank, sz::SlotProxy* proxy, sz::HostSlots* slots) {
+      std::vector<sz::SlotCompletion> done;
+      if (rank == 0) {
+        std::vector<uint16_t> want = kvLike(n, 8);
+        ASSERT_EQ(slots->run({hostRequest(true, 1, want, frames)}, &done), szSuccess) << szGetLastError(nullptr);
+        return;
+      }
+      sz::SlotChannel ch{};
+      ASSERT_EQ(proxy->channel(0, 0, 0, &ch), szSuccess);
+      const sz::SlotsFlushed real = sz::proxyFlushed(proxy, 0);
+      bool raised = false;
+      const sz::SlotsFlushed closing = [&](int peer, uint64_t steps) {
+        if (raised || steps == 0) return real(peer, steps);
+        raised = true;
+        sz::slotRaiseError(ch.localError, szRemoteError);  // as the proxy's breakPeer
+        return false;
+      };
+      sz::CodebookDrift codebooks;
+      std::unique_ptr<sz::HostSlots> mine;  // one thread: the interleaving is this one
+      ASSERT_EQ(sz::HostSlots::create(proxy, sz::proxyChannelSource(proxy, 0), closing, 1, 2,
+                                      sz::HostSlotConfig{0, kSlice, 1, 5000, true, nullptr, false}, &codebooks, &mine),
+                szSuccess) << szGetLastError(nullptr);
+      std::vector<uint16_t> got(n, 0xA5A5);
+      EXPECT_EQ(mine->run({hostRequest(false, 0, got, false)}, &done), szSuccess) << szGetLastError(nullptr);
+      EXPECT_TRUE(raised);
+      EXPECT_TRUE(got == kvLike(n, 8)) << "received bits differ";
+    });
+  }
 }
 
 // SZ_AUTH_DATA / SZ_ENCRYPT on a channel whose slots the proxy seals (the tcp wire's device

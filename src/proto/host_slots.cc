@@ -347,6 +347,16 @@ bool sliceReady(const OpState& o, uint64_t i) {
   return slotLoadAcquire(&o.ch.signals[j].ready) == readyValue(step);
 }
 
+// Whether every slice of `o` is credited: a send's by its receiver (the slots are free again), a
+// receive's by this side (each landed, was checked and went to the caller's buffers). The last
+// ring's worth of steps tells: an earlier step's slot was credited before a later step used it.
+bool credited(const OpState& o) {
+  const uint64_t end = o.stepBase + o.slices;
+  for (uint64_t step = end - std::min<uint64_t>(o.slices, o.ch.nslots); step < end; ++step)
+    if (slotLoadAcquire(&o.ch.credits[slotOf(step, o.ch.nslots)]) < creditAfter(step, o.ch.nslots)) return false;
+  return true;
+}
+
 // Finishes `o` once it is through: a send when the receiver has drained its last slots, a
 // receive when its credits have left; a failed one once no thread works on its slices and its
 // error has left (bounded: the peer may be gone). Closing takes `next`, so no slice is claimed
@@ -358,9 +368,7 @@ bool finish(HostSlots::Run& run, OpState& o, SlotProxy* proxy, const SlotsFlushe
   if (status == 0) {
     if (claimed < o.slices) return false;
     if (o.req->send) {
-      const uint64_t end = o.stepBase + o.slices;
-      for (uint64_t step = end - std::min<uint64_t>(o.slices, o.ch.nslots); step < end; ++step)
-        if (slotLoadAcquire(&o.ch.credits[slotOf(step, o.ch.nslots)]) < creditAfter(step, o.ch.nslots)) return false;
+      if (!credited(o)) return false;
     } else if (!flushed(o.req->peer, o.stepBase + o.slices)) {
       return false;
     }
@@ -402,11 +410,16 @@ void work(HostSlots::Run& run, SlotProxy* proxy, const SlotsFlushed& flushed, co
         }
       }
       moved |= finish(run, o, proxy, flushed, cfg);
-      // An error word stops the operation unless it is through: a peer that closes its
-      // connections after its last credit left fails this side's proxy after it delivered them.
+      // An error word stops the operation unless every slice is credited: a peer that closes its
+      // connections after its last credit left fails this side's proxy after it delivered them,
+      // and finish() then closes the operation (a broken peer's credits count as flushed). Not
+      // finish()'s verdict: between it and this check another thread of the run may have driven
+      // the proxy into the peer's close, or still be between the last credit and `finished`.
+      // The word is read before the credits, so an error raised after the last credit was
+      // written finds it written.
       if (!o.closed() && o.status.load() == 0) {
         const int e = slotLoadError(o.ch.localError);
-        if (e != 0) failOp(o, e, opName(o) + ": " + describe(e));
+        if (e != 0 && !credited(o)) failOp(o, e, opName(o) + ": " + describe(e));
       }
     }
     if (proxy->progress()) moved = true;
