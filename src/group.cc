@@ -405,7 +405,7 @@ szResult_t runHostOps(szComm* comm, const std::vector<std::shared_ptr<Op>>& ops,
   std::vector<SlotCompletion> done;
   szResult_t r = comm->hostSlots->run(reqs, &done);
   if (r != szSuccess) *why = szGetLastError(nullptr);
-  judgeExchanges(done);
+  judgeExchanges(comm->rank, done);
   for (const SlotCompletion& c : done) commAccount(comm, c, false);
   return r == szSuccess ? r : commFail(comm, r);
 }

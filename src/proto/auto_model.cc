@@ -94,6 +94,11 @@ bool AutoModel::useFrames(int peer, szDataType_t type, uint64_t bytes) {
   std::lock_guard<std::mutex> lock(mu_);
   SizeClass& c = find(peer, type, bytes);
   ++c.sends;
+  if (c.follows >= 0) {  // the higher rank of a pair's exchange: the lower one's mode
+    c.exploring = false;
+    c.explore = 0;
+    return c.follows == 1;
+  }
   if (c.explore > 0) {
     --c.explore;
     return !c.explorePref;
@@ -112,28 +117,26 @@ bool AutoModel::useFrames(int peer, szDataType_t type, uint64_t bytes) {
     c.tried = c.sends;
     c.exploring = true;
     c.explorePref = pref;
-    c.explore = other.cold ? 0 : 1;  // a cold first send does not count
+    // A cold first send does not count, nor a leader's first (its follower joins on the second).
+    c.explore = other.cold && !c.leads ? 0 : 1;
+    c.passOver = c.leads && other.cold;
     return !pref;
   }
   return pref;
 }
 
 void AutoModel::record(int peer, szDataType_t type, uint64_t bytes, bool frames, double seconds, uint64_t wireBytes,
-                       bool skewed) {
+                       bool leads, int follows) {
   if (seconds <= 0) return;
   std::lock_guard<std::mutex> lock(mu_);
   SizeClass& c = find(peer, type, bytes);
+  c.leads = leads;
+  c.follows = follows;
   Mode& m = frames ? c.frames : c.raw;
   const bool trying = c.exploring && frames != c.explorePref && c.explore == 0;
-  if (skewed) {  // no sample; an exploration it ends comes again twice as late, in step with the peer
-    m.cold = true;
-    if (trying) {
-      c.exploring = false;
-      c.period = std::min(kMaxPeriod, 2 * c.period);
-    }
-    return;
-  }
-  if (m.cold) m.add(double(bytes) / seconds);
+  const bool passOver = c.passOver && c.exploring && frames != c.explorePref;
+  if (passOver) c.passOver = false;
+  else if (m.cold) m.add(double(bytes) / seconds);
   m.cold = true;
   if (frames && wireBytes > 0) {
     const double now = double(bytes) / double(wireBytes);
@@ -158,14 +161,16 @@ void AutoModel::record(int peer, szDataType_t type, uint64_t bytes, bool frames,
   c.period = std::min(period, int(kMaxPeriod));
 }
 
-void judgeExchanges(std::vector<SlotCompletion>& done) {
+void judgeExchanges(int rank, std::vector<SlotCompletion>& done) {
   for (SlotCompletion& s : done) {
     if (!s.send) continue;
-    for (const SlotCompletion& r : done)
-      if (!r.send && r.type == s.type && AutoModel::sizeClass(r.bytes) == AutoModel::sizeClass(s.bytes)) {
-        s.exchangeSeconds = std::max({s.exchangeSeconds, s.seconds, r.seconds});
-        s.skewed = s.skewed || (r.compressedSlices > 0) != s.frames;
-      }
+    for (const SlotCompletion& r : done) {
+      if (r.send || r.type != s.type || AutoModel::sizeClass(r.bytes) != AutoModel::sizeClass(s.bytes)) continue;
+      s.exchangeSeconds = std::max({s.exchangeSeconds, s.seconds, r.seconds});
+      if (r.peer != s.peer) continue;
+      s.exchangeLeads = rank < s.peer;
+      if (rank > s.peer) s.exchangeFollows = r.compressedSlices > 0 ? 1 : 0;
+    }
   }
 }
 

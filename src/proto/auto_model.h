@@ -30,10 +30,11 @@
 // 1024.
 //
 // Exchanges (host buffers): two ranks that send each other the same sizes count the same sends,
-// so they re-measure in step (a larger period, a power of two, is a multiple of the smaller). A
-// send whose group received the same type and size class in the other mode is skewed (a rank
-// that tries raw alone decodes its peer's frames on the cores its send needs): it ends an
-// exploration without a sample (record's `skewed`), and the period doubles, towards the peer's.
+// so they re-measure in step (a larger period, a power of two, is a multiple of the smaller), and
+// each judges a send by its exchange's time (judgeExchanges). Two ranks that decide apart would
+// each measure the other's mode beside its own: in a pair's exchange the lower rank decides and
+// the higher one sends next what the lower one's send came in (one exchange later), and the
+// lower one re-measures over two sends, the first not counted (the higher one joins on the second).
 #pragma once
 
 #include <cstdint>
@@ -78,9 +79,11 @@ class AutoModel {
   // Whether the next send of `bytes` of a compressible `type` to `peer` travels as frames.
   bool useFrames(int peer, szDataType_t type, uint64_t bytes);
   // A completed send: `bytes` uncompressed bytes in `seconds`, as frames (`wireBytes` of them on
-  // the wire) or raw. `skewed`: its time says nothing of its mode (above); not counted.
+  // the wire) or raw. `leads`, `follows`: its role in a pair's exchange (SlotCompletion's
+  // exchangeLeads and exchangeFollows): the size class's next send takes `follows` where it is 0
+  // or 1, and a class that leads re-measures over two sends.
   void record(int peer, szDataType_t type, uint64_t bytes, bool frames, double seconds, uint64_t wireBytes,
-              bool skewed = false);
+              bool leads = false, int follows = -1);
 
  private:
   struct Mode {
@@ -113,6 +116,9 @@ class AutoModel {
     bool exploring = false;    // sends of the mode not preferred are out or to come
     bool explorePref = false;  // the preferred mode when the exploration began
     int explore = 0;           // exploring sends still to be made
+    bool leads = false;        // the lower rank of a pair's exchange: re-measures over two sends
+    bool passOver = false;     // the next exploring send's time is not counted (its peer joins later)
+    int follows = -1;          // the higher rank of a pair's exchange: the mode of its next send
   };
   using Key = std::tuple<int, int, int>;  // peer, type, log2(bytes)
   SizeClass& find(int peer, szDataType_t type, uint64_t bytes);
@@ -133,10 +139,12 @@ class AutoModel {
   std::map<Key, SizeClass> classes_;
 };
 
-// A host group's completions, judged for the model: each send with receives of its type and size
-// class (from any peer: a ring skews as an exchange does) takes the latest end of them all as its
-// exchangeSeconds, and is skewed where one of them came in the other mode (frames: a receive that
-// decoded a frame). Sends without such receives are left as they are.
-void judgeExchanges(std::vector<SlotCompletion>& done);
+// A host group's completions on rank `rank`, judged for the model: each send with receives of its
+// type and size class (from any peer: a ring's ranks decode as an exchange's do) takes the latest
+// end of them all as its exchangeSeconds. A frames send ends once its peer decoded its fewer wire
+// bytes, while this rank's decode of the peer's frames runs on: judged alone, frames looked faster
+// where the exchange was slower. A send with such a receive from its own peer is a pair's
+// exchange: it leads or follows (SlotCompletion). Sends without such receives are left as they are.
+void judgeExchanges(int rank, std::vector<SlotCompletion>& done);
 
 }  // namespace sz

@@ -39,10 +39,13 @@ struct SlotCompletion {
   bool driftFed = false;
   bool replay = false;  // a CUDA graph's replay (src/proto/slot_graphs.h): not fed to the auto model
   // A host send in a group with receives of its type and size class, an exchange that SZ_CODEC=auto
-  // judges as one (src/proto/auto_model.h): the later of its end and theirs (0: not an exchange),
-  // and whether one of them came in the other mode (frames or raw).
+  // judges as one (src/proto/auto_model.h): the later of its end and theirs (0: not an exchange).
   double exchangeSeconds = 0;
-  bool skewed = false;
+  // Where the send's peer sent this rank the same type and size class in the group (a pair's
+  // exchange): the lower rank leads (`exchangeLeads`) and the higher follows, sending next what the
+  // lower one's send came in (`exchangeFollows`: 1 frames, 0 raw; -1: not a follower).
+  bool exchangeLeads = false;
+  int exchangeFollows = -1;
   uint64_t compressedElements() const {
     uint64_t n = 0;
     for (const SlotGroupResult& g : groups) n += g.compressedElements;
