@@ -487,14 +487,9 @@ TEST(AutoModel, TwoRanksOfAnExchangeDoNotStayApart) {
 
 TEST(AutoModel, AHostGroupIsJudgedByItsExchanges) {
   auto op = [](bool send, szDataType_t type, uint64_t bytes, bool frames, double seconds, uint64_t compressedSlices) {
-    sz::SlotCompletion c{};
-    c.send = send;
-    c.type = type;
-    c.bytes = bytes;
-    c.frames = frames;
-    c.seconds = seconds;
-    c.compressedSlices = compressedSlices;
-    return c;
+    // send, peer, type, count, bytes, frames, status, wire bytes, escapes, compressed slices, slices,
+    // seconds, codec seconds, groups
+    return sz::SlotCompletion{send, 1, type, 0, bytes, frames, szSuccess, 0, 0, compressedSlices, 0, seconds, 0, {}};
   };
   std::vector<sz::SlotCompletion> done = {
       op(true, szBfloat16, 1 << 20, false, 300e-6, 0),            // ends before its receive, from rank 1
