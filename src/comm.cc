@@ -114,7 +114,7 @@ void commAccount(szComm* comm, const SlotCompletion& c, bool device) {
           (unsigned long long)c.wireBytes);
     (device ? comm->autoDevice : comm->autoHost)
         .record(c.peer, c.type, c.bytes, c.frames, c.exchangeSeconds > 0 ? c.exchangeSeconds : c.seconds, c.wireBytes,
-                c.exchangeLeads, c.exchangeFollows);
+                c.exchangePairFrames, c.exchangeLeads);
   }
 }
 

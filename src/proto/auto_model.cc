@@ -117,34 +117,40 @@ bool AutoModel::useFrames(int peer, szDataType_t type, uint64_t bytes) {
     c.tried = c.sends;
     c.exploring = true;
     c.explorePref = pref;
-    // A cold first send does not count, nor a leader's first (its follower joins on the second).
-    c.explore = other.cold && !c.leads ? 0 : 1;
-    c.passOver = c.leads && other.cold;
+    c.explore = other.seen == 0 ? 1 : 0;  // a cold first send does not count
+    c.trySends = 0;
     return !pref;
   }
   return pref;
 }
 
 void AutoModel::record(int peer, szDataType_t type, uint64_t bytes, bool frames, double seconds, uint64_t wireBytes,
-                       bool leads, int follows) {
+                       int pairFrames, bool leads) {
   if (seconds <= 0) return;
   std::lock_guard<std::mutex> lock(mu_);
   SizeClass& c = find(peer, type, bytes);
-  c.leads = leads;
-  c.follows = follows;
+  const bool pair = pairFrames >= 0, skewed = pair && (pairFrames == 1) != frames;
+  c.leads = pair && leads;
+  c.follows = pair && !leads && (c.follows >= 0 || skewed) ? pairFrames : -1;
   Mode& m = frames ? c.frames : c.raw;
-  const bool trying = c.exploring && frames != c.explorePref && c.explore == 0;
-  const bool passOver = c.passOver && c.exploring && frames != c.explorePref;
-  if (passOver) c.passOver = false;
-  else if (m.cold) m.add(double(bytes) / seconds);
-  m.cold = true;
+  const bool counted = !skewed && m.seen > 0 && !(c.leads && c.pairSeen[frames] == 0);
+  if (counted) m.add(double(bytes) / seconds);
+  ++m.seen;
+  if (pair) ++c.pairSeen[pairFrames];
+  const bool explored = c.exploring && frames != c.explorePref;
+  if (explored) ++c.trySends;
   if (frames && wireBytes > 0) {
     const double now = double(bytes) / double(wireBytes);
     c.ratio = c.ratio == 0 ? now : 0.5 * c.ratio + 0.5 * now;
   }
   learnLatency(c, peer, type, bytes);
-  if (!trying || !m.measured()) return;
+  if (!explored || c.explore > 0) return;
+  if (!counted && c.trySends < kMaxTrySends) {
+    c.explore = 1;  // one more send of the mode tried
+    return;
+  }
   c.exploring = false;
+  if (!m.measured()) return;
   if (prefersFrames(c, peer, type, bytes) != c.explorePref) {
     c.period = kMinPeriod;
     return;
@@ -168,8 +174,8 @@ void judgeExchanges(int rank, std::vector<SlotCompletion>& done) {
       if (r.send || r.type != s.type || AutoModel::sizeClass(r.bytes) != AutoModel::sizeClass(s.bytes)) continue;
       s.exchangeSeconds = std::max({s.exchangeSeconds, s.seconds, r.seconds});
       if (r.peer != s.peer) continue;
+      s.exchangePairFrames = r.compressedSlices > 0 ? 1 : 0;
       s.exchangeLeads = rank < s.peer;
-      if (rank > s.peer) s.exchangeFollows = r.compressedSlices > 0 ? 1 : 0;
     }
   }
 }

@@ -31,10 +31,12 @@
 //
 // Exchanges (host buffers): two ranks that send each other the same sizes count the same sends,
 // so they re-measure in step (a larger period, a power of two, is a multiple of the smaller), and
-// each judges a send by its exchange's time (judgeExchanges). Two ranks that decide apart would
-// each measure the other's mode beside its own: in a pair's exchange the lower rank decides and
-// the higher one sends next what the lower one's send came in (one exchange later), and the
-// lower one re-measures over two sends, the first not counted (the higher one joins on the second).
+// each judges a send by its exchange's time (judgeExchanges). Two ranks that decide apart (a
+// near tie, each rank's own noisy medians) would each measure the other's mode beside its own. So
+// in a pair's exchange, once the two sent apart, the higher rank follows the lower one: its next
+// send takes what the lower one's came in (one exchange later). A send beside its pair's other
+// mode (skewed), or the lower rank's beside its pair's first of a mode (cold), is not counted, and
+// a re-measurement that was not counted goes on for another send (kMaxTrySends in all).
 #pragma once
 
 #include <cstdint>
@@ -68,6 +70,7 @@ struct AutoPrior {
 class AutoModel {
  public:
   static constexpr int kMinPeriod = 16, kMaxPeriod = 1024;
+  static constexpr int kMaxTrySends = 4;  // a re-measurement's sends, the uncounted ones included
   static constexpr double kMargin = 0.03;  // frames must be predicted this much faster
   static constexpr double kMaxLatency = 50e-6;
   static constexpr double kExploreBudget = 0.03;  // the most of a class's time spent trying the losing mode  // a larger codec latency sample is a slow codec, not a latency
@@ -79,17 +82,17 @@ class AutoModel {
   // Whether the next send of `bytes` of a compressible `type` to `peer` travels as frames.
   bool useFrames(int peer, szDataType_t type, uint64_t bytes);
   // A completed send: `bytes` uncompressed bytes in `seconds`, as frames (`wireBytes` of them on
-  // the wire) or raw. `leads`, `follows`: its role in a pair's exchange (SlotCompletion's
-  // exchangeLeads and exchangeFollows): the size class's next send takes `follows` where it is 0
-  // or 1, and a class that leads re-measures over two sends.
+  // the wire) or raw. In a pair's exchange (SlotCompletion's exchangePairFrames and exchangeLeads):
+  // `pairFrames`, the mode the pair's receive came in (1 frames, 0 raw; -1: no pair), and whether
+  // this rank leads (else the class's next send takes `pairFrames`).
   void record(int peer, szDataType_t type, uint64_t bytes, bool frames, double seconds, uint64_t wireBytes,
-              bool leads = false, int follows = -1);
+              int pairFrames = -1, bool leads = false);
 
  private:
   struct Mode {
     static constexpr int kWindow = 7;
     double recent[kWindow] = {};  // uncompressed bytes per second of the latest warm sends, a ring
-    bool cold = false;            // the mode's first (cold, not counted) send completed
+    int seen = 0;                 // completed sends; the first (cold) is not counted
     int warm = 0;                 // warm sends in `recent`, up to kWindow
     int next = 0;                 // where the next warm send goes in `recent`
     bool measured() const { return warm > 0; }
@@ -116,9 +119,12 @@ class AutoModel {
     bool exploring = false;    // sends of the mode not preferred are out or to come
     bool explorePref = false;  // the preferred mode when the exploration began
     int explore = 0;           // exploring sends still to be made
-    bool leads = false;        // the lower rank of a pair's exchange: re-measures over two sends
-    bool passOver = false;     // the next exploring send's time is not counted (its peer joins later)
-    int follows = -1;          // the higher rank of a pair's exchange: the mode of its next send
+    int trySends = 0;          // sends of the exploration so far
+    // A pair's exchange: whether this rank is the lower one, the pair's sends of each mode
+    // (raw, frames) seen, and (the higher rank, once the two sent apart) the mode of its next send.
+    bool leads = false;
+    int pairSeen[2] = {};
+    int follows = -1;
   };
   using Key = std::tuple<int, int, int>;  // peer, type, log2(bytes)
   SizeClass& find(int peer, szDataType_t type, uint64_t bytes);

@@ -42,10 +42,10 @@ struct SlotCompletion {
   // judges as one (src/proto/auto_model.h): the later of its end and theirs (0: not an exchange).
   double exchangeSeconds = 0;
   // Where the send's peer sent this rank the same type and size class in the group (a pair's
-  // exchange): the lower rank leads (`exchangeLeads`) and the higher follows, sending next what the
-  // lower one's send came in (`exchangeFollows`: 1 frames, 0 raw; -1: not a follower).
+  // exchange): the mode that receive came in (1 frames, 0 raw; -1: no pair), and whether this rank
+  // is the lower of the two, which leads (the higher one follows).
+  int exchangePairFrames = -1;
   bool exchangeLeads = false;
-  int exchangeFollows = -1;
   uint64_t compressedElements() const {
     uint64_t n = 0;
     for (const SlotGroupResult& g : groups) n += g.compressedElements;
