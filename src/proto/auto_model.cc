@@ -101,6 +101,8 @@ bool AutoModel::useFrames(int peer, szDataType_t type, uint64_t bytes) {
   }
   if (c.explore > 0) {
     --c.explore;
+    ++c.trySends;
+    ++c.tryOut;
     return !c.explorePref;
   }
   const bool pref = prefersFrames(c, peer, type, bytes);
@@ -118,7 +120,8 @@ bool AutoModel::useFrames(int peer, szDataType_t type, uint64_t bytes) {
     c.exploring = true;
     c.explorePref = pref;
     c.explore = other.seen == 0 ? 1 : 0;  // a cold first send does not count
-    c.trySends = 0;
+    c.trySends = c.tryOut = 1;
+    c.tryCounted = false;
     return !pref;
   }
   return pref;
@@ -138,14 +141,17 @@ void AutoModel::record(int peer, szDataType_t type, uint64_t bytes, bool frames,
   ++m.seen;
   if (pair) ++c.pairSeen[pairFrames];
   const bool explored = c.exploring && frames != c.explorePref;
-  if (explored) ++c.trySends;
+  if (explored) {
+    --c.tryOut;
+    c.tryCounted = c.tryCounted || counted;
+  }
   if (frames && wireBytes > 0) {
     const double now = double(bytes) / double(wireBytes);
     c.ratio = c.ratio == 0 ? now : 0.5 * c.ratio + 0.5 * now;
   }
   learnLatency(c, peer, type, bytes);
-  if (!explored || c.explore > 0) return;
-  if (!counted && c.trySends < kMaxTrySends) {
+  if (!explored || c.explore > 0 || c.tryOut > 0) return;  // the try's last send decides
+  if (!c.tryCounted && c.trySends < kMaxTrySends) {
     c.explore = 1;  // one more send of the mode tried
     return;
   }

@@ -120,6 +120,8 @@ class AutoModel {
     bool explorePref = false;  // the preferred mode when the exploration began
     int explore = 0;           // exploring sends still to be made
     int trySends = 0;          // sends of the exploration so far
+    int tryOut = 0;            // of those, the ones not recorded yet
+    bool tryCounted = false;   // one of them was counted
     // A pair's exchange: whether this rank is the lower one, the pair's sends of each mode
     // (raw, frames) seen, and (the higher rank, once the two sent apart) the mode of its next send.
     bool leads = false;
