@@ -187,14 +187,15 @@ szResult_t connectPeers(const std::vector<std::pair<szComm*, std::vector<int>>>&
 }
 
 // Whether a send travels as frames: a compressible type and the codec on, or auto and the
-// model of its path (device or host buffers) says frames win (src/proto/auto_model.h).
-bool sendsFrames(szComm* comm, const Op& op) {
+// model of its path (device or host buffers) says frames win (src/proto/auto_model.h). A send
+// captured into a CUDA graph is never recorded: it takes the model's choice and tries nothing.
+bool sendsFrames(szComm* comm, const Op& op, bool captured = false) {
   const uint64_t bytes = op.count * szTypeSize(op.type);
   const int codec = comm->cfg.codec;
   AutoModel& model = op.device ? comm->autoDevice : comm->autoHost;
   return op.send && deviceCodecType(op.type) &&
          (codec == SZ_CODEC_ON || (codec == SZ_CODEC_AUTO && bytes >= uint64_t(szParamAutoMinBytes()) &&
-                                   model.useFrames(op.peer, op.type, bytes)));
+                                   model.useFrames(op.peer, op.type, bytes, !captured)));
 }
 
 // A host operation, planned: frames or raw, and whether the pool may have frames to decode.
@@ -208,7 +209,7 @@ void planHost(szComm* comm, Op& op) {
 // A send captured into a CUDA graph encodes with the codebooks of the moment at every replay.
 void planDevice(szComm* comm, Op& op, bool captured) {
   SZ_PROFILE_SCOPE("host group: plan (auto, codebooks)");
-  op.frames = sendsFrames(comm, op);
+  op.frames = sendsFrames(comm, op, captured);
   op.codebooks.clear();
   if (!op.frames) return;
   // The codebooks that follow the data, per group; a histogram only on a group's drift.

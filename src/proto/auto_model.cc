@@ -90,9 +90,10 @@ void AutoModel::learnLatency(const SizeClass& c, int peer, szDataType_t type, ui
   else it->second = 0.5 * it->second + 0.5 * sample;
 }
 
-bool AutoModel::useFrames(int peer, szDataType_t type, uint64_t bytes) {
+bool AutoModel::useFrames(int peer, szDataType_t type, uint64_t bytes, bool mayTry) {
   std::lock_guard<std::mutex> lock(mu_);
   SizeClass& c = find(peer, type, bytes);
+  if (!mayTry) return c.follows >= 0 ? c.follows == 1 : prefersFrames(c, peer, type, bytes);
   ++c.sends;
   if (c.follows >= 0) {  // the higher rank of a pair's exchange: the lower one's mode
     c.exploring = false;
@@ -132,7 +133,11 @@ void AutoModel::record(int peer, szDataType_t type, uint64_t bytes, bool frames,
   if (seconds <= 0) return;
   std::lock_guard<std::mutex> lock(mu_);
   SizeClass& c = find(peer, type, bytes);
-  const bool pair = pairFrames >= 0, skewed = pair && (pairFrames == 1) != frames;
+  bool pair = pairFrames >= 0, skewed = pair && (pairFrames == 1) != frames;
+  // A peer that never follows (its send and receive in separate groups, or its message under
+  // SZ_AUTO_MIN_BYTES) is no pair: kMaxTrySends skewed sends in a row end the pairing.
+  c.skewRun = skewed ? c.skewRun + 1 : 0;
+  if (c.skewRun > kMaxTrySends) pair = skewed = false;
   c.leads = pair && leads;
   c.follows = pair && !leads && (c.follows >= 0 || skewed) ? pairFrames : -1;
   Mode& m = frames ? c.frames : c.raw;
@@ -156,6 +161,7 @@ void AutoModel::record(int peer, szDataType_t type, uint64_t bytes, bool frames,
     return;
   }
   c.exploring = false;
+  if (!c.tryCounted) c.period = std::min(2 * c.period, int(kMaxPeriod));  // nothing learned: not soon again
   if (!m.measured()) return;
   if (prefersFrames(c, peer, type, bytes) != c.explorePref) {
     c.period = kMinPeriod;
@@ -163,7 +169,7 @@ void AutoModel::record(int peer, szDataType_t type, uint64_t bytes, bool frames,
   }
   // Confirmed: the next look comes twice as late, and late enough that looking costs at most
   // kExploreBudget of the sends' time (a mode 5x slower, as the CPU codec against loopback on two
-  // cores, is tried once in 134 sends, not once in 32).
+  // cores, is tried once in 256 sends, not once in 32).
   // The period stays a power of two, so a peer's larger period is a multiple of this one.
   const Mode& kept = c.explorePref ? c.frames : c.raw;
   const double loss = kept.bps() / m.bps();
@@ -180,7 +186,10 @@ void judgeExchanges(int rank, std::vector<SlotCompletion>& done) {
       if (r.send || r.type != s.type || AutoModel::sizeClass(r.bytes) != AutoModel::sizeClass(s.bytes)) continue;
       s.exchangeSeconds = std::max({s.exchangeSeconds, s.seconds, r.seconds});
       if (r.peer != s.peer) continue;
-      s.exchangePairFrames = r.compressedSlices > 0 ? 1 : 0;
+      // Modes as the wire shows them: a frames send whose slices all stayed raw (data that does
+      // not compress) looks raw to its peer, as the peer's does to this rank.
+      const bool sentFrames = !s.groups.empty(), pairSentFrames = r.compressedSlices > 0;
+      s.exchangePairFrames = sentFrames == pairSentFrames ? int(s.frames) : int(!s.frames);
       s.exchangeLeads = rank < s.peer;
     }
   }

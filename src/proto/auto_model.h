@@ -33,10 +33,12 @@
 // so they re-measure in step (a larger period, a power of two, is a multiple of the smaller), and
 // each judges a send by its exchange's time (judgeExchanges). Two ranks that decide apart (a
 // near tie, each rank's own noisy medians) would each measure the other's mode beside its own. So
-// in a pair's exchange, once the two sent apart, the higher rank follows the lower one: its next
-// send takes what the lower one's came in (one exchange later). A send beside its pair's other
-// mode (skewed), or the lower rank's beside its pair's first of a mode (cold), is not counted, and
-// a re-measurement that was not counted goes on for another send (kMaxTrySends in all).
+// in a pair's exchange, once the two sent apart, the higher rank follows the lower one while they
+// keep exchanging: its next send takes what the lower one's came in (one exchange later). A send
+// beside its pair's other mode (skewed), or the lower rank's beside its pair's first of a mode
+// (cold), is not counted; a re-measurement that was not counted goes on for another send
+// (kMaxTrySends in all; then the period doubles), and more than kMaxTrySends skewed sends in a
+// row end the pairing (a peer that does not follow). A try in a pair costs about three exchanges.
 #pragma once
 
 #include <cstdint>
@@ -80,7 +82,9 @@ class AutoModel {
   // The size class of a message of `bytes`: log2, rounded down.
   static int sizeClass(uint64_t bytes);
   // Whether the next send of `bytes` of a compressible `type` to `peer` travels as frames.
-  bool useFrames(int peer, szDataType_t type, uint64_t bytes);
+  // `mayTry` false (a send that is never recorded: a CUDA graph's capture): the choice alone, no
+  // re-measurement started or counted.
+  bool useFrames(int peer, szDataType_t type, uint64_t bytes, bool mayTry = true);
   // A completed send: `bytes` uncompressed bytes in `seconds`, as frames (`wireBytes` of them on
   // the wire) or raw. In a pair's exchange (SlotCompletion's exchangePairFrames and exchangeLeads):
   // `pairFrames`, the mode the pair's receive came in (1 frames, 0 raw; -1: no pair), and whether
@@ -127,6 +131,7 @@ class AutoModel {
     bool leads = false;
     int pairSeen[2] = {};
     int follows = -1;
+    int skewRun = 0;  // skewed sends in a row
   };
   using Key = std::tuple<int, int, int>;  // peer, type, log2(bytes)
   SizeClass& find(int peer, szDataType_t type, uint64_t bytes);

@@ -42,8 +42,9 @@ struct SlotCompletion {
   // judges as one (src/proto/auto_model.h): the later of its end and theirs (0: not an exchange).
   double exchangeSeconds = 0;
   // Where the send's peer sent this rank the same type and size class in the group (a pair's
-  // exchange): the mode that receive came in (1 frames, 0 raw; -1: no pair), and whether this rank
-  // is the lower of the two, which leads (the higher one follows).
+  // exchange): the mode that receive came in, in this send's terms (1 frames, 0 raw; -1: no pair;
+  // judgeExchanges), and whether this rank is the lower of the two, which leads (the higher one
+  // follows).
   int exchangePairFrames = -1;
   bool exchangeLeads = false;
   uint64_t compressedElements() const {
