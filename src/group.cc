@@ -406,7 +406,7 @@ szResult_t runHostOps(szComm* comm, const std::vector<std::shared_ptr<Op>>& ops,
   std::vector<SlotCompletion> done;
   szResult_t r = comm->hostSlots->run(reqs, &done);
   if (r != szSuccess) *why = szGetLastError(nullptr);
-  judgeExchanges(comm->rank, done);
+  if (comm->cfg.codec == SZ_CODEC_AUTO) judgeExchanges(comm->rank, done);  // for the auto model alone
   for (const SlotCompletion& c : done) commAccount(comm, c, false);
   return r == szSuccess ? r : commFail(comm, r);
 }

@@ -25,11 +25,7 @@ void AutoModel::setPriors(const std::vector<AutoPrior>& perPeer, const AutoPrior
   others_ = others;
 }
 
-int AutoModel::sizeClass(uint64_t bytes) {
-  int log2 = 0;
-  while (log2 < 63 && (uint64_t(1) << (log2 + 1)) <= bytes) ++log2;
-  return log2;
-}
+int AutoModel::sizeClass(uint64_t bytes) { return bytes > 1 ? 63 - __builtin_clzll(bytes) : 0; }
 
 AutoModel::SizeClass& AutoModel::find(int peer, szDataType_t type, uint64_t bytes) {
   return classes_[Key(peer, int(type), sizeClass(bytes))];
