@@ -26,12 +26,16 @@ constexpr uint32_t kSlotFrame = 0x1;  // the payload is a SplitZip frame (else t
 constexpr uint32_t kSlotCrc = 0x2;    // `crc` holds the payload's CRC32C (host channels, SZ_CRC=1)
 constexpr uint32_t kSlotMac = 0x4;    // `mac` holds an AES-256-GCM tag (SZ_AUTH_DATA=1 or SZ_ENCRYPT=1: host slots, tcp device slots)
 constexpr uint32_t kSlotSealed = 0x8; // the payload is AES-256-GCM ciphertext (SZ_ENCRYPT=1)
+// The raw slice stayed in the sender's buffer at `src` (SlotChannel::directRead: ranks that are
+// threads of one process on one GPU); the receiver copies it from there, and the payload is empty.
+constexpr uint32_t kSlotDirect = 0x10;
 // The slot protocol's version: in every slot header and in the init handshake (src/comm.cc). A
-// rank of another version fails init, naming both. 4: a slot proxy's credit covers every step up
-// to its own, and a raw host slice may travel from and land in the caller's buffer (3: pairs
+// rank of another version fails init, naming both. 5: a raw device slice between threads of one
+// process on one GPU stays in the sender's buffer (kSlotDirect; 4: a slot proxy's credit covers every step up
+// to its own, and a raw host slice may travel from and land in the caller's buffer; 3: pairs
 // connected at their first operations, the seal's nonce carries the proxy channel; 2: host
 // buffers on slots; 1: the slice pipeline).
-constexpr uint32_t kSlotProtocolVersion = 4;
+constexpr uint32_t kSlotProtocolVersion = 5;
 
 struct SlotHeader {
   uint64_t ready;    // step + 1 once the slot holds that step's slice (written last)
@@ -44,7 +48,8 @@ struct SlotHeader {
   uint32_t version;  // kSlotProtocolVersion
   uint32_t crc;      // kSlotCrc: CRC32C of the payload
   uint8_t mac[32];   // kSlotMac: the GCM tag (16 bytes, then zeros) of the header's fields and payload
-  uint64_t reserved[5];
+  uint64_t src;      // kSlotDirect: the slice's first byte in the sender's buffer (this process's address)
+  uint64_t reserved[4];
 };
 static_assert(sizeof(SlotHeader) == kSlotHeaderBytes, "one slot header");
 
@@ -80,11 +85,14 @@ SZ_HD constexpr uint64_t readyValue(uint64_t step) { return step + 1; }
 
 // The verdict of the receiver on the slot header of its step `step`: 0 if it matches, else the
 // error both sides report (szInvalidUsage for a count/type mismatch, szCorruptFrame otherwise).
+// `direct`: the channel's SlotChannel::directRead; a kSlotDirect slice anywhere else is corrupt.
 SZ_HD int checkSlotHeader(const SlotHeader& h, uint64_t step, uint64_t count, int type, uint64_t slices,
-                          uint64_t sliceBytesExpected, uint64_t capacity) {
+                          uint64_t sliceBytesExpected, uint64_t capacity, bool direct = false) {
   if (h.step != step || h.version != kSlotProtocolVersion) return szCorruptFrame;
   if (h.opCount != count || h.opType != uint32_t(type) || h.opSlices != slices) return szInvalidUsage;
-  if (h.flags & ~(kSlotFrame | kSlotCrc | kSlotMac | kSlotSealed)) return szCorruptFrame;
+  if (h.flags & ~(kSlotFrame | kSlotCrc | kSlotMac | kSlotSealed | kSlotDirect)) return szCorruptFrame;
+  if (h.flags & kSlotDirect)
+    return direct && h.flags == kSlotDirect && h.src != 0 && h.bytes == sliceBytesExpected ? 0 : szCorruptFrame;
   if (h.flags & kSlotFrame) return h.bytes <= capacity ? 0 : szCorruptFrame;
   return h.bytes == sliceBytesExpected ? 0 : szCorruptFrame;
 }
@@ -129,6 +137,11 @@ struct SlotChannel {
   // device-scope fence. 0: the peer is another GPU or a host proxy, which a system-scope fence
   // reaches (1.6-1.8 us a slice at 4 KiB on one H100, perf/results/2026-12-06_h100_latency_profile.md).
   uint32_t deviceScope;
+  // 1: the peer is a thread of this process on this GPU (ipc), so either side's buffers are
+  // readable from the other's kernels: a raw slice of a one-buffer send stays in the sender's
+  // buffer (kSlotDirect) and the receiver copies it straight into its own, one copy instead of
+  // two. The send still completes only once the receiver has credited the slice (it has read it).
+  uint32_t directRead;
   // Host channels of the slot proxy whose wire can fail a peer: nslots entries (SlotPayload);
   // null: every payload lies in its slot.
   SlotPayload* payloads;

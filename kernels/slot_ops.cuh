@@ -202,7 +202,11 @@ __device__ __forceinline__ int sendSlice(const SlotLaunch& L, const SlotOp& op, 
   if (frame && sSlice.codebook >= (op.ncodebooks > 1 ? op.ncodebooks : 1)) return szInternalError;
   uint64_t bytes = n, escapes = 0;
   bool raw = !frame;  // a raw slice, or a frame that stores the slice raw
-  if (frame) {
+  // A raw slice of one buffer to a thread of this process on this GPU stays where it is: the
+  // receiver copies it from the sender's buffer (kSlotDirect).
+  const bool direct = !frame && ch.directRead && op.nsegs == 1 && n > 0;
+  if (direct) {
+  } else if (frame) {
     const uint8_t* in = op.seg0.ptr + off;
     if (op.nsegs > 1) {
       uint8_t* scratch = L.scratch + uint64_t(blockIdx.x) * L.scratchStride;
@@ -230,7 +234,8 @@ __device__ __forceinline__ int sendSlice(const SlotLaunch& L, const SlotOp& op, 
     h->opCount = op.count;
     h->opSlices = op.slices;
     h->opType = uint32_t(op.type);
-    h->flags = frame ? kSlotFrame : 0;
+    h->flags = frame ? kSlotFrame : direct ? kSlotDirect : 0;
+    h->src = direct ? reinterpret_cast<uint64_t>(op.seg0.ptr + off) : 0;
     h->step = step;
     h->version = kSlotProtocolVersion;
     paceLink(ch, sBytes);
@@ -289,7 +294,8 @@ __device__ __forceinline__ int recvSlice(const SlotLaunch& L, const SlotOp& op, 
       sH.flags = v->flags;
       sH.step = v->step;
       sH.version = v->version;
-      e = checkSlotHeader(sH, step, op.count, op.type, op.slices, n, ch.stride - kSlotHeaderBytes);
+      sH.src = v->src;
+      e = checkSlotHeader(sH, step, op.count, op.type, op.slices, n, ch.stride - kSlotHeaderBytes, ch.directRead != 0);
     }
     sErr = e;
     sStatus = 0;
@@ -312,6 +318,10 @@ __device__ __forceinline__ int recvSlice(const SlotLaunch& L, const SlotOp& op, 
     if (e == 0) e = sStatus;
     if (e != 0) return e;
     if (op.nsegs > 1) copyPieces(op, sFirst, off, out, n, false);
+  } else if (sH.flags & kSlotDirect) {  // the slice in the sender's buffer (checked: a direct channel)
+    const uint8_t* src = reinterpret_cast<const uint8_t*>(sH.src);
+    if (op.nsegs > 1) copyPieces(op, sFirst, off, const_cast<uint8_t*>(src), n, false);
+    else blockCopy<kSlotThreads>(op.seg0.ptr + off, src, n);
   } else if (op.nsegs > 1) {
     copyPieces(op, sFirst, off, const_cast<uint8_t*>(payload), n, false);
   } else {

@@ -70,7 +70,7 @@ TEST(SlotProtocol, ReceiverVerdicts) {
   EXPECT_EQ(checkSlotHeader(header(100, szBfloat16, 2, 200, 0), 7, 100, szBfloat16, 1, 200, cap), szInvalidUsage);
   EXPECT_EQ(checkSlotHeader(header(100, szBfloat16, 1, 199, 0), 7, 100, szBfloat16, 1, 200, cap), szCorruptFrame);
   EXPECT_EQ(checkSlotHeader(header(100, szBfloat16, 1, 1001, kSlotFrame), 7, 100, szBfloat16, 1, 200, cap), szCorruptFrame);
-  EXPECT_EQ(checkSlotHeader(header(100, szBfloat16, 1, 200, 0x10), 7, 100, szBfloat16, 1, 200, cap), szCorruptFrame);
+  EXPECT_EQ(checkSlotHeader(header(100, szBfloat16, 1, 200, 0x20), 7, 100, szBfloat16, 1, 200, cap), szCorruptFrame);
   // A slot that holds another step (a proxy or wire out of order) is corrupt, never decoded.
   EXPECT_EQ(checkSlotHeader(header(100, szBfloat16, 1, 200, 0, 8), 7, 100, szBfloat16, 1, 200, cap), szCorruptFrame);
   EXPECT_EQ(checkSlotHeader(header(100, szBfloat16, 1, 150, kSlotFrame, 6), 7, 100, szBfloat16, 1, 200, cap), szCorruptFrame);
@@ -80,6 +80,32 @@ TEST(SlotProtocol, ReceiverVerdicts) {
   SlotHeader old = header(100, szBfloat16, 1, 200, 0);
   old.version = kSlotProtocolVersion - 1;
   EXPECT_EQ(checkSlotHeader(old, 7, 100, szBfloat16, 1, 200, cap), szCorruptFrame);
+}
+
+// A raw slice left in the sender's buffer (kSlotDirect) is read from `src` only on a channel
+// between threads of one process on one GPU, only whole, and never beside another flag: on any
+// other channel (a peer process, a proxy, a host channel) the address means nothing here.
+TEST(SlotProtocol, ADirectSliceOnlyWhereTheChannelReadsDirect) {
+  const uint64_t cap = 1000;
+  SlotHeader d = header(100, szBfloat16, 1, 200, kSlotDirect);
+  d.src = 0x7f0000001000ull;
+  EXPECT_EQ(checkSlotHeader(d, 7, 100, szBfloat16, 1, 200, cap, true), 0);
+  EXPECT_EQ(checkSlotHeader(d, 7, 100, szBfloat16, 1, 200, cap, false), szCorruptFrame);
+  EXPECT_EQ(checkSlotHeader(d, 7, 100, szBfloat16, 1, 200, cap), szCorruptFrame) << "the default: no direct channel";
+  EXPECT_EQ(checkSlotHeader(d, 7, 100, szBfloat16, 1, 199, cap, true), szCorruptFrame) << "a slice of another size";
+  SlotHeader framed = d;
+  framed.flags = kSlotDirect | kSlotFrame;
+  EXPECT_EQ(checkSlotHeader(framed, 7, 100, szBfloat16, 1, 200, cap, true), szCorruptFrame);
+  SlotHeader crc = d;
+  crc.flags = kSlotDirect | kSlotCrc;
+  EXPECT_EQ(checkSlotHeader(crc, 7, 100, szBfloat16, 1, 200, cap, true), szCorruptFrame);
+  SlotHeader nowhere = d;
+  nowhere.src = 0;
+  EXPECT_EQ(checkSlotHeader(nowhere, 7, 100, szBfloat16, 1, 200, cap, true), szCorruptFrame);
+  // The verdicts on what is not direct stay those of any channel.
+  EXPECT_EQ(checkSlotHeader(d, 7, 101, szBfloat16, 1, 200, cap, true), szInvalidUsage);
+  EXPECT_EQ(checkSlotHeader(header(100, szBfloat16, 1, 200, 0), 7, 100, szBfloat16, 1, 200, cap, true), 0);
+  EXPECT_EQ(checkSlotHeader(header(100, szBfloat16, 1, 150, kSlotFrame), 7, 100, szBfloat16, 1, 200, cap, true), 0);
 }
 
 // Host memory standing in for the ring, the credits and the receiver's error word.

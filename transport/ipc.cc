@@ -210,6 +210,9 @@ szResult_t ipcChannel(void* wireComm, int peer, int send, SlotChannel* ch) {
   ch->nslots = c->config.nslots;
   // Both ranks' kernels run on this GPU: nothing outside it reads or writes the channel's words.
   ch->deviceScope = p.sameDevice ? 1 : 0;
+  // A thread of this process on this GPU reads this rank's raw slices where they are (kSlotDirect):
+  // one address space, one device. Both sides decide alike (the peer's pid and device).
+  ch->directRead = p.sameDevice && !p.opened ? 1 : 0;
   return szSuccess;
 }
 
