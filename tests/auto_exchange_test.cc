@@ -118,6 +118,24 @@ TEST(AutoModel, AHostGroupIsJudgedByItsExchanges) {
   EXPECT_EQ(done[3].exchangePairFrames, 0);
 }
 
+// An exchange costs its caller until the call returns: what the group's threads took beyond its
+// last operation's end (tailSeconds: pool threads that must leave the run first) is the
+// exchange's too. Frames use the pool and raw does not, so without it frames looked faster
+// than the calls that carried them (one H100, tcp host 1 MiB: ~100 us an exchange).
+TEST(AutoModel, AnExchangeIncludesItsCallsTail) {
+  sz::SlotCompletion send{true, 1, szBfloat16, 0, 1 << 20, true, szSuccess, 0, 0, 0, 0, 300e-6, 0, {}};
+  sz::SlotCompletion recv{false, 1, szBfloat16, 0, 1 << 20, false, szSuccess, 0, 0, 4, 0, 400e-6, 0, {}};
+  send.groups.push_back(sz::SlotGroupResult{0, {}, 1, 1, 0, {}});
+  send.tailSeconds = recv.tailSeconds = 150e-6;
+  sz::SlotCompletion alone = send;  // a send with no receive of its class: not an exchange
+  std::vector<sz::SlotCompletion> done = {send, recv};
+  sz::judgeExchanges(0, done);
+  EXPECT_DOUBLE_EQ(done[0].exchangeSeconds, 550e-6);
+  std::vector<sz::SlotCompletion> one = {alone};
+  sz::judgeExchanges(0, one);
+  EXPECT_EQ(one[0].exchangeSeconds, 0.0);
+}
+
 TEST(AutoModel, APeerThatDoesNotFollowEndsThePairing) {
   // Rank 0 leads, but its peer sends raw whatever rank 0 sends (its send and receive in separate
   // groups). Frames, predicted by the prior, are really twice as slow: after a few skewed sends

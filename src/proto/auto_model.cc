@@ -188,6 +188,7 @@ void judgeExchanges(int rank, std::vector<SlotCompletion>& done) {
       s.exchangePairFrames = sentFrames == pairSentFrames ? int(s.frames) : int(!s.frames);
       s.exchangeLeads = rank < s.peer;
     }
+    if (s.exchangeSeconds > 0) s.exchangeSeconds += s.tailSeconds;
   }
 }
 

@@ -41,6 +41,9 @@ struct SlotCompletion {
   // A host send in a group with receives of its type and size class, an exchange that SZ_CODEC=auto
   // judges as one (src/proto/auto_model.h): the later of its end and theirs (0: not an exchange).
   double exchangeSeconds = 0;
+  // Host operations: from the group's last operation's end to the call's return (its threads'
+  // release), which judgeExchanges adds to an exchange's time.
+  double tailSeconds = 0;
   // Where the send's peer sent this rank the same type and size class in the group (a pair's
   // exchange): the mode that receive came in, in this send's terms (1 frames, 0 raw; -1: no pair;
   // judgeExchanges), and whether this rank is the lower of the two, which leads (the higher one
