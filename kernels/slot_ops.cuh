@@ -322,6 +322,16 @@ __device__ __forceinline__ int recvSlice(const SlotLaunch& L, const SlotOp& op, 
     const uint8_t* src = reinterpret_cast<const uint8_t*>(sH.src);
     if (op.nsegs > 1) copyPieces(op, sFirst, off, const_cast<uint8_t*>(src), n, false);
     else blockCopy<kSlotThreads>(op.seg0.ptr + off, src, n);
+    // A sender that stopped (aborted, timed out) raised this side's error word before its kernel
+    // ended and its stream could reuse the buffer: a copy that may have met such a reuse is
+    // never credited as the slice.
+    __syncthreads();
+    if (tid == 0) {
+      __threadfence();
+      sStatus = loadError(ch.localError);
+    }
+    __syncthreads();
+    if (sStatus != 0) return sStatus;
   } else if (op.nsegs > 1) {
     copyPieces(op, sFirst, off, const_cast<uint8_t*>(payload), n, false);
   } else {
