@@ -92,7 +92,9 @@ SZ_HD int checkSlotHeader(const SlotHeader& h, uint64_t step, uint64_t count, in
   if (h.opCount != count || h.opType != uint32_t(type) || h.opSlices != slices) return szInvalidUsage;
   if (h.flags & ~(kSlotFrame | kSlotCrc | kSlotMac | kSlotSealed | kSlotDirect)) return szCorruptFrame;
   if (h.flags & kSlotDirect)
-    return direct && h.flags == kSlotDirect && h.src != 0 && h.bytes == sliceBytesExpected ? 0 : szCorruptFrame;
+    return direct && h.flags == kSlotDirect && h.src != 0 && h.src + h.bytes > h.src && h.bytes == sliceBytesExpected
+               ? 0
+               : szCorruptFrame;
   if (h.flags & kSlotFrame) return h.bytes <= capacity ? 0 : szCorruptFrame;
   return h.bytes == sliceBytesExpected ? 0 : szCorruptFrame;
 }

@@ -296,6 +296,13 @@ __device__ __forceinline__ int recvSlice(const SlotLaunch& L, const SlotOp& op, 
       sH.version = v->version;
       sH.src = v->src;
       e = checkSlotHeader(sH, step, op.count, op.type, op.slices, n, ch.stride - kSlotHeaderBytes, ch.directRead != 0);
+      // A direct slice is read from the sender's buffer, which is the sender's caller's again once
+      // its kernel has stopped (an abort, a timeout): that sender raised this side's error word
+      // first, so a receiver that comes late finds it here, before it reads anything.
+      if (e == 0 && (sH.flags & kSlotDirect)) {
+        __threadfence();
+        e = loadError(ch.localError);
+      }
     }
     sErr = e;
     sStatus = 0;
@@ -324,7 +331,10 @@ __device__ __forceinline__ int recvSlice(const SlotLaunch& L, const SlotOp& op, 
     else blockCopy<kSlotThreads>(op.seg0.ptr + off, src, n);
     // A sender that stopped (aborted, timed out) raised this side's error word before its kernel
     // ended and its stream could reuse the buffer: a copy that may have met such a reuse is
-    // never credited as the slice.
+    // never credited as the slice. (The copy's loads are plain ones: that the fence orders them
+    // before the error word's load is what the hardware does, not what the PTX model promises
+    // for weak loads. A sender that stops between the check above and the copy is the window
+    // left: its caller's reuse is then read here and reported, its unmapping is not.)
     __syncthreads();
     if (tid == 0) {
       __threadfence();
@@ -503,6 +513,9 @@ __global__ void __launch_bounds__(kSlotThreads, 2) slotOpsKernel(const __grid_co
     t.drainNs += globalTimer() - drainStart;
 #endif
   }
+  // Every failure above has gone through failChannel, which raises the peer's error word before
+  // this kernel ends: direct reads (kSlotDirect) rely on it. An early return that skips it would
+  // let a receiver read a buffer its caller has taken back.
   if (threadIdx.x == 0) t.end = globalTimer();
   __syncthreads();  // thread 32's start count and step advance come before this block's `done`
   finishBlock(op, status, t);

@@ -102,6 +102,9 @@ TEST(SlotProtocol, ADirectSliceOnlyWhereTheChannelReadsDirect) {
   SlotHeader nowhere = d;
   nowhere.src = 0;
   EXPECT_EQ(checkSlotHeader(nowhere, 7, 100, szBfloat16, 1, 200, cap, true), szCorruptFrame);
+  SlotHeader wraps = d;  // a slice that would run past the end of the address space
+  wraps.src = ~uint64_t(0) - 100;
+  EXPECT_EQ(checkSlotHeader(wraps, 7, 100, szBfloat16, 1, 200, cap, true), szCorruptFrame);
   // The verdicts on what is not direct stay those of any channel.
   EXPECT_EQ(checkSlotHeader(d, 7, 101, szBfloat16, 1, 200, cap, true), szInvalidUsage);
   EXPECT_EQ(checkSlotHeader(header(100, szBfloat16, 1, 200, 0), 7, 100, szBfloat16, 1, 200, cap, true), 0);

@@ -13,6 +13,7 @@
 
 #include "kernels/cuda_check.h"
 #include "kernels/zero_fill.h"
+#include "base/auth.h"
 #include "base/bootstrap.h"
 #include "base/socket.h"
 #include "transport/wire.h"
@@ -40,6 +41,9 @@ struct AreaLayout {
 // What a rank tells the others about the area it made for one of them.
 struct AreaInfo {
   int32_t pid, device;
+  // This process, beside its pid: ranks in two containers of one host name (shared UTS, separate
+  // pid namespaces) may have the same pid, and only ranks of one address space share pointers.
+  uint64_t process;
   uint64_t host;  // hash of the host name: ipc connects ranks of one node only
   uint64_t ptr;
   cudaIpcMemHandle_t handle;
@@ -76,6 +80,16 @@ szResult_t ipcClose(void* wireComm) {
   return szSuccess;
 }
 
+// A random number drawn once per process (libcrypto's generator).
+uint64_t processNonce() {
+  static const uint64_t nonce = [] {
+    uint64_t v = 0;
+    if (szAuthRandom(&v, sizeof(v)) != szSuccess || v == 0) v = 0x9e3779b97f4a7c15ull ^ uint64_t(getpid());
+    return v;
+  }();
+  return nonce;
+}
+
 szResult_t makeArea(IpcComm* c, Peer* p, AreaInfo* info) {
   AreaLayout a(c->stride, c->config.nslots);
   CUDACHECK(cudaMalloc(&p->mine, a.bytes));
@@ -86,6 +100,7 @@ szResult_t makeArea(IpcComm* c, Peer* p, AreaInfo* info) {
   CUDACHECK(cudaIpcGetMemHandle(&info->handle, p->mine));
   CUDACHECK(cudaGetDevice(&info->device));
   info->pid = int32_t(getpid());
+  info->process = processNonce();
   info->host = szHostHash();
   info->ptr = reinterpret_cast<uint64_t>(p->mine);
   info->sliceBytes = c->config.sliceBytes;
@@ -95,7 +110,7 @@ szResult_t makeArea(IpcComm* c, Peer* p, AreaInfo* info) {
 }
 
 szResult_t mapArea(IpcComm* c, int peer, const AreaInfo& info, Peer* p) {
-  const AreaInfo self{int32_t(getpid()), 0, szHostHash(), 0, {}, 0, 0, 0};
+  const AreaInfo self{int32_t(getpid()), 0, processNonce(), szHostHash(), 0, {}, 0, 0, 0};
   if (!info.valid)
     return szSetError(szSystemError, "ipc wire: rank %d could not set up its slot memory for rank %d", peer, c->rank);
   if (info.host != self.host)
@@ -105,7 +120,7 @@ szResult_t mapArea(IpcComm* c, int peer, const AreaInfo& info, Peer* p) {
     return szSetError(szInvalidUsage, "ipc wire: rank %d uses %llu-byte slices and %u slots, rank %d %llu and %u "
                       "(SZ_SLOT_SLICE_BYTES, SZ_SLOT_COUNT)", peer, (unsigned long long)info.sliceBytes, info.nslots,
                       c->rank, (unsigned long long)c->config.sliceBytes, c->config.nslots);
-  if (info.pid == self.pid) {  // threads of one process: the pointer itself
+  if (info.pid == self.pid && info.process == self.process) {  // threads of one process: the pointer itself
     int device;
     CUDACHECK(cudaGetDevice(&device));
     if (info.device != device) {
