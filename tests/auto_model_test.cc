@@ -469,3 +469,27 @@ TEST(AutoModel, ANoisyWireKeepsTheBetterModeWhereTheyDifferByMoreThanTheNoise) {
                                          << framesSum << " of " << kSeeds * cycles * (sends - 2);
     }
 }
+
+TEST(AutoModel, AWarmUpSampleDoesNotOutliveTheNextReMeasurement) {
+  // Host buffers over a paced 1.5 GB/s link on two cores (2026-12-06): a class's second frames
+  // send still took twice a later one's (the pool's warm-up), raw won the next sends on it, and
+  // that sample stayed in the frames window through seven re-measurements, so auto sent raw at
+  // 0.84 of frames. A re-measurement's first counted send replaces the mode's old samples: frames
+  // from the first re-measurement on.
+  sz::AutoModel m;
+  m.setPriors({}, sz::AutoPrior{1.5 * kGB, 2.0 * kGB});
+  const uint64_t bytes = 1 << 20;
+  auto send = [&](double framesSec, double rawSec) {
+    const bool f = m.useFrames(1, szBfloat16, bytes);
+    m.record(1, szBfloat16, bytes, f, f ? framesSec : rawSec, f ? bytes * 3 / 4 : bytes);
+    return f;
+  };
+  EXPECT_TRUE(send(5000e-6, 1000e-6));  // the prior: frames; cold, not counted
+  EXPECT_TRUE(send(1800e-6, 1000e-6));  // warm-up: counted, slower than raw
+  int framesSends = 0, rawSends = 0;
+  for (int i = 0; i < 13; ++i) (send(900e-6, 1000e-6) ? framesSends : rawSends) += 1;  // sends 3-15
+  EXPECT_EQ(framesSends, 0) << "raw once frames measured slower";
+  framesSends = 0;
+  for (int i = 0; i < 40; ++i) framesSends += send(900e-6, 1000e-6);
+  EXPECT_GE(framesSends, 38) << "frames from the first re-measurement (send 16) on";
+}

@@ -138,10 +138,14 @@ void AutoModel::record(int peer, szDataType_t type, uint64_t bytes, bool frames,
   c.follows = pair && !leads && (c.follows >= 0 || skewed) ? pairFrames : -1;
   Mode& m = frames ? c.frames : c.raw;
   const bool counted = !skewed && m.seen > 0 && !(c.leads && c.pairSeen[frames] == 0);
+  const bool explored = c.exploring && frames != c.explorePref;
+  // A re-measurement's first counted send replaces what the mode measured before: those sends are
+  // a period or more old, and may be the warm-up's (the host path's second frames send of a
+  // class took twice a later one's on two cores, and stayed in the window for seven tries).
+  if (counted && explored && !c.tryCounted) m.warm = m.next = 0;
   if (counted) m.add(double(bytes) / seconds);
   ++m.seen;
   if (pair) ++c.pairSeen[pairFrames];
-  const bool explored = c.exploring && frames != c.explorePref;
   if (explored) {
     --c.tryOut;
     c.tryCounted = c.tryCounted || counted;

@@ -80,9 +80,8 @@ class HostSlots {
   PeerChannels channels_;
   std::mutex runMu_;  // one run at a time: the channels' steps are claimed in call order
   std::mutex mu_;
-  std::condition_variable cv_, idle_;
+  std::condition_variable cv_;
   std::shared_ptr<Run> run_;  // the run the pool works on, or null
-  int busy_ = 0;              // pool threads inside a run
   bool stop_ = false;
   std::vector<std::thread> pool_;
 };
