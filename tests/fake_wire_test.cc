@@ -40,6 +40,7 @@ struct FakeNet {
   bool failing = false;  // every request on it fails (a wire that broke)
   uint64_t messages = 0;
   uint64_t flipAt = ~uint64_t(0);  // this message (0: the first) has one payload bit flipped on the way
+  uint64_t directAt = ~uint64_t(0);  // this message's header says its slice stayed in the sender's buffer
   std::vector<uint8_t> first;      // the first message as it travelled
 };
 
@@ -76,6 +77,13 @@ szResult_t fakeIsend(void* wireComm, int peer, const szWirePiece* pieces, int np
   }
   const size_t bytes = m.size();
   if (c->net->messages == c->net->flipAt && m.size() > sz::kSlotHeaderBytes + 100) m[sz::kSlotHeaderBytes + 100] ^= 0x10;
+  if (c->net->messages == c->net->directAt && m.size() >= sz::kSlotHeaderBytes) {
+    sz::SlotHeader h;
+    memcpy(&h, m.data(), sizeof(h));
+    h.flags |= sz::kSlotDirect;
+    h.src = reinterpret_cast<uint64_t>(m.data() + sz::kSlotHeaderBytes);  // an address of this process
+    memcpy(m.data(), &h, sizeof(h));
+  }
   if (c->net->messages == 0) c->net->first = m;
   ++c->net->messages;
   *request = new szWireRequest{true, c, peer, nullptr, bytes};
@@ -332,6 +340,32 @@ TEST(FakeWire, ASlotChangedOnTheWayIsRefusedByTheProxy) {
     EXPECT_EQ(results[1], szCorruptFrame);
     EXPECT_EQ(results[0], szRemoteError);
   }
+}
+
+// A slot whose header says its slice stayed in the sender's buffer (kSlotDirect, which only the
+// ipc wire's kernels between threads of one GPU may use) is corrupt on a host channel: the
+// receiver reads nothing at the address it names, fails with szCorruptFrame, and the sender
+// learns it (szRemoteError).
+TEST(FakeWire, ADirectSliceOnAHostChannelIsCorrupt) {
+  const size_t n = 9 * kSlice / 2;
+  std::vector<szResult_t> results(2, szSuccess);
+  onTwoRanks(&kFakeWire, &kFakeWire, [&](int rank, sz::SlotProxy*, sz::HostSlots* slots) {
+    std::vector<sz::SlotCompletion> done;
+    std::vector<uint16_t> buf = rank == 0 ? kvLike(n, 6) : std::vector<uint16_t>(n, 0);
+    results[size_t(rank)] = slots->run({hostRequest(rank == 0, 1 - rank, buf, false)}, &done);
+    if (rank == 1) {
+      const std::vector<uint16_t> want = kvLike(n, 6);
+      size_t wrong = 0;
+      for (size_t i = 0; i < n; ++i) wrong += buf[i] != 0 && buf[i] != want[i];
+      EXPECT_EQ(wrong, 0u);
+    }
+  }, false, false, [] {
+    std::lock_guard<std::mutex> netsLock(gNetsMu);
+    std::lock_guard<std::mutex> lock(gNets[0]->mu);
+    gNets[0]->directAt = 1;  // the second slot
+  });
+  EXPECT_EQ(results[1], szCorruptFrame);
+  EXPECT_EQ(results[0], szRemoteError);
 }
 
 // A pair's host-channel ring and words are allocated at its first operations, not at create
