@@ -315,28 +315,35 @@ TEST(FakeWire, TheProxySealsTheSlotsItShips) {
     }
 }
 
+// Rank 0 sends 4.5 slices to rank 1 while `tamper` changes the net's messages on the way; returns
+// both ranks' results and checks that nothing wrong landed (slices before the changed one may).
+std::vector<szResult_t> tamperedTransfer(bool seal, bool encrypt, const std::function<void(FakeNet&)>& tamper) {
+  const size_t n = 9 * kSlice / 2;
+  std::vector<szResult_t> results(2, szSuccess);
+  onTwoRanks(&kFakeWire, &kFakeWire, [&](int rank, sz::SlotProxy*, sz::HostSlots* slots) {
+    std::vector<sz::SlotCompletion> done;
+    std::vector<uint16_t> buf = rank == 0 ? kvLike(n, 4) : std::vector<uint16_t>(n, 0);
+    results[size_t(rank)] = slots->run({hostRequest(rank == 0, 1 - rank, buf, false)}, &done);
+    if (rank == 1) {
+      const std::vector<uint16_t> want = kvLike(n, 4);
+      size_t wrong = 0;
+      for (size_t i = 0; i < n; ++i) wrong += buf[i] != 0 && buf[i] != want[i];
+      EXPECT_EQ(wrong, 0u);
+    }
+  }, seal, encrypt, [&] {
+    std::lock_guard<std::mutex> netsLock(gNetsMu);
+    std::lock_guard<std::mutex> lock(gNets[0]->mu);
+    tamper(*gNets[0]);
+  });
+  return results;
+}
+
 // One bit flipped on the way in a sealed slot: the receiving proxy refuses it, the receive fails
 // with szCorruptFrame and the sender learns it (szRemoteError); no flipped byte reaches the buffer.
 TEST(FakeWire, ASlotChangedOnTheWayIsRefusedByTheProxy) {
-  const size_t n = 9 * kSlice / 2;
   for (bool encrypt : {false, true}) {
     SCOPED_TRACE(encrypt ? "encrypt" : "auth");
-    std::vector<szResult_t> results(2, szSuccess);
-    onTwoRanks(&kFakeWire, &kFakeWire, [&](int rank, sz::SlotProxy*, sz::HostSlots* slots) {
-      std::vector<sz::SlotCompletion> done;
-      std::vector<uint16_t> buf = rank == 0 ? kvLike(n, 4) : std::vector<uint16_t>(n, 0);
-      results[size_t(rank)] = slots->run({hostRequest(rank == 0, 1 - rank, buf, false)}, &done);
-      if (rank == 1) {  // the slices before the flipped one arrived intact; nothing wrong was written
-        const std::vector<uint16_t> want = kvLike(n, 4);
-        size_t wrong = 0;
-        for (size_t i = 0; i < n; ++i) wrong += buf[i] != 0 && buf[i] != want[i];
-        EXPECT_EQ(wrong, 0u);
-      }
-    }, true, encrypt, [] {
-      std::lock_guard<std::mutex> netsLock(gNetsMu);
-      std::lock_guard<std::mutex> lock(gNets[0]->mu);
-      gNets[0]->flipAt = 2;  // the third slot
-    });
+    const std::vector<szResult_t> results = tamperedTransfer(true, encrypt, [](FakeNet& net) { net.flipAt = 2; });
     EXPECT_EQ(results[1], szCorruptFrame);
     EXPECT_EQ(results[0], szRemoteError);
   }
@@ -347,23 +354,7 @@ TEST(FakeWire, ASlotChangedOnTheWayIsRefusedByTheProxy) {
 // receiver reads nothing at the address it names, fails with szCorruptFrame, and the sender
 // learns it (szRemoteError).
 TEST(FakeWire, ADirectSliceOnAHostChannelIsCorrupt) {
-  const size_t n = 9 * kSlice / 2;
-  std::vector<szResult_t> results(2, szSuccess);
-  onTwoRanks(&kFakeWire, &kFakeWire, [&](int rank, sz::SlotProxy*, sz::HostSlots* slots) {
-    std::vector<sz::SlotCompletion> done;
-    std::vector<uint16_t> buf = rank == 0 ? kvLike(n, 6) : std::vector<uint16_t>(n, 0);
-    results[size_t(rank)] = slots->run({hostRequest(rank == 0, 1 - rank, buf, false)}, &done);
-    if (rank == 1) {
-      const std::vector<uint16_t> want = kvLike(n, 6);
-      size_t wrong = 0;
-      for (size_t i = 0; i < n; ++i) wrong += buf[i] != 0 && buf[i] != want[i];
-      EXPECT_EQ(wrong, 0u);
-    }
-  }, false, false, [] {
-    std::lock_guard<std::mutex> netsLock(gNetsMu);
-    std::lock_guard<std::mutex> lock(gNets[0]->mu);
-    gNets[0]->directAt = 1;  // the second slot
-  });
+  const std::vector<szResult_t> results = tamperedTransfer(false, false, [](FakeNet& net) { net.directAt = 1; });
   EXPECT_EQ(results[1], szCorruptFrame);
   EXPECT_EQ(results[0], szRemoteError);
 }
