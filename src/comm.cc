@@ -109,9 +109,7 @@ void commAccount(szComm* comm, const SlotCompletion& c, bool device) {
   comm->stats.encodeSeconds += c.codecSeconds;
   comm->stats.wireSeconds += c.seconds;
   if (autoMode && c.status == szSuccess && !c.replay && c.bytes >= uint64_t(szParamAutoMinBytes())) {
-    // The time the model judges: a host exchange's (judgeExchanges), else the send's own and,
-    // on the host, its call's tail (src/proto/slot_completion.h).
-    const double judged = c.exchangeSeconds > 0 ? c.exchangeSeconds : c.seconds + c.tailSeconds;
+    const double judged = c.judgedSeconds();
     TRACE(SZ_P2P, "rank %d: auto: %s send to %d of %llu bytes as %s took %.1f us, judged %.1f us (%llu wire bytes)",
           comm->rank, device ? "device" : "host", c.peer, (unsigned long long)c.bytes, c.frames ? "frames" : "raw",
           c.seconds * 1e6, judged * 1e6, (unsigned long long)c.wireBytes);

@@ -118,10 +118,10 @@ TEST(AutoModel, AHostGroupIsJudgedByItsExchanges) {
   EXPECT_EQ(done[3].exchangePairFrames, 0);
 }
 
-// An exchange costs its caller until the call returns: what the group's threads took beyond its
-// last operation's end (tailSeconds: pool threads that must leave the run first) is the
-// exchange's too. Frames use the pool and raw does not, so without it frames looked faster
-// than the calls that carried them (one H100, tcp host 1 MiB: ~100 us an exchange).
+// An exchange costs its caller until the call returns: what the call took beyond its group's
+// last operation's end (tailSeconds) is judged too (SlotCompletion::judgedSeconds), for an
+// exchange and for a lone send. When the call still waited for its pool threads, frames (which
+// use the pool) looked faster than the calls that carried them (one H100, tcp host 1 MiB).
 TEST(AutoModel, AnExchangeIncludesItsCallsTail) {
   sz::SlotCompletion send{true, 1, szBfloat16, 0, 1 << 20, true, szSuccess, 0, 0, 0, 0, 300e-6, 0, {}};
   sz::SlotCompletion recv{false, 1, szBfloat16, 0, 1 << 20, false, szSuccess, 0, 0, 4, 0, 400e-6, 0, {}};
@@ -130,10 +130,15 @@ TEST(AutoModel, AnExchangeIncludesItsCallsTail) {
   sz::SlotCompletion alone = send;  // a send with no receive of its class: not an exchange
   std::vector<sz::SlotCompletion> done = {send, recv};
   sz::judgeExchanges(0, done);
-  EXPECT_DOUBLE_EQ(done[0].exchangeSeconds, 550e-6);
+  EXPECT_DOUBLE_EQ(done[0].exchangeSeconds, 400e-6);
+  EXPECT_DOUBLE_EQ(done[0].judgedSeconds(), 550e-6);
   std::vector<sz::SlotCompletion> one = {alone};
   sz::judgeExchanges(0, one);
   EXPECT_EQ(one[0].exchangeSeconds, 0.0);
+  EXPECT_DOUBLE_EQ(one[0].judgedSeconds(), 450e-6);
+  sz::SlotCompletion device = alone;  // the device path has no tail: its own time
+  device.tailSeconds = 0;
+  EXPECT_DOUBLE_EQ(device.judgedSeconds(), 300e-6);
 }
 
 TEST(AutoModel, APeerThatDoesNotFollowEndsThePairing) {

@@ -227,7 +227,7 @@ szResult_t ipcChannel(void* wireComm, int peer, int send, SlotChannel* ch) {
   ch->deviceScope = p.sameDevice ? 1 : 0;
   // A thread of this process on this GPU reads this rank's raw slices where they are (kSlotDirect):
   // one address space, one device. Both sides decide alike (the peer's pid and device).
-  ch->directRead = p.sameDevice && !p.opened ? 1 : 0;
+  ch->directRead = p.sameDevice ? 1 : 0;
   return szSuccess;
 }
 

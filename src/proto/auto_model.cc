@@ -142,7 +142,7 @@ void AutoModel::record(int peer, szDataType_t type, uint64_t bytes, bool frames,
   // A re-measurement's first counted send replaces what the mode measured before: those sends are
   // a period or more old, and may be the warm-up's (the host path's second frames send of a
   // class took twice a later one's on two cores, and stayed in the window for seven tries).
-  if (counted && explored && !c.tryCounted) m.warm = m.next = 0;
+  if (counted && explored && !c.tryCounted) m.clear();
   if (counted) m.add(double(bytes) / seconds);
   ++m.seen;
   if (pair) ++c.pairSeen[pairFrames];
@@ -192,7 +192,6 @@ void judgeExchanges(int rank, std::vector<SlotCompletion>& done) {
       s.exchangePairFrames = sentFrames == pairSentFrames ? int(s.frames) : int(!s.frames);
       s.exchangeLeads = rank < s.peer;
     }
-    if (s.exchangeSeconds > 0) s.exchangeSeconds += s.tailSeconds;
   }
 }
 

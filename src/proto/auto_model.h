@@ -100,6 +100,7 @@ class AutoModel {
     int warm = 0;                 // warm sends in `recent`, up to kWindow
     int next = 0;                 // where the next warm send goes in `recent`
     bool measured() const { return warm > 0; }
+    void clear() { warm = next = 0; }  // forgets the warm sends (`seen` stays)
     void add(double bps) {
       recent[next] = bps;
       next = (next + 1) % kWindow;

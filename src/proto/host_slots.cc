@@ -81,8 +81,8 @@ struct HostSlots::Run {
   std::atomic<bool> pool{false};
   std::function<void()> wakePool;  // sets `pool` and wakes the pool threads
   // A thread with nothing to do waits here between polls; the thread that finishes the run's last
-  // operation wakes them all, so none sleeps out its poll (20 us, more with the kernel's timer
-  // slack: 60-100 us a group on one H100's host, which the caller waited before it returned).
+  // operation wakes them all, so the caller returns at once instead of sleeping out its poll
+  // (20 us, 60-100 us with the kernel's timer slack).
   std::mutex idleMu;
   std::condition_variable idle;
 };
@@ -515,19 +515,19 @@ szResult_t HostSlots::run(const std::vector<Op>& reqs, std::vector<SlotCompletio
   // The pool leaves the run on its own: every operation is closed, so a pool thread still in it
   // claims nothing, touches no caller's buffer (the proxy let go of them before each closed) and
   // only drives the proxy once more. Waiting for it cost the caller 20-1700 us a group where the
-  // pool ran (two cores, frames over a paced link; the tail judgeExchanges counts).
+  // pool ran (two cores, frames over a paced link).
   if (pool) {
     std::lock_guard<std::mutex> lock(mu_);
     if (run_ == run) run_.reset();
   }
-  // The group's failure: the first seen here (a corrupt slot, a mismatch, a timeout) before one
-  // that says only that the peer failed (which the first may have caused: a failed receive
-  // fails its pair when the wire held its buffer, and the pair's send with it).
-  // What the call cost beyond its operations' ends (its threads' release): each exchange's share
-  // for the auto model (judgeExchanges), which is to judge the caller's time.
+  // What the call cost beyond its operations' ends (the caller's wake), for the auto model, which
+  // judges the caller's time (SlotCompletion::judgedSeconds).
   double last = 0;
   for (auto& o : run->ops) last = std::max(last, o->c.seconds);
   const double tail = std::max(0.0, since(run->start) - last);
+  // The group's failure: the first seen here (a corrupt slot, a mismatch, a timeout) before one
+  // that says only that the peer failed (which the first may have caused: a failed receive
+  // fails its pair when the wire held its buffer, and the pair's send with it).
   szResult_t first = szSuccess;
   std::string why;
   for (auto& o : run->ops) {

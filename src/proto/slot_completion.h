@@ -41,8 +41,8 @@ struct SlotCompletion {
   // A host send in a group with receives of its type and size class, an exchange that SZ_CODEC=auto
   // judges as one (src/proto/auto_model.h): the later of its end and theirs (0: not an exchange).
   double exchangeSeconds = 0;
-  // Host operations: from the group's last operation's end to the call's return (its threads'
-  // release), which judgeExchanges adds to an exchange's time.
+  // Host operations: from the group's last operation's end to the call's return (the caller's
+  // wake), part of what the auto model judges (judgedSeconds).
   double tailSeconds = 0;
   // Where the send's peer sent this rank the same type and size class in the group (a pair's
   // exchange): the mode that receive came in, in this send's terms (1 frames, 0 raw; -1: no pair;
@@ -50,6 +50,9 @@ struct SlotCompletion {
   // follows).
   int exchangePairFrames = -1;
   bool exchangeLeads = false;
+  // The time SZ_CODEC=auto judges the send by: its exchange's where it is one, else its own, and
+  // the call's tail after either (0 on the device path).
+  double judgedSeconds() const { return (exchangeSeconds > 0 ? exchangeSeconds : seconds) + tailSeconds; }
   uint64_t compressedElements() const {
     uint64_t n = 0;
     for (const SlotGroupResult& g : groups) n += g.compressedElements;
