@@ -3,13 +3,12 @@
 // the receiver copies it from there. Checked bit for bit with guard bytes around every piece:
 // sources and destinations at odd byte offsets, a one-buffer send into a buffer list, a buffer
 // list into one buffer (which keeps the slot), and the stats of a direct exchange.
-#include <atomic>
-#include <chrono>
 #include <cstring>
 #include <thread>
 #include <vector>
 
 #include "gpu_test_util.h"
+#include "thread_barrier.h"
 #include "kernels/slot_format.h"
 
 namespace {
@@ -29,11 +28,7 @@ void exchangeBytes(const Shape& shape, size_t* wrong, szResult_t res[2], uint64_
   ASSERT_EQ(szGetUniqueId(&id), szSuccess);
   const size_t guard = 64, total = shape.bytes + std::max(shape.sendOffset, shape.recvOffset) + 2 * guard;
   std::vector<size_t> bad(2, 0);
-  std::atomic<int> arrived{0};
-  auto barrier = [&arrived](int round) {
-    arrived.fetch_add(1);
-    while (arrived.load() < 2 * round) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  };
+  sztest::Barrier barrier(2);
   auto pieces = [](size_t bytes, int n) {  // uneven piece sizes that sum to bytes
     std::vector<size_t> p;
     size_t left = bytes;
@@ -64,7 +59,7 @@ void exchangeBytes(const Shape& shape, size_t* wrong, szResult_t res[2], uint64_
       cudaMemcpyAsync(send, mine.data(), total, cudaMemcpyHostToDevice, s);
       cudaMemcpyAsync(recv, fill.data(), total, cudaMemcpyHostToDevice, s);
       cudaStreamSynchronize(s);
-      barrier(1);
+      barrier.wait();
       const int peer = 1 - r;
       uint8_t* src = send + guard + shape.sendOffset;
       uint8_t* dst = recv + guard + shape.recvOffset;
@@ -96,7 +91,7 @@ void exchangeBytes(const Shape& shape, size_t* wrong, szResult_t res[2], uint64_
       if (comm) szCommGetStats(comm, &st);
       wireBytes[r] = st.wireBytes;
       recvWireBytes[r] = st.recvWireBytes;
-      barrier(2);  // the peer has read this rank's buffer before either frees (one GPU: cudaFree syncs)
+      barrier.wait();  // the peer has read this rank's buffer before either frees (one GPU: cudaFree syncs)
       std::vector<uint8_t> got(total);
       cudaMemcpy(got.data(), recv, total, cudaMemcpyDeviceToHost);
       // The peer's bytes where they belong, the fill everywhere else.
@@ -107,7 +102,7 @@ void exchangeBytes(const Shape& shape, size_t* wrong, szResult_t res[2], uint64_
         const bool inside = i >= from && i < from + shape.bytes;
         bad[r] += got[i] != (inside ? theirs[srcAt + (i - from)] : uint8_t(0x5A));
       }
-      barrier(3);
+      barrier.wait();
       cudaStreamDestroy(s);
       cudaFree(send);
       cudaFree(recv);
