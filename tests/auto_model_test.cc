@@ -232,7 +232,7 @@ TEST(AutoModel, ATentativeCodecPriorThatIsTooLowIsUndoneWithinSixteenSends) {
 TEST(AutoModel, AModeFarSlowerIsTriedRarelyEnoughToCostLittle) {
   // FP32 over loopback on two cores: the CPU codec's tentative prior (measured on BF16) says 30
   // GB/s, but frames move 0.4 GB/s against raw's 2: five times slower. Once measured, trying
-  // frames again costs at most ~3% (AutoModel::kExploreBudget): no try in the next 100 sends
+  // frames again costs at most ~2% (AutoModel::kExploreBudget): no try in the next 100 sends
   // (doubling alone from 16 would try at +32 and +64), and 400 sends, the first frames sends that
   // the prior asked for included, within 5% of raw's time (7% by doubling alone).
   const Truth t{2 * kGB, 0.4 * kGB};

@@ -16,7 +16,7 @@ double AutoModel::Mode::bps() const {
   double v[kWindow];
   std::copy(recent, recent + n, v);
   std::sort(v, v + n);
-  return n == 2 ? 0.5 * (v[0] + v[1]) : v[n / 2];
+  return n == 2 ? 0.5 * (v[0] + v[1]) : v[n >= 3 ? n - 2 : 0];
 }
 
 void AutoModel::setPriors(const std::vector<AutoPrior>& perPeer, const AutoPrior& others) {
@@ -173,7 +173,7 @@ void AutoModel::record(int peer, szDataType_t type, uint64_t bytes, bool frames,
   // The period stays a power of two, so a peer's larger period is a multiple of this one.
   const Mode& kept = c.explorePref ? c.frames : c.raw;
   const double loss = kept.bps() / m.bps();
-  const double byCost = loss > 1 ? (loss - 1) / kExploreBudget : 0;
+  const double byCost = loss > 1 ? double(c.trySends) * (loss - 1) / kExploreBudget : 0;
   int period = 2 * c.period;
   while (period < kMaxPeriod && period < byCost) period *= 2;
   c.period = std::min(period, int(kMaxPeriod));

@@ -20,7 +20,7 @@
 // The correction: each completed send's time, measured where the transfer happens (the slot
 // kernels' own timestamps on the device path), replaces the prediction of its mode in its size
 // class; a class's first send of each mode is cold (calibration, first launches) and not counted.
-// A measured mode (the median of its latest warm sends) is compared against the other mode's
+// A measured mode (the second fastest of its latest warm sends) is compared against the other mode's
 // measurement where there is one, else against its prediction, so a wrong prior is undone after
 // one warm send. The mode not chosen is
 // re-measured on a send whose number in its class is a multiple of `period` (and at least `period`
@@ -74,8 +74,8 @@ class AutoModel {
   static constexpr int kMinPeriod = 16, kMaxPeriod = 1024;
   static constexpr int kMaxTrySends = 4;  // a re-measurement's sends, the uncounted ones included
   static constexpr double kMargin = 0.03;  // frames must be predicted this much faster
-  static constexpr double kMaxLatency = 50e-6;
-  static constexpr double kExploreBudget = 0.03;  // the most of a class's time spent trying the losing mode  // a larger codec latency sample is a slow codec, not a latency
+  static constexpr double kMaxLatency = 50e-6;  // a larger codec latency sample is a slow codec, not a latency
+  static constexpr double kExploreBudget = 0.02;  // the most of a class's time spent trying the losing mode
 
   // The prior of each peer (by rank: its pair's wire, and the device), and of any peer not listed.
   void setPriors(const std::vector<AutoPrior>& perPeer, const AutoPrior& others = AutoPrior{});
@@ -106,10 +106,12 @@ class AutoModel {
       next = (next + 1) % kWindow;
       warm = warm < kWindow ? warm + 1 : kWindow;
     }
-    // The median of the latest warm sends (the upper of the middle two of an even number; the
-    // mean of two): one send slowed by something else (the peer's late launch, another kernel, a
-    // loopback burst) does not flip the choice, and a wire whose rate moves from send to send
-    // (tcp over loopback, 12% apart) is not judged by its luckiest send.
+    // The second fastest of the latest warm sends (the median of three, the mean of two): sends
+    // slowed by something else (the peer's late launch, another kernel, a loopback burst: noise
+    // that only slows) do not flip the choice, even a few in a row, and a wire whose rate moves
+    // from send to send (tcp over loopback, 12% apart) is not judged by its luckiest send. The
+    // median let three slowed sends of seven flip a pair's exchange to the mode 1.3x slower until
+    // the next re-measurement (tests/auto_exchange_test.cc).
     double bps() const;
   };
   struct SizeClass {
