@@ -60,9 +60,11 @@ SZ_HD constexpr TypeTraits typeTraits(int type) {
 }
 
 // Format version 1's compressed types (bf16, fp32, fp8e5m2 with 4-bit codes): the ones the CUDA
-// kernels encode and decode, and so the ones the communicator compresses on the wire. FP16 and
-// E4M3 (format version 2) are compressed by the CPU codec only; the GPU encoder stores them raw
-// and the GPU decoder refuses their compressed frames (szInvalidUsage).
+// kernels encode and decode, and so the ones the communicator compresses on device buffers. FP16
+// and E4M3 (format version 2) are compressed by the CPU codec only: the GPU encoder stores them
+// raw, the GPU decoder refuses their compressed frames (szInvalidUsage), and the communicator
+// carries them raw on device buffers (host buffers take every szTypeIsCompressible type: Op's
+// compressible()).
 SZ_HD constexpr bool deviceCodecType(int type) {
   return type == szBfloat16 || type == szFloat32 || type == szFloat8e5m2;
 }

@@ -43,8 +43,9 @@ typedef enum {
 } szResult_t;
 
 /* ncclDataType_t numbering. BF16, FP32 and FP8 E5M2 are compressed everywhere (format
- * version 1); FP16 and FP8 E4M3 by the CPU codec (format version 2: the GPU codec and the
- * communicator carry them raw); every other type is carried raw (bit-exact) inside a frame. */
+ * version 1); FP16 and FP8 E4M3 by the CPU codec and the communicator on host buffers (format
+ * version 2: the GPU codec and device buffers carry them raw); every other type is carried raw
+ * (bit-exact) inside a frame. */
 typedef enum {
   szInt8 = 0,
   szUint8 = 1,
@@ -65,7 +66,8 @@ typedef enum {
 size_t szTypeSize(szDataType_t type);
 
 /* 1 if the CPU codec compresses `type` (BF16, FP32, FP8 E5M2, FP16, FP8 E4M3), 0 if it is
- * always stored raw. The GPU codec and the communicator compress BF16, FP32 and FP8 E5M2. */
+ * always stored raw. The GPU codec and the communicator's device buffers compress BF16, FP32
+ * and FP8 E5M2; the communicator's host buffers every type this returns 1 for. */
 int szTypeIsCompressible(szDataType_t type);
 
 const char* szGetErrorString(szResult_t result);
@@ -361,7 +363,8 @@ szResult_t szGetUniqueId(szUniqueId* uniqueId);
 #define SZ_CODEBOOK_DEFAULT 1 /* each type's built-in default (szCodebookDefault), never changed;
                                  `codebook` must be NULL */
 #define SZ_CODEBOOK_FIXED 2   /* `codebook` (required) for its type, the default for the other
-                                 types, never changed */
+                                 types, never changed; 3-bit codes only for FP16 and FP8 E4M3
+                                 (frames on host buffers alone), else szInvalidUsage at init */
 
 typedef struct {
   size_t size;           /* sizeof(szConfig_t) */

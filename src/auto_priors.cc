@@ -28,19 +28,18 @@ constexpr double kSlotCodecLatency = 10e-6;
 AutoPrior hostAutoPrior(const CommConfig& cfg, int rank, bool overTcp) {
   AutoPrior host;
   host.wireBps = overTcp ? cfg.tcpLinkGBps * 1e9 : 0;  // the host channel's emulated tcp link
-  // The CPU codec: one thread's measured rate of each type the host path sends as frames
-  // (deviceCodecType, as group.cc's sendsFrames: FP16 and E4M3 travel raw, so neither is
-  // measured) times the threads a group's slices are coded on.
+  // The CPU codec: one thread's measured rate of each type it codes (szTypeIsCompressible: the
+  // host path's types) times the threads a group's slices are coded on.
   if (cfg.codec == SZ_CODEC_AUTO) {
     const double threads = std::max(1u, std::min(unsigned(cfg.depth), std::thread::hardware_concurrency()));
-    for (int t = 0; t < szNumTypes; ++t)
-      if (deviceCodecType(t)) host.typeCodecBps[t] = cpuCodecThreadBps(szDataType_t(t)) * threads;
+    for (int t = 0; t < szNumTypes; ++t) host.typeCodecBps[t] = cpuCodecThreadBps(szDataType_t(t)) * threads;
     host.codecBps = host.typeCodecBps[szBfloat16];
     host.codecTentative = true;  // one quick measurement, perhaps taken beside another rank's init
   }
-  INFO(SZ_INIT, "rank %d: auto priors of the host path: codec %.2f GB/s for bf16 (fp32 %.2f, fp8e5m2 %.2f), wire "
-       "%.1f GB/s (0: unknown, measured by the first sends)", rank, host.codecBps / 1e9,
-       host.typeCodecBps[szFloat32] / 1e9, host.typeCodecBps[szFloat8e5m2] / 1e9, host.wireBps / 1e9);
+  INFO(SZ_INIT, "rank %d: auto priors of the host path: codec %.2f GB/s for bf16 (fp32 %.2f, fp16 %.2f, fp8e5m2 %.2f, "
+       "fp8e4m3 %.2f), wire %.1f GB/s (0: unknown, measured by the first sends)", rank, host.codecBps / 1e9,
+       host.typeCodecBps[szFloat32] / 1e9, host.typeCodecBps[szFloat16] / 1e9, host.typeCodecBps[szFloat8e5m2] / 1e9,
+       host.typeCodecBps[szFloat8e4m3] / 1e9, host.wireBps / 1e9);
   return host;
 }
 

@@ -7,6 +7,7 @@
 
 #include "base/checks.h"
 #include "base/param.h"
+#include "codec/dtype.h"
 
 namespace sz {
 
@@ -44,9 +45,12 @@ static szResult_t resolveCodebook(const szConfig_t* c, CommConfig* out) {
   SZCHECK(szCodebookValidate(&out->codebook));
   int bits = 4;
   szCodebookCodeBits(&out->codebook, &bits);
-  if (bits != 4)  // the wire carries format version 1: the GPU kernels decode 4-bit codes only
-    return szSetError(szInvalidUsage, "the communicator's codebook has 3-bit codes (format version 2), which the "
-                                      "CPU codec alone encodes: give it a 4-bit codebook");
+  // The slot kernels code BF16, FP32 and E5M2 with 4-bit codes only; FP16 and E4M3 travel as
+  // frames on host buffers alone, where the CPU codec takes either width.
+  if (bits != 4 && deviceCodecType(out->codebook.type))
+    return szSetError(szInvalidUsage, "the communicator's %s codebook has 3-bit codes (format version 2), which the "
+                      "slot kernels do not decode for %s: give it a 4-bit codebook", szTypeName(out->codebook.type),
+                      szTypeName(out->codebook.type));
   return szSuccess;
 }
 

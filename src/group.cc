@@ -186,14 +186,15 @@ szResult_t connectPeers(const std::vector<std::pair<szComm*, std::vector<int>>>&
   return szSuccess;
 }
 
-// Whether a send travels as frames: a compressible type and the codec on, or auto and the
-// model of its path (device or host buffers) says frames win (src/proto/auto_model.h). A send
-// captured into a CUDA graph is never recorded: it takes the model's choice and tries nothing.
+// Whether a send travels as frames: a type its path compresses (Op::compressible) and the codec
+// on, or auto and the model of its path (device or host buffers) says frames win
+// (src/proto/auto_model.h). A send captured into a CUDA graph is never recorded: it takes the
+// model's choice and tries nothing.
 bool sendsFrames(szComm* comm, const Op& op, bool captured = false) {
   const uint64_t bytes = op.count * szTypeSize(op.type);
   const int codec = comm->cfg.codec;
   AutoModel& model = op.device ? comm->autoDevice : comm->autoHost;
-  return op.send && deviceCodecType(op.type) &&
+  return op.send && op.compressible() &&
          (codec == SZ_CODEC_ON || (codec == SZ_CODEC_AUTO && bytes >= uint64_t(szParamAutoMinBytes()) &&
                                    model.useFrames(op.peer, op.type, bytes, !captured)));
 }
@@ -201,7 +202,7 @@ bool sendsFrames(szComm* comm, const Op& op, bool captured = false) {
 // A host operation, planned: frames or raw, and whether the pool may have frames to decode.
 void planHost(szComm* comm, Op& op) {
   op.frames = sendsFrames(comm, op);
-  op.mayDecode = !op.send && deviceCodecType(op.type) && comm->cfg.codec != SZ_CODEC_OFF;
+  op.mayDecode = !op.send && op.compressible() && comm->cfg.codec != SZ_CODEC_OFF;
 }
 
 // A device operation, planned: frames or raw, and a codebook for each segment group a send's

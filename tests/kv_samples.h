@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sztest {
@@ -36,29 +37,28 @@ inline std::vector<uint8_t> readKvSample(const std::string& name) {
   return std::vector<uint8_t>(file.begin() + 8 + std::ptrdiff_t(header), file.end());
 }
 
-// BF16 elements times 2^shift: `shift` added to every exponent of a normal value that stays
-// normal (zeros, denormals, Inf and NaN as they were). Shifts the KV's exponents off the default
-// codebook, as another model's KV would be.
-inline std::vector<uint8_t> scaledBf16(std::vector<uint8_t> v, int shift) {
-  for (size_t i = 0; i + 1 < v.size(); i += 2) {
-    uint16_t w;
-    memcpy(&w, &v[i], 2);
-    const int e = (w >> 7) & 0xFF;
-    if (e > 0 && e < 255 && e + shift > 0 && e + shift < 255) w = uint16_t((w & 0x807F) | ((e + shift) << 7));
-    memcpy(&v[i], &w, 2);
+// Elements of `elemBytes` bytes with `expBits` exponent bits above `mantBits` mantissa bits, times
+// 2^shift: `shift` added to every exponent of a normal value that stays normal (zeros,
+// denormals, the top exponent (Inf and NaN; E4M3's largest binade) as they were). Shifts the
+// KV's exponents off the default codebook, as another model's KV would be.
+inline std::vector<uint8_t> scaledExponents(std::vector<uint8_t> v, int elemBytes, int expBits, int mantBits,
+                                            int shift) {
+  const int top = (1 << expBits) - 1;
+  for (size_t i = 0; i + size_t(elemBytes) <= v.size(); i += size_t(elemBytes)) {
+    uint32_t w = 0;
+    memcpy(&w, &v[i], size_t(elemBytes));
+    const int e = int(w >> mantBits) & top;
+    if (e > 0 && e < top && e + shift > 0 && e + shift < top)
+      w = (w & ~(uint32_t(top) << mantBits)) | (uint32_t(e + shift) << mantBits);
+    memcpy(&v[i], &w, size_t(elemBytes));
   }
   return v;
 }
 
-// FP8 E5M2 elements times 2^shift, as scaledBf16 does it: normals that stay normal move, the rest
-// stay as they were.
-inline std::vector<uint8_t> scaledE5m2(std::vector<uint8_t> v, int shift) {
-  for (uint8_t& b : v) {
-    const int e = (b >> 2) & 0x1F;
-    if (e > 0 && e < 31 && e + shift > 0 && e + shift < 31) b = uint8_t((b & 0x83) | ((e + shift) << 2));
-  }
-  return v;
-}
+inline std::vector<uint8_t> scaledBf16(std::vector<uint8_t> v, int shift) { return scaledExponents(std::move(v), 2, 8, 7, shift); }
+inline std::vector<uint8_t> scaledE5m2(std::vector<uint8_t> v, int shift) { return scaledExponents(std::move(v), 1, 5, 2, shift); }
+inline std::vector<uint8_t> scaledFp16(std::vector<uint8_t> v, int shift) { return scaledExponents(std::move(v), 2, 5, 10, shift); }
+inline std::vector<uint8_t> scaledE4m3(std::vector<uint8_t> v, int shift) { return scaledExponents(std::move(v), 1, 4, 3, shift); }
 
 // BF16 widened to FP32: the same exponents, mantissas shifted up (FP32's default is BF16's).
 inline std::vector<uint8_t> widenBf16ToFp32(const std::vector<uint8_t>& bf16) {

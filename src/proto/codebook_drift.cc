@@ -2,6 +2,7 @@
 #include "src/proto/codebook_drift.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "base/checks.h"
@@ -18,6 +19,20 @@ double escapeRate(const unsigned long long* counts, uint32_t range, const szCode
   return total ? double(total - codedBy(counts, range, cb)) / double(total) : 0.0;
 }
 
+// What `cb` costs per element on the data of histogram `counts` of `type` beyond sign and mantissa,
+// in escapes (3 bytes each). BF16, FP32 and E5M2 have one code width: their escapes alone (as
+// before FP16 and E4M3 had frames). FP16 and E4M3 have two (calibration picks one:
+// szCodebookFromHistogram): the escapes and the code width, at most what a raw frame costs, so a
+// 3-bit and a 4-bit codebook compare by the ratio they give, as the CPU codec's calibration
+// compares them, and two that both leave the data raw not at all (E4M3's 4-bit codes always do:
+// a switch to them "gained" escapes and sent every later slice raw).
+double costOf(const unsigned long long* counts, szDataType_t type, const szCodebook_t& cb) {
+  const TypeTraits t = typeTraits(type);
+  const double escapes = escapeRate(counts, 1u << t.expBits, cb);
+  if (deviceCodecType(type)) return escapes;
+  return std::min(escapes + double(codebookBits(cb)) / (8 * kEscapeBytes), double(t.expBits) / (8 * kEscapeBytes));
+}
+
 // A frame this small may be raw for its header's sake alone: it says nothing about escapes.
 constexpr uint64_t kMinRawEvidence = kChunkElems;
 
@@ -31,9 +46,9 @@ CodebookDrift::CodebookDrift(bool follow, const szCodebook_t* initial, uint64_t 
   }
 }
 
-double CodebookDrift::triggerMargin(szDataType_t type) {
+double CodebookDrift::triggerMargin(szDataType_t type, int codeBits) {
   const TypeTraits t = typeTraits(type);
-  const double compressedBytes = double(t.elemBits() - t.expBits + 4) / 8;  // sign-mantissa + code
+  const double compressedBytes = double(t.smBits + uint32_t(codeBits)) / 8;  // sign-mantissa + code
   return kTriggerRatioLoss * compressedBytes / kEscapeBytes;
 }
 
@@ -79,12 +94,17 @@ szCodebook_t CodebookDrift::calibrated(int peer, szDataType_t type, const unsign
   szHistogramInit(&hist, type);
   // Soon after a switch, the data that made it and this data together: alternating data then
   // gets one codebook for both instead of switching at every window.
-  const bool merge = s.lastSwitched && s.sinceCalibration < kRecentWindows;
+  // Not for a raw slice's calibration (aloneOut): merged with the data of a switch that chance
+  // drifts of steady E4M3 made, a shifted slice's histogram gave a 4-bit codebook no better than
+  // raw, and the slice and the sends after it stayed raw.
+  const bool merge = s.lastSwitched && s.sinceCalibration < kRecentWindows && !s.aloneOut;
+  s.aloneOut = false;
   for (uint32_t e = 0; e < range; ++e) hist.counts[e] = s.probe[e] + (merge ? s.madeFrom[e] : 0);
   szCodebook_t fresh;
   szCodebookFromHistogram(&hist, &fresh);
+  const bool gains = costOf(hist.counts, type, s.codebook) - costOf(hist.counts, type, fresh) >=
+                     triggerMargin(type, int(codebookBits(s.codebook))) / 2;
   const double now = escapeRate(hist.counts, range, s.codebook), then = escapeRate(hist.counts, range, fresh);
-  const bool gains = now - then >= triggerMargin(type) / 2;
   if (!gains && !first && s.probes < kProbeSlices) return s.codebook;  // the drift may be in the next slices
   if (!first && s.sinceCalibration < kRecentWindows) {  // calibrations close together: wait longer each time
     s.backoff = std::min(s.backoff ? 2 * s.backoff : 1, kMaxHold);
@@ -113,7 +133,7 @@ szCodebook_t CodebookDrift::calibrateHost(int peer, szDataType_t type, const voi
 
 CodebookDrift::Retry CodebookDrift::retry(int peer, const szFrameInfo_t& frame, const szCodebook_t& encodedWith,
                                           szCodebook_t* current, int group) {
-  if (!follow_ || !frame.raw || frame.count < kMinRawEvidence || !deviceCodecType(frame.type)) return kNoRetry;
+  if (!follow_ || !frame.raw || frame.count < kMinRawEvidence || !szTypeIsCompressible(frame.type)) return kNoRetry;
   std::lock_guard<std::mutex> lock(mu_);
   State& s = find(peer, frame.type, group);
   *current = s.codebook;
@@ -122,9 +142,18 @@ CodebookDrift::Retry CodebookDrift::retry(int peer, const szFrameInfo_t& frame, 
   // off by the hold that switch set, made a one-slice-shift send 1.24 instead of 1.33, 2 runs in
   // 200 on two cores).
   if (memcmp(encodedWith.exponents, s.codebook.exponents, sizeof(s.codebook.exponents)) != 0) return kWithCurrent;
-  if (s.hold > 0 || s.retryHold > 0) return kNoRetry;
+  // A raw frame is no marginal drift: the holds that pace calibrations of those do not keep it
+  // raw (one left a shifted E4M3 raw for two sends after steady data's chance drifts set it),
+  // only kRetryHold (data that stayed raw when encoded again) does.
+  if (s.retryHold > 0) return kNoRetry;
   if (s.pending) return kOwnTop16;  // one is out: it, not this slice, updates the state
   s.pending = true;
+  // Calibrated on its own data, not together with the slices a marginal drift probed before it
+  // (their histogram and the raw one's gave a 4-bit E4M3 codebook no better than raw, and the
+  // slice stayed raw).
+  s.probes = 0;
+  memset(s.probe, 0, sizeof(s.probe));
+  s.aloneOut = true;
   return kCalibrate;
 }
 
@@ -149,8 +178,8 @@ szResult_t CodebookDrift::encodeHost(int peer, szDataType_t type, const Plan& pl
       szHistogramInit(&hist, type);
       szHistogramAccumulate(&hist, data, count);
       szCodebookFromHistogram(&hist, &next);
-      const uint32_t range = 1u << typeTraits(type).expBits;
-      if (escapeRate(hist.counts, range, *encodedWith) - escapeRate(hist.counts, range, next) < triggerMargin(type) / 2)
+      if (costOf(hist.counts, type, *encodedWith) - costOf(hist.counts, type, next) <
+          triggerMargin(type, int(codebookBits(*encodedWith))) / 2)
         next = *encodedWith;
       break;
     }
@@ -169,7 +198,7 @@ szResult_t CodebookDrift::encodeHost(int peer, szDataType_t type, const Plan& pl
 }
 
 void CodebookDrift::sent(int peer, const szFrameInfo_t& frame, const szCodebook_t& encodedWith, int group) {
-  if (!follow_ || !deviceCodecType(frame.type)) return;
+  if (!follow_ || !szTypeIsCompressible(frame.type)) return;
   std::lock_guard<std::mutex> lock(mu_);
   State& s = find(peer, frame.type, group);
   if (memcmp(encodedWith.exponents, s.codebook.exponents, sizeof(s.codebook.exponents)) != 0)
@@ -183,7 +212,8 @@ void CodebookDrift::sent(int peer, const szFrameInfo_t& frame, const szCodebook_
   s.windowElems += frame.count;
   s.windowEscapes += escapes;
   if (s.windowElems < window_) return;
-  const double rate = double(s.windowEscapes) / double(s.windowElems);
+  const uint64_t elems = s.windowElems;
+  const double rate = double(s.windowEscapes) / double(elems);
   s.windowElems = s.windowEscapes = 0;
   if (s.retryHold > 0) --s.retryHold;
   if (s.sinceCalibration < kMaxHold * 4) ++s.sinceCalibration;
@@ -192,7 +222,8 @@ void CodebookDrift::sent(int peer, const szFrameInfo_t& frame, const szCodebook_
     --s.hold;
     s.drifted = false;
   } else {
-    s.drifted = rate > s.expected + triggerMargin(frame.type);
+    const double noise = kTriggerSigmas * std::sqrt(s.expected / double(elems));
+      s.drifted = rate > s.expected + triggerMargin(frame.type, int(codebookBits(s.codebook))) + noise;
     if (!s.drifted) s.expected = std::min(s.expected, (7 * s.expected + rate) / 8);  // follows better data down
   }
 }

@@ -18,13 +18,23 @@
 // Data that shifts within a send of one slice would still go raw: on the host path a slice that
 // came out raw with a codebook not calibrated on it is encoded again, once (retry, encodeHost),
 // with the codebook a switch since its plan gave (the second slice of a first send, planned while
-// the first slice's calibration was out) or calibrated on the slice itself. A re-encode
-// that stays raw (incompressible data) stops re-encodes for kRetryHold windows, so random bytes
-// cost one extra encode per kRetryHold windows at most.
+// the first slice's calibration was out) or calibrated on the slice itself: on its own data, not
+// merged with earlier probes or a recent switch's data, and whatever the holds below (a raw slice
+// is no marginal drift). A re-encode that stays raw (incompressible data) stops re-encodes for
+// kRetryHold windows, so random bytes cost one extra encode per kRetryHold windows at most; a
+// slice the codec stored raw still counts towards the windows (all escapes), so the drift
+// catches data after it.
+//
+// FP16 and FP8 E4M3 (host buffers only: the slot kernels carry them raw) have 3- or 4-bit codes:
+// a calibration picks the width as the CPU codec's does (szCodebookFromHistogram: the one
+// predicting the better ratio), so a group may go from E4M3's 3-bit default to a 4-bit top-16 and
+// back; a switch then must gain in ratio (codes and escapes together), not in escapes alone, and
+// "top-16" above reads "top-8" for 3-bit codes. BF16, FP32 and E5M2 keep 4-bit codes (the
+// device path's width).
 //
 // Hysteresis, so data at the boundary does not flap: the trigger (0.1 % of ratio above the
-// expected rate) is above what a switch must gain (half that); after a calibration the expected
-// rate is what the codebook then held gave on the data (the top-16's when it switched, the kept
+// expected rate, and beyond the window's sampling noise: kTriggerSigmas) is above what a switch
+// must gain (half that); after a calibration the expected rate is what the codebook then held gave on the data (the top-16's when it switched, the kept
 // codebook's when not: the top-16's lower rate would leave the kept one under half a trigger of
 // margin, which noise crosses), so data that no codebook fits better stops triggering; a drift soon after a switch is calibrated on the data of both
 // (the histogram that made the codebook and the new one), and calibrations that follow each
@@ -49,6 +59,12 @@ class CodebookDrift {
  public:
   static constexpr uint64_t kDefaultWindowElems = uint64_t(1) << 18;
   static constexpr double kTriggerRatioLoss = 0.001;  // escapes above expected that cost 0.1 % of ratio
+  // A window's escape count is a sample: the trigger also clears this many standard deviations
+  // of it (binomial, at the expected rate). KV under 3-bit codes escapes ~2 % (FP16, E4M3), where
+  // one deviation of a 2^18-element window (0.026 %) is as large as E4M3's margin (0.029 %), and
+  // without it chance windows kept calibrating (26 histograms in 60 slices of steady E4M3) and the
+  // holds they earned left a real shift raw for several sends; BF16's ~0.01 % barely moves it.
+  static constexpr double kTriggerSigmas = 3;
   static constexpr int kRecentWindows = 8;            // a drift this soon after a switch merges
   static constexpr int kMaxHold = 64;                 // windows
   static constexpr int kProbeSlices = 4;  // slices calibrated on, together, before giving up a drift
@@ -81,7 +97,7 @@ class CodebookDrift {
   // with *current; kCalibrate: calibrate the slice (its histogram handed back as plan's);
   // kOwnTop16: another calibration is out, encode with the slice's own top-16 if it gains what
   // a switch must (the state unchanged). kNoRetry for small frames (raw for their header's sake)
-  // and while a hold or kRetryHold lasts.
+  // and while kRetryHold lasts.
   enum Retry { kNoRetry, kWithCurrent, kCalibrate, kOwnTop16 };
   Retry retry(int peer, const szFrameInfo_t& frame, const szCodebook_t& encodedWith, szCodebook_t* current,
               int group = 0);
@@ -102,9 +118,10 @@ class CodebookDrift {
   uint64_t recalibrations() const;  // codebook switches so far, all groups together
   uint64_t histograms() const;      // calibrations handed back so far, all groups together
   uint64_t reencodes() const;       // slices encoded twice by encodeHost, all groups together
-  // Escapes per element above the expected rate that trigger a calibration for `type`: 0.1 % of
-  // the compressed size (3 bytes an escape against 1.5 bytes a BF16 element: 0.05 %).
-  static double triggerMargin(szDataType_t type);
+  // Escapes per element above the expected rate that trigger a calibration for `type` with
+  // `codeBits`-bit codes: 0.1 % of the compressed size (3 bytes an escape against 1.5 bytes a
+  // BF16 element: 0.05 %; 7 bits an E4M3 element with 3-bit codes).
+  static double triggerMargin(szDataType_t type, int codeBits = 4);
 
  private:
   struct State {
@@ -119,6 +136,7 @@ class CodebookDrift {
     int probes = 0;  // slices calibrated on since the drift, without a gain yet
     bool evidence = false;  // a frame was counted or a calibration came back
     bool firstOut = false;  // the calibration out was planned without evidence
+    bool aloneOut = false;  // the calibration out is a raw slice's (retry): judged on its own data
     int retryHold = 0;      // windows without re-encodes
     unsigned long long probe[256] = {};     // their histogram
     unsigned long long madeFrom[256] = {};  // the histogram the codebook was calibrated on

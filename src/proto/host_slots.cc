@@ -171,7 +171,7 @@ void sendSlice(OpState& o, uint64_t i, CodebookDrift* codebooks, const HostSlotC
   uint8_t* payload = slot + kSlotHeaderBytes;
   const uint64_t off = i * o.sliceBytes, n = std::min(o.sliceBytes, o.bytes - off);
   const uint32_t first = o.sliceSeg.empty() ? 0 : o.sliceSeg[i];
-  bool frame = r.frames && n > 0 && deviceCodecType(r.type);
+  bool frame = r.frames && n > 0 && r.compressible();
   // The slice in the caller's buffer, or null when it spans segments (then gathered into `src`).
   const uint8_t* const inCaller = n > 0 ? slicePlace(r.segs[first], off, n) : nullptr;
   const uint8_t* src = inCaller;
@@ -198,10 +198,14 @@ void sendSlice(OpState& o, uint64_t i, CodebookDrift* codebooks, const HostSlotC
       return;
     }
     codecSeconds = since(t0);
+    // Counted by the drift whether it travels as a frame or not: a frame the codec stored raw
+    // (its codebook missed the data) travels as a raw slice, and counts as all escapes. Left
+    // uncounted, a slice raw under a hold left no window to end the hold, and the data stayed
+    // raw for good (issue 33: E4M3 shifted off its codebook, 4 runs in 30).
+    codebooks->sent(r.peer, info, cb, group);
     frame = got <= n;  // a frame never outgrows its raw slice (a receive may land it in its place)
   }
   if (frame) {
-    codebooks->sent(r.peer, info, cb, group);
     bytes = got;
     flags = kSlotFrame;
     std::lock_guard<std::mutex> lock(o.mu);

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "codec/dtype.h"
 #include "kernels/slot_format.h"
 #include "splitzip.h"
 
@@ -37,6 +38,12 @@ struct Op {
   // Device send of frames: one per segment group that slices start in (sliceGroupMask), or one of
   // any group for a send of no element; at most kSlotCodebooks.
   std::vector<SlotGroupCodebook> codebooks;
+
+  // Whether its path compresses its type, the one test of it for both paths: host buffers are
+  // coded by the CPU codec (every type with an exponent: BF16, FP32, FP16, FP8 E5M2 and E4M3, with
+  // 3- or 4-bit codes), device buffers by the slot kernels (format version 1's BF16, FP32 and
+  // E5M2; they carry FP16 and E4M3 raw).
+  bool compressible() const { return device ? deviceCodecType(type) : szTypeIsCompressible(type) != 0; }
 };
 
 }  // namespace sz
