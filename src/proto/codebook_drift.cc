@@ -148,6 +148,7 @@ CodebookDrift::Retry CodebookDrift::retry(int peer, const szFrameInfo_t& frame, 
   if (s.retryHold > 0) return kNoRetry;
   if (s.pending) return kOwnTop16;  // one is out: it, not this slice, updates the state
   s.pending = true;
+  s.drifted = false;  // this calibration answers a drift marked before it, as a planned one does
   // Calibrated on its own data, not together with the slices a marginal drift probed before it
   // (their histogram and the raw one's gave a 4-bit E4M3 codebook no better than raw, and the
   // slice stayed raw).
