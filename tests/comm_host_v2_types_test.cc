@@ -239,24 +239,15 @@ TEST(CommHostV2Types, KvAfterIncompressibleDataIsFollowedAgain) {
 // codec on; the communicators are aborted after (a mismatch fails them).
 void mismatch(szDataType_t sendType, size_t count, szDataType_t recvType, size_t recvCount, szResult_t results[2],
               std::string errors[2]) {
-  szUniqueId id;
-  ASSERT_EQ(szGetUniqueId(&id), szSuccess) << szGetLastError(nullptr);
-  std::vector<std::thread> ranks;
-  for (int rank = 0; rank < 2; rank++)
-    ranks.emplace_back([&, rank] {
-      szConfig_t cfg = SZ_CONFIG_INITIALIZER;
-      cfg.wire = "tcp";
-      cfg.codec = SZ_CODEC_ON;
-      cfg.timeoutMs = 10000;
-      szComm_t comm = nullptr;
-      ASSERT_EQ(szCommInitRankConfig(&comm, 2, id, rank, &cfg), szSuccess) << szGetLastError(nullptr);
-      std::vector<uint8_t> buf = kvWithAllPatterns(sendType, std::vector<uint8_t>(4 * (count + 1000), 0x3C));
-      results[rank] = rank == 0 ? szSend(buf.data(), count, sendType, 1, comm, nullptr)
-                                : szRecv(buf.data(), recvCount, recvType, 0, comm, nullptr);
-      errors[rank] = szGetLastError(comm);
-      szCommAbort(comm);
-    });
-  for (std::thread& t : ranks) t.join();
+  sztest::onTwoRanks([](szConfig_t& cfg) { cfg.timeoutMs = 10000; },
+                     [&](int rank, szComm_t comm) {
+                       std::vector<uint8_t> buf =
+                           kvWithAllPatterns(sendType, std::vector<uint8_t>(4 * (count + 1000), 0x3C));
+                       results[rank] = rank == 0 ? szSend(buf.data(), count, sendType, 1, comm, nullptr)
+                                                 : szRecv(buf.data(), recvCount, recvType, 0, comm, nullptr);
+                       errors[rank] = szGetLastError(comm);
+                     },
+                     true);
 }
 
 TEST(CommHostV2Types, AReceiveOfAnotherTypeOrCountIsAMismatch) {

@@ -1,7 +1,8 @@
 // Two ranks as two threads of one process on the tcp wire, for the CPU tests of the
 // communicator's codec paths: each rank gets a communicator (codec on, a 30 s timeout, then
-// whatever `configure(cfg)` sets), runs `body(rank, comm)` and destroys it. A failed assertion
-// in `body` ends that rank's body; its peer then fails on the timeout rather than hanging.
+// whatever `configure(cfg)` sets), runs `body(rank, comm)` and destroys it (`abort`: aborts it,
+// for a body that fails the communicator). A failed assertion in `body` ends that rank's body;
+// its peer then fails on the timeout rather than hanging.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -14,7 +15,7 @@
 namespace sztest {
 
 template <class Configure, class Body>
-void onTwoRanks(Configure configure, Body body) {
+void onTwoRanks(Configure configure, Body body, bool abort = false) {
   szUniqueId id;
   ASSERT_EQ(szGetUniqueId(&id), szSuccess) << szGetLastError(nullptr);
   std::vector<std::thread> ranks;
@@ -28,7 +29,8 @@ void onTwoRanks(Configure configure, Body body) {
       szComm_t comm = nullptr;
       ASSERT_EQ(szCommInitRankConfig(&comm, 2, id, rank, &cfg), szSuccess) << szGetLastError(nullptr);
       body(rank, comm);
-      EXPECT_EQ(szCommDestroy(comm), szSuccess);
+      if (abort) EXPECT_EQ(szCommAbort(comm), szSuccess);
+      else EXPECT_EQ(szCommDestroy(comm), szSuccess);
     });
   for (std::thread& t : ranks) t.join();
 }
