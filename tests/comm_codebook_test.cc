@@ -16,47 +16,21 @@
 #include <vector>
 
 #include "kv_samples.h"
-#include "two_ranks.h"
+#include "two_rank_transfer.h"
 #include "splitzip.h"
 
 namespace {
 
 constexpr int kSends = 3;
 
-struct Transfer {
-  std::vector<double> ratios;  // per send
-  szStats_t stats{};
-};
+using sztest::Transfer;
 
-// Rank 0 sends each buffer of `data` kSends times to rank 1, which checks every byte.
+// Rank 0 sends each BF16 buffer of `data` kSends times to rank 1, which checks every byte.
 Transfer transfer(int codebookMode, const std::vector<std::vector<uint8_t>>& data) {
-  Transfer run;
-  sztest::onTwoRanks(
-      [&](szConfig_t& cfg) {
-        cfg.sliceBytes = 256 << 10;
-        cfg.codebookMode = codebookMode;
-      },
-      [&](int rank, szComm_t comm) {
-        szStats_t last{};
-        for (const std::vector<uint8_t>& d : data) {
-          const size_t count = d.size() / 2;
-          for (int i = 0; i < kSends; ++i) {
-            if (rank == 0) {
-              ASSERT_EQ(szSend(d.data(), count, szBfloat16, 1, comm, nullptr), szSuccess) << szGetLastError(comm);
-              szStats_t now;
-              ASSERT_EQ(szCommGetStats(comm, &now), szSuccess);
-              run.ratios.push_back(double(now.rawBytes - last.rawBytes) / double(now.wireBytes - last.wireBytes));
-              last = now;
-            } else {
-              std::vector<uint8_t> got(d.size(), 0xA5);
-              ASSERT_EQ(szRecv(got.data(), count, szBfloat16, 0, comm, nullptr), szSuccess) << szGetLastError(comm);
-              ASSERT_TRUE(got == d) << "send " << i << ": received bytes differ";
-            }
-          }
-        }
-        if (rank == 0) run.stats = last;
-      });
-  return run;
+  return sztest::sendEach(szBfloat16, data, kSends, [&](szConfig_t& cfg) {
+    cfg.sliceBytes = 256 << 10;
+    cfg.codebookMode = codebookMode;
+  });
 }
 
 TEST(CommCodebook, AutoRecalibratesOnceWhenTheKvShiftsAndTheRatioRecovers) {

@@ -21,6 +21,7 @@
 #include "kv_samples.h"
 #include "oracle_ratio.h"
 #include "src/proto/op.h"
+#include "two_rank_transfer.h"
 #include "two_ranks.h"
 #include "splitzip.h"
 
@@ -43,45 +44,19 @@ std::vector<uint8_t> shifted(const TypeCase& c, const std::vector<uint8_t>& kv) 
   return c.type == szFloat16 ? sztest::scaledFp16(kv, c.shift) : sztest::scaledE4m3(kv, c.shift);
 }
 
-struct Transfer {
-  std::vector<double> ratios;  // per send: its raw over its wire bytes
-  szStats_t stats{};           // the sender's, after the last send
-};
+using sztest::Transfer;
 
-// Rank 0 sends each buffer of `data` as `type` `sends` times to rank 1, which receives each into
-// a buffer filled with 0xA5 and checks every byte.
+// Rank 0 sends each buffer of `data` as `type` `sends` times to rank 1 (sztest::sendEach), in
+// slices of kSliceBytes with the given codebook mode and codec mode.
 Transfer transfer(szDataType_t type, const std::vector<std::vector<uint8_t>>& data, int sends = kSends,
                   int codebookMode = SZ_CODEBOOK_AUTO, const szCodebook_t* codebook = nullptr,
                   int codec = SZ_CODEC_ON) {
-  Transfer run;
-  const size_t elem = szTypeSize(type);
-  sztest::onTwoRanks(
-      [&](szConfig_t& cfg) {
-        cfg.sliceBytes = kSliceBytes;
-        cfg.codebookMode = codebookMode;
-        cfg.codebook = codebook;
-        cfg.codec = codec;
-      },
-      [&](int rank, szComm_t comm) {
-        szStats_t last{};
-        for (const std::vector<uint8_t>& d : data)
-          for (int i = 0; i < sends; ++i) {
-            if (rank == 0) {
-              ASSERT_EQ(szSend(d.data(), d.size() / elem, type, 1, comm, nullptr), szSuccess) << szGetLastError(comm);
-              szStats_t now;
-              ASSERT_EQ(szCommGetStats(comm, &now), szSuccess);
-              run.ratios.push_back(double(now.rawBytes - last.rawBytes) / double(now.wireBytes - last.wireBytes));
-              last = now;
-            } else {
-              std::vector<uint8_t> got(d.size(), 0xA5);
-              ASSERT_EQ(szRecv(got.data(), d.size() / elem, type, 0, comm, nullptr), szSuccess) << szGetLastError(comm);
-              ASSERT_TRUE(got == d) << szTypeName(type) << ", " << d.size() / elem << " elements, send " << i
-                                    << ": received bytes differ";
-            }
-          }
-        if (rank == 0) run.stats = last;
-      });
-  return run;
+  return sztest::sendEach(type, data, sends, [&](szConfig_t& cfg) {
+    cfg.sliceBytes = kSliceBytes;
+    cfg.codebookMode = codebookMode;
+    cfg.codebook = codebook;
+    cfg.codec = codec;
+  });
 }
 
 // Every bit pattern of `type` (FP16: 65536, E4M3: 256) in order, repeated to `count` elements.

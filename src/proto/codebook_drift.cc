@@ -33,6 +33,13 @@ double costOf(const unsigned long long* counts, szDataType_t type, const szCodeb
   return std::min(escapes + double(codebookBits(cb)) / (8 * kEscapeBytes), double(t.expBits) / (8 * kEscapeBytes));
 }
 
+// Whether a switch from `from` to `to` gains what one must on the data of histogram `counts`:
+// half the trigger, in cost (costOf).
+bool gainsEnough(const unsigned long long* counts, szDataType_t type, const szCodebook_t& from, const szCodebook_t& to) {
+  return costOf(counts, type, from) - costOf(counts, type, to) >=
+         CodebookDrift::triggerMargin(type, int(codebookBits(from))) / 2;
+}
+
 // A frame this small may be raw for its header's sake alone: it says nothing about escapes.
 constexpr uint64_t kMinRawEvidence = kChunkElems;
 
@@ -102,8 +109,7 @@ szCodebook_t CodebookDrift::calibrated(int peer, szDataType_t type, const unsign
   for (uint32_t e = 0; e < range; ++e) hist.counts[e] = s.probe[e] + (merge ? s.madeFrom[e] : 0);
   szCodebook_t fresh;
   szCodebookFromHistogram(&hist, &fresh);
-  const bool gains = costOf(hist.counts, type, s.codebook) - costOf(hist.counts, type, fresh) >=
-                     triggerMargin(type, int(codebookBits(s.codebook))) / 2;
+  const bool gains = gainsEnough(hist.counts, type, s.codebook, fresh);
   const double now = escapeRate(hist.counts, range, s.codebook), then = escapeRate(hist.counts, range, fresh);
   if (!gains && !first && s.probes < kProbeSlices) return s.codebook;  // the drift may be in the next slices
   if (!first && s.sinceCalibration < kRecentWindows) {  // calibrations close together: wait longer each time
@@ -179,9 +185,7 @@ szResult_t CodebookDrift::encodeHost(int peer, szDataType_t type, const Plan& pl
       szHistogramInit(&hist, type);
       szHistogramAccumulate(&hist, data, count);
       szCodebookFromHistogram(&hist, &next);
-      if (costOf(hist.counts, type, *encodedWith) - costOf(hist.counts, type, next) <
-          triggerMargin(type, int(codebookBits(*encodedWith))) / 2)
-        next = *encodedWith;
+      if (!gainsEnough(hist.counts, type, *encodedWith, next)) next = *encodedWith;
       break;
     }
   }
@@ -224,7 +228,7 @@ void CodebookDrift::sent(int peer, const szFrameInfo_t& frame, const szCodebook_
     s.drifted = false;
   } else {
     const double noise = kTriggerSigmas * std::sqrt(s.expected / double(elems));
-      s.drifted = rate > s.expected + triggerMargin(frame.type, int(codebookBits(s.codebook))) + noise;
+    s.drifted = rate > s.expected + triggerMargin(frame.type, int(codebookBits(s.codebook))) + noise;
     if (!s.drifted) s.expected = std::min(s.expected, (7 * s.expected + rate) / 8);  // follows better data down
   }
 }
