@@ -23,6 +23,10 @@ spread; none below 6 cycles). Taking the better of on and off per cycle instead 
 whichever the noise favoured and bias auto/best low where on and off are close. The off, on and
 auto columns stay each mode's median rate over the cycles.
 
+With --compare off instead of on, the compared communicator is a second codec-off one: an A/A
+control (two identical modes in one run), printed with its median and interval, and auto is held
+against the first off (its "on" column is the second off).
+
 --small AUTO.json: the small-size goal instead (4 KiB - 128 KiB): auto's time within 1 us of the
 raw wire's (raw_time_us, the codec-off communicator of the same run) at every size.
 
@@ -90,8 +94,8 @@ def paired(args, goal, out):
         link, path = arg.split("=", 1)
         by_size = {}
         for r in json.load(open(path)):
-            if r.get("compare_codec") != "on":
-                sys.exit(f"auto_table --paired: {path} is not a --codec auto --compare on report")
+            if r.get("compare_codec") not in ("on", "off"):
+                sys.exit(f"auto_table --paired: {path} is not a --codec auto --compare on|off report")
             by_size.setdefault(r["size"], []).append(r)
         for size in sorted(by_size):
             rows = by_size[size]
@@ -101,16 +105,26 @@ def paired(args, goal, out):
             auto = [gbs(r["time_us"]) for r in rows]
             raw, on_gbs, auto_gbs = statistics.median(off), statistics.median(on), statistics.median(auto)
             share = statistics.median(r.get("frames_share", 0.0) for r in rows)
-            best, best_rates = ("on", on) if on_gbs >= raw else ("off", off)
+            control = rows[0].get("compare_codec") == "off"  # the compared mode is a second off: A/A
+            best, best_rates = ("on", on) if on_gbs >= raw and not control else ("off", off)
             ratios = [x / b for x, b in zip(auto, best_rates) if b > 0]
             rel = statistics.median(ratios)
             ci = median_interval(ratios)
             ok = rel >= goal
             missed += not ok
-            out.append({**link_key(link), "bytes": size, "raw_gbs": raw, "on_gbs": on_gbs, "auto_gbs": auto_gbs,
+            if control:  # two codec-off communicators of one run: how far identical modes differ
+                aa = [x / b for x, b in zip(on, off) if b > 0]
+                aa_ci = median_interval(aa)
+                print(f"{link_label(link):>9} {size:11d} A/A control: the second off over the first "
+                      f"{statistics.median(aa):.3f} ({aa_ci[0]:.3f}-{aa_ci[1]:.3f})" if aa_ci else "")
+            row = {**link_key(link), "bytes": size, "raw_gbs": raw, "on_gbs": on_gbs, "auto_gbs": auto_gbs,
                         "frames_share": share, "cycles": len(rows), "best": best, "auto_over_best": rel,
                         "auto_over_best_lo": ci[0] if ci else None, "auto_over_best_hi": ci[1] if ci else None,
-                        "ok": ok})
+                        "ok": ok}
+            if control:
+                row = {k: v for k, v in row.items() if k != "on_gbs"}
+                row.update(off2_gbs=on_gbs, aa_over_off=statistics.median(aa))
+            out.append(row)
             span = f"{ci[0]:.3f}-{ci[1]:.3f}" if ci else "-"
             print(f"{link_label(link):>9} {size:11d} {raw:9.2f} {on_gbs:9.2f} {auto_gbs:9.2f} {share:7.2f} {best:>4} "
                   f"{rel:9.3f} {span:>13} {len(rows):6d}{'' if ok else '  MISSED'}"

@@ -182,12 +182,12 @@ bool parseOptions(int argc, char** argv, const char* testName, Options* o, int* 
   app.add_option("--wire", o->wire, "tcp, nccl, ipc or ib (default: SZ_WIRE, else the library's choice from where the ranks are)")
       ->check(CLI::IsMember({"tcp", "nccl", "ipc", "ib"}));
   app.add_option("--compare", o->compare,
-                 "on or auto: also time a communicator with this codec mode in every row, beside the "
-                 "configured one and the codec-off one (the JSON rows' compare_time_us), each cycle (-N) "
+                 "on, off or auto: also time a communicator with this codec mode in every row, beside "
+                 "the configured one and the codec-off one (the JSON rows' compare_time_us), each cycle (-N) "
                  "starting with the next of them: modes compared in one process and time window, for "
-                 "wires whose rate moves between runs (loopback); the configured mode itself is an A/A "
-                 "control")
-      ->check(CLI::IsMember({"on", "auto"}));
+                 "wires whose rate moves between runs (loopback); the configured mode itself, or off, "
+                 "is an A/A control (off: a second codec-off communicator beside the first)")
+      ->check(CLI::IsMember({"on", "off", "auto"}));
   app.add_option("--codec", o->codec, "on, off or auto (default: SZ_CODEC, else auto)")
       ->check(CLI::IsMember({"on", "off", "auto"}));
   app.add_option("--data", o->data,

@@ -508,13 +508,21 @@ szResult_t HostSlots::run(const std::vector<Op>& reqs, std::vector<SlotCompletio
         std::lock_guard<std::mutex> lock(mu_);
         r->pool = true;
       }
+      ++poolWakes_;
       cv_.notify_all();
     };
     std::lock_guard<std::mutex> lock(mu_);
     while (int(pool_.size()) < cfg_.workers - 1) pool_.emplace_back([this] { workerLoop(); });
     run_ = run;
   }
-  if (pool) cv_.notify_all();
+  // Only a run that starts with encoding wakes the pool: a receive that may decode (auto, the
+  // codec on) wakes it at its first frame (wakePool). Waking it for raw runs, whose threads found
+  // nothing to do and slept again, cost auto's raw 1 MiB exchanges 12-30 % against codec off's on
+  // two cores (tcp over loopback, issue 28).
+  if (run->pool.load()) {
+    ++poolWakes_;
+    cv_.notify_all();
+  }
   work(*run, proxy_, flushed_, cfg_, codebooks_, true);
   // The pool leaves the run on its own: every operation is closed, so a pool thread still in it
   // claims nothing, touches no caller's buffer (the proxy let go of them before each closed) and

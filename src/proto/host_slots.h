@@ -10,6 +10,7 @@
 // once all have finished. Nothing here knows the communicator.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <functional>
 #include <memory>
@@ -66,6 +67,10 @@ class HostSlots {
   // NCCL's, a communicator's operations that must progress together belong in one group).
   szResult_t run(const std::vector<Op>& reqs, std::vector<SlotCompletion>* done);
 
+  // How many times a run woke the pool threads: at its start where sends encode frames, or at
+  // the first frame a receive met. A run of raw slices never does.
+  uint64_t poolWakes() const { return poolWakes_.load(); }
+
   struct Run;
 
  private:
@@ -82,6 +87,7 @@ class HostSlots {
   std::mutex mu_;
   std::condition_variable cv_;
   std::shared_ptr<Run> run_;  // the run the pool works on, or null
+  std::atomic<uint64_t> poolWakes_{0};
   bool stop_ = false;
   std::vector<std::thread> pool_;
 };

@@ -22,6 +22,12 @@ tcp_auto_rows() {
       ./build/perf/sendrecv_perf -t 2 --wire tcp --codec auto --compare on ${KV_BF16:+--data $KV_BF16} -n 3 -w 1 -c 0 \
       -b 1M -e 256M -f 4 -N "${TCP_CYCLES:-42}" -J "$LOGS/auto_tcp_$K.json" &&
       step "auto_tcp_$K" python3 perf/auto_table.py --paired "tcp-$K=$LOGS/auto_tcp_$K.json"
+    # 1 MiB in longer blocks, with an A/A control: auto beside two codec-off communicators
+    # (--compare off). At -n 3 a 1 MiB block lasts ~1.5 ms and its interval spanned 0.91-1.02.
+    STEP_TIMEOUT=120 step "auto_tcp_${K}_aa_run" env $([ $K = host ] && echo CUDA_VISIBLE_DEVICES=) \
+      ./build/perf/sendrecv_perf -t 2 --wire tcp --codec auto --compare off ${KV_BF16:+--data $KV_BF16} -n 30 -w 2 -c 0 \
+      -b 1M -e 1M -N 30 -J "$LOGS/auto_tcp_${K}_aa.json" &&
+      step "auto_tcp_${K}_aa" python3 perf/auto_table.py --paired "tcp-$K=$LOGS/auto_tcp_${K}_aa.json"
   done
 }
 
