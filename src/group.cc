@@ -405,7 +405,7 @@ szResult_t runHostOps(szComm* comm, const std::vector<std::shared_ptr<Op>>& ops,
     reqs.push_back(*op);
   }
   std::vector<SlotCompletion> done;
-  szResult_t r = comm->hostSlots->run(reqs, &done);
+  szResult_t r = comm->hostSlots->run(std::move(reqs), &done);
   if (r != szSuccess) *why = szGetLastError(nullptr);
   if (comm->cfg.codec == SZ_CODEC_AUTO) judgeExchanges(comm->rank, done);  // for the auto model alone
   for (const SlotCompletion& c : done) commAccount(comm, c, false);

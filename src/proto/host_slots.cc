@@ -463,17 +463,17 @@ void work(HostSlots::Run& run, SlotProxy* proxy, const SlotsFlushed& flushed, co
 
 }  // namespace
 
-szResult_t HostSlots::run(const std::vector<Op>& reqs, std::vector<SlotCompletion>* done) {
+szResult_t HostSlots::run(std::vector<Op> reqs, std::vector<SlotCompletion>* done) {
   done->clear();
   if (reqs.empty()) return szSuccess;
   std::lock_guard<std::mutex> one(runMu_);
   auto run = std::make_shared<Run>();
   run->start = Clock::now();
-  run->reqs = reqs;
+  run->reqs = std::move(reqs);  // the caller's requests, moved in: no copy of their buffers' lists
   run->lastMove = nowNs();
   uint64_t codecSlices = 0, encodeSlices = 0;
   std::vector<int> peers;
-  for (const Op& r : reqs) {
+  for (const Op& r : run->reqs) {
     if (r.peer < 0 || r.peer >= nranks_ || r.peer == rank_)
       return szSetError(szInternalError, "host slots: an operation with rank %d", r.peer);
     peers.push_back(r.peer);

@@ -65,7 +65,7 @@ class HostSlots {
   // (the peer failed); a failed operation stops its channel with the
   // peer for good, as on the device path. Calls from several threads run one at a time (as
   // NCCL's, a communicator's operations that must progress together belong in one group).
-  szResult_t run(const std::vector<Op>& reqs, std::vector<SlotCompletion>* done);
+  szResult_t run(std::vector<Op> reqs, std::vector<SlotCompletion>* done);
 
   // How many times a run woke the pool threads: at its start where sends encode frames, or at
   // the first frame a receive met. A run of raw slices never does.
