@@ -245,7 +245,7 @@ __device__ __forceinline__ int checkFrameHeader(const uint8_t* bytes, const Deco
 // FP16's and E4M3's paths, a call of their own: the version 1 types' inlined paths keep their
 // registers (checkFrameHeader lets only these two types through to here).
 template <bool kAligned>
-__device__ __noinline__ void decodeNarrowChunks(const FrameHeader& h, const FrameLayout& l, const DecodeParams& p,
+__device__ __forceinline__ void decodeNarrowChunks(const FrameHeader& h, const FrameLayout& l, const DecodeParams& p,
                                                 const uint8_t* sExp, uint64_t warp, uint64_t warps) {
   const bool narrow = l.codeBits == 3;
   if (h.type == szFloat16) {
