@@ -251,9 +251,10 @@ szResult_t szEncodeAsync(const void* d_in, size_t count, szDataType_t type,
 szResult_t szDecodeAsync(const void* d_frame, size_t frameBytes, void* d_out, size_t outCapacity,
                          int* status, cudaStream_t stream);
 
-/* Batched device codec (nvCOMP's batched low-level shape): one launch on `stream` encodes or
- * decodes `batchSize` independent items, e.g. the KV blocks of a paged pool or a transfer's
- * slices; each item is its own frame, byte-identical to szEncode's for the same elements and
+/* Batched device codec (nvCOMP's batched low-level shape): one launch on `stream` encodes
+ * `batchSize` independent items, or decodes them (two launches: the compressed FP16 and FP8
+ * E4M3 frames go to a second kernel that runs beside the first), e.g. the KV blocks of a
+ * paged pool or a transfer's slices; each item is its own frame, byte-identical to szEncode's for the same elements and
  * codebook. Paper §3 (format), App. A (GPU codec).
  *  - Every array argument named d_* is device-readable memory (device, managed or mapped pinned
  *    host memory) of `batchSize` entries, naturally aligned; the call reads none of them on the

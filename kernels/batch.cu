@@ -104,11 +104,16 @@ __global__ void __launch_bounds__(kBatchThreads, kBatchBlocksPerSm) encodeBatchK
 
 // Items whose frame or output is not 16-byte aligned: their own function, so the aligned
 // path's registers are not shared with it.
-__device__ __noinline__ int decodeUnalignedItem(WarpFrame& w) { return decodeFrameWarp<false>(w); }
+template <int kSet>
+__device__ __noinline__ int decodeUnalignedItem(WarpFrame& w, bool* mine) { return decodeFrameWarp<false, kSet>(w, mine); }
 
 // A warp per item, items taken warp-grid-stride: no block barrier, each warp validates and
-// decodes its frame alone (decodeFrameWarp).
+// decodes its frame alone (decodeFrameWarp). Two kernels split the items: kDecodeV1 every item
+// but the compressed FP16 and E4M3 frames, which kDecodeNarrow decodes (decode_frame.cuh); each
+// item's status and count are written by the kernel whose item it is.
+template <int kSet>
 __global__ void __launch_bounds__(kBatchThreads, kBatchBlocksPerSm) decodeBatchKernel(const __grid_constant__ DecodeBatch b) {
+  if (kSet == kDecodeV1) releaseDependents();  // the second kernel's items are none of this one's
   __shared__ WarpFrame sFrame[kBatchWarps];
   const uint32_t lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   WarpFrame& w = sFrame[warp];
@@ -124,13 +129,22 @@ __global__ void __launch_bounds__(kBatchThreads, kBatchBlocksPerSm) decodeBatchK
     }
     err = __shfl_sync(0xFFFFFFFFu, err, 0);
     __syncwarp();
-    if (err == szSuccess) err = aligned16(w.p.frame, w.p.out) ? decodeFrameWarp<true>(w) : decodeUnalignedItem(w);
+    bool mine = kSet == kDecodeV1;  // an item the first kernel refuses before its header is its own
+    if (err == szSuccess)
+      err = aligned16(w.p.frame, w.p.out) ? decodeFrameWarp<true, kSet>(w, &mine) : decodeUnalignedItem<kSet>(w, &mine);
+    if (!mine) {
+      __syncwarp();
+      continue;
+    }
     if (lane == 0) {
       b.statuses[i] = szResult_t(err);
       if (b.outCounts != nullptr) b.outCounts[i] = err == szSuccess ? w.h.count : 0;
     }
     __syncwarp();  // the warp's frame state is rewritten by its next item
   }
+  // The second kernel ends after the first (one thread of it waits for it): the stream's next
+  // work, which waits for the second, then finds every item of the batch decoded.
+  if (kSet == kDecodeNarrow && blockIdx.x == 0 && threadIdx.x == 0) waitForPrimary();
 }
 
 // Blocks for `items` items, a warp each, at most the resident ones.
@@ -172,8 +186,12 @@ szResult_t launchDecodeBatch(const DecodeBatch& b, cudaStream_t stream) {
   if (b.items == 0) return szSuccess;
   int sms;
   SZCHECK(currentDeviceSms(&sms));
-  decodeBatchKernel<<<batchBlocks(b.items, sms), kBatchThreads, 0, stream>>>(b);
+  // The second kernel starts as the first does (a programmatic dependent: their items are
+  // disjoint), reads each item's header and takes only the compressed FP16 and E4M3 frames.
+  const unsigned blocks = batchBlocks(b.items, sms);
+  decodeBatchKernel<kDecodeV1><<<blocks, kBatchThreads, 0, stream>>>(b);
   CUDACHECK(cudaGetLastError());
+  CUDACHECK(launchMaybeDependent(true, dim3(blocks), dim3(kBatchThreads), stream, decodeBatchKernel<kDecodeNarrow>, b));
   return szSuccess;
 }
 

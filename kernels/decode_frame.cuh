@@ -221,9 +221,12 @@ __device__ void decodeChunks(const FrameHeader& h, const FrameLayout& l, const D
 }
 
 // Which frames a decoder carries paths for (its kOnly): one type's (>= 0, 4-bit codes),
-// format version 1's compressed types (the slot kernels), or also version 2's FP16 and E4M3 at
-// either code width (szDecodeAsync, the batched decoder).
-constexpr int kDecodeV1 = -1, kDecodeAll = -2;
+// format version 1's compressed types (the slot kernels), also version 2's FP16 and E4M3 at
+// either code width (szDecodeAsync), or those two alone (the batched decoder's second kernel:
+// kDecodeV1 and kDecodeNarrow split a batch's items between two kernels, so neither carries the
+// other's paths: one warp-per-item kernel with every path spilled 1368 bytes a thread and cost
+// BF16's batched decode 17 % on one H200).
+constexpr int kDecodeV1 = -1, kDecodeAll = -2, kDecodeNarrow = -3;
 
 // Thread-level: the verdict on a frame's header bytes `bytes` (kHeaderBytes, zeros where the
 // frame is shorter), with the header and layout in *h and *l when it is good. `narrow`: the
@@ -276,7 +279,9 @@ __device__ __forceinline__ void decodePayload(const FrameHeader& h, const FrameL
     return;
   }
   const uint64_t warp = gtid / 32, warps = stride / 32;
-  if constexpr (kOnly >= 0) {
+  if constexpr (kOnly == kDecodeNarrow) {
+    decodeNarrowChunks<kAligned>(h, l, p, sExp, warp, warps);
+  } else if constexpr (kOnly >= 0) {
     decodeChunks<kOnly, kAligned>(h, l, p, sExp, warp, warps);
   } else {
     switch (h.type) {
@@ -362,12 +367,21 @@ __device__ __forceinline__ void prefetchFrameL2(const DecodeParams& p, uint32_t 
 #endif
 }
 
+// Whether a frame whose header checked good is FP16 or E4M3 with compressed chunks: the batched
+// decoder's second kernel's (kDecodeNarrow), every other frame the first's.
+__device__ __forceinline__ bool narrowFrame(const FrameHeader& h) {
+  return !(h.flags & kFlagRaw) && !deviceCodecType(h.type);
+}
+
 // One warp decodes the whole frame of w.p (lane 0 has set it, then __syncwarp) alone, with no
-// block barrier: the batched decoder's item. Returns the verdict in every lane.
-template <bool kAligned>
-__device__ __forceinline__ int decodeFrameWarp(WarpFrame& w) {
+// block barrier: the batched decoder's item. Returns the verdict in every lane. kSet kDecodeV1
+// or kDecodeNarrow: *mine says whether the frame is this kernel's (narrowFrame), and a frame that
+// is not is left alone (nothing written, the verdict meaningless). The first kernel prefetches
+// the frame while its header is checked; the second prefetches only its own frames.
+template <bool kAligned, int kSet>
+__device__ __forceinline__ int decodeFrameWarp(WarpFrame& w, bool* mine) {
   const uint32_t lane = threadIdx.x % 32;
-  prefetchFrameL2(w.p, lane);
+  if (kSet != kDecodeNarrow) prefetchFrameL2(w.p, lane);
   const bool whole = w.p.frameBytes >= kHeaderBytes;
   for (uint32_t i = lane; i < kHeaderBytes; i += 32) w.bytes[i] = whole ? w.p.frame[i] : 0;
   __syncwarp();
@@ -378,8 +392,10 @@ __device__ __forceinline__ int decodeFrameWarp(WarpFrame& w) {
   }
   err = __shfl_sync(0xFFFFFFFFu, err, 0);
   __syncwarp();
-  if (err != szSuccess) return err;
-  decodePayload<kAligned, kDecodeAll>(w.h, w.l, w.p, w.bytes + 64, lane, 32);
+  *mine = (kSet == kDecodeNarrow) == (err == szSuccess && narrowFrame(w.h));
+  if (!*mine || err != szSuccess) return err;
+  if (kSet == kDecodeNarrow) prefetchFrameL2(w.p, lane);
+  decodePayload<kAligned, kSet>(w.h, w.l, w.p, w.bytes + 64, lane, 32);
   __syncwarp();
   return w.status;
 }
