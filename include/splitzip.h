@@ -253,7 +253,7 @@ szResult_t szDecodeAsync(const void* d_frame, size_t frameBytes, void* d_out, si
 
 /* Batched device codec (nvCOMP's batched low-level shape): one launch on `stream` encodes
  * `batchSize` independent items, or decodes them (two launches: the compressed FP16 and FP8
- * E4M3 frames go to a second kernel that runs beside the first), e.g. the KV blocks of a
+ * E4M3 frames go to a second kernel, which may start before the first ends), e.g. the KV blocks of a
  * paged pool or a transfer's slices; each item is its own frame, byte-identical to szEncode's for the same elements and
  * codebook. Paper §3 (format), App. A (GPU codec).
  *  - Every array argument named d_* is device-readable memory (device, managed or mapped pinned
@@ -319,7 +319,8 @@ szResult_t szEncodeBatchAsync(const void* const* d_ins, const size_t* d_counts, 
  * szInvalidArgument (d_frames[i] NULL, d_outs[i] NULL with a capacity > 0,
  * capacity below the frame's decoded size: its output is not written).
  * Errors (at enqueue): szInvalidArgument (a NULL required array with batchSize > 0),
- * szUnhandledCudaError (no device, launch failure, a build without CUDA). */
+ * szUnhandledCudaError (no device, launch failure, a build without CUDA; after a launch
+ * failure the items' statuses are undefined). */
 szResult_t szDecodeBatchAsync(const void* const* d_frames, const size_t* d_frameBytes,
                               size_t batchSize, void* const* d_outs,
                               const size_t* d_outCapacities, size_t* d_outCounts,

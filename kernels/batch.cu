@@ -186,8 +186,9 @@ szResult_t launchDecodeBatch(const DecodeBatch& b, cudaStream_t stream) {
   if (b.items == 0) return szSuccess;
   int sms;
   SZCHECK(currentDeviceSms(&sms));
-  // The second kernel starts as the first does (a programmatic dependent: their items are
-  // disjoint), reads each item's header and takes only the compressed FP16 and E4M3 frames.
+  // The second kernel may start once every block of the first has started (a programmatic
+  // dependent: their items are disjoint), reads each item's header and takes only the
+  // compressed FP16 and E4M3 frames.
   const unsigned blocks = batchBlocks(b.items, sms);
   decodeBatchKernel<kDecodeV1><<<blocks, kBatchThreads, 0, stream>>>(b);
   CUDACHECK(cudaGetLastError());
