@@ -36,14 +36,6 @@ std::vector<uint8_t> roundTrip(const void* data, size_t count, szDataType_t type
 
 uint16_t version(const std::vector<uint8_t>& f) { return uint16_t(f[4] | f[5] << 8); }
 
-szCodebook_t calibrated(const void* data, size_t count, szDataType_t type, int bits) {
-  szHistogram_t h;
-  EXPECT_EQ(szHistogramInit(&h, type), szSuccess);
-  EXPECT_EQ(szHistogramAccumulate(&h, data, count), szSuccess);
-  szCodebook_t cb;
-  EXPECT_EQ(szCodebookFromHistogramBits(&h, bits, &cb), szSuccess);
-  return cb;
-}
 
 TEST(CodecV2, EveryE4m3ByteRoundTripsUnderThreeBitCodes) {
   szCodebook_t cb;
@@ -84,7 +76,7 @@ TEST(CodecV2, EveryFp16BitPatternRoundTripsAtBothWidths) {
   EXPECT_EQ(info.escapeCount, 65536u - 16u * 2048u);  // 2048 patterns per exponent, 16 in the book
   // 3-bit codes: every pattern amid the 8 most frequent exponents, which calibration then picks.
   const std::vector<uint16_t> v8 = sztest::everyPatternAmidCodebook<uint16_t>(10, wide, 8, 32);
-  const szCodebook_t narrow = calibrated(v8.data(), v8.size(), szFloat16, 3);
+  const szCodebook_t narrow = sztest::calibratedCodebook(v8.data(), v8.size(), szFloat16, 3);
   for (size_t n : {size_t(1), size_t(7), size_t(9), size_t(1023), size_t(1025), size_t(33333)}) roundTrip(v8.data() + 5, n, szFloat16, narrow);
   auto f3 = roundTrip(v8.data(), v8.size(), szFloat16, narrow);
   EXPECT_EQ(f3[10], 3);
@@ -102,7 +94,7 @@ TEST(CodecV2, ThreeBitCodesOnTheVersionOneTypes) {
   struct Case { const std::vector<uint8_t>* data; szDataType_t type; };
   for (const Case& c : {Case{&bf16, szBfloat16}, Case{&fp32, szFloat32}, Case{&e5m2, szFloat8e5m2}}) {
     const size_t count = c.data->size() / szTypeSize(c.type);
-    const szCodebook_t cb = calibrated(c.data->data(), count, c.type, 3);
+    const szCodebook_t cb = sztest::calibratedCodebook(c.data->data(), count, c.type, 3);
     for (size_t n : {size_t(1), size_t(9), size_t(1025), size_t(33333), count}) {
       auto f = roundTrip(c.data->data(), n, c.type, cb);
       if (n == count) {
@@ -188,7 +180,7 @@ TEST(CodecV2, HostileVersionTwoHeadersAreRefused) {
   const auto fp16 = sztest::readKvSample("tinystories_kv_eval_fp16.safetensors");
   ASSERT_FALSE(fp16.empty());
   const size_t count = 20000;
-  const szCodebook_t narrow = calibrated(fp16.data(), count, szFloat16, 3);
+  const szCodebook_t narrow = sztest::calibratedCodebook(fp16.data(), count, szFloat16, 3);
   const auto good = sztest::encodeFrame(fp16.data(), count, szFloat16, &narrow);
   ASSERT_EQ(good[10], 3);
   std::vector<uint8_t> out(count * 2);

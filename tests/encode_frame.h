@@ -1,5 +1,5 @@
 // szEncode into a vector of exactly the frame's size, with its result checked: the codec tests'
-// one way to make a frame.
+// one way to make a frame; and a codebook of a given code width calibrated on the data.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -21,6 +21,16 @@ inline std::vector<uint8_t> encodeFrame(const void* data, size_t count, szDataTy
   EXPECT_LE(bytes, max);
   frame.resize(bytes);
   return frame;
+}
+
+// The codebook with `bits`-bit codes (3 or 4) calibrated on `count` elements of `type` at `data`.
+inline szCodebook_t calibratedCodebook(const void* data, size_t count, szDataType_t type, int bits) {
+  szHistogram_t h;
+  EXPECT_EQ(szHistogramInit(&h, type), szSuccess);
+  EXPECT_EQ(szHistogramAccumulate(&h, data, count), szSuccess);
+  szCodebook_t cb;
+  EXPECT_EQ(szCodebookFromHistogramBits(&h, bits, &cb), szSuccess);
+  return cb;
 }
 
 }  // namespace sztest

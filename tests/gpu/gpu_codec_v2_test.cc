@@ -6,22 +6,16 @@
 #include <random>
 
 #include "gpu_test_util.h"
+#include "tests/encode_frame.h"
 #include "typed_data.h"
 
 namespace {
 
+using sztest::calibratedCodebook;
 using sztest::cpuEncode;
 using sztest::expectSame;
 using sztest::gpuDecode;
 
-szCodebook_t calibrated(szDataType_t type, const void* data, size_t count, int bits) {
-  szHistogram_t h;
-  EXPECT_EQ(szHistogramInit(&h, type), szSuccess);
-  EXPECT_EQ(szHistogramAccumulate(&h, data, count), szSuccess);
-  szCodebook_t cb;
-  EXPECT_EQ(szCodebookFromHistogramBits(&h, bits, &cb), szSuccess);
-  return cb;
-}
 
 // KV-like FP16 with every one of the 65536 patterns spread through it (one in 32 elements), so
 // that frames of it are compressed at both widths (szEncode, 2026-12-07: escapes 1.6 % at 4 bits,
@@ -58,7 +52,7 @@ TEST(GpuCodecV2, EveryFp16PatternBothWidths) {
   SKIP_WITHOUT_GPU();
   const auto v = fp16EveryPattern();
   for (int bits : {4, 3}) {
-    const szCodebook_t cb = calibrated(szFloat16, v.data(), v.size(), bits);
+    const szCodebook_t cb = calibratedCodebook(v.data(), v.size(), szFloat16, bits);
     auto f = cpuEncode(v.data(), v.size(), szFloat16, &cb);
     ASSERT_EQ(f[4], 2);
     ASSERT_EQ(f[10], bits) << "a compressed version 2 frame";
@@ -76,7 +70,7 @@ TEST(GpuCodecV2, EveryE4m3ByteBothWidths) {
   SKIP_WITHOUT_GPU();
   const auto v = e4m3EveryByte();
   for (int bits : {3, 4}) {  // 4-bit E4M3 frames are raw on both codecs
-    const szCodebook_t cb = calibrated(szFloat8e4m3, v.data(), v.size(), bits);
+    const szCodebook_t cb = calibratedCodebook(v.data(), v.size(), szFloat8e4m3, bits);
     expectSame(v.data(), v.size(), szFloat8e4m3, &cb);
     for (size_t n : {size_t(1), size_t(15), size_t(17), size_t(511), size_t(513), size_t(1025), size_t(16385),
                      size_t(40001)})
@@ -93,7 +87,7 @@ TEST(GpuCodecV2, KvLikeAndDefaultCodebooks) {
     ASSERT_EQ(cpuEncode(data.data(), n, type, nullptr)[4], 2) << "type " << type << ": the default codebook compresses";
     expectSame(data.data(), n, type, nullptr);  // the default codebook
     for (int bits : {3, 4}) {
-      const szCodebook_t cb = calibrated(type, data.data(), n, bits);
+      const szCodebook_t cb = calibratedCodebook(data.data(), n, type, bits);
       if (type == szFloat16 || bits == 3) {  // a compressed frame (4-bit E4M3 frames are raw)
         const auto f = cpuEncode(data.data(), n, type, &cb);
         ASSERT_GT(f.size(), 10u);
@@ -110,7 +104,7 @@ TEST(GpuCodecV2, HostileFramesRefused) {
   SKIP_WITHOUT_GPU();
   const auto v = fp16EveryPattern();
   const size_t n = 40000;
-  const szCodebook_t cb = calibrated(szFloat16, v.data(), n, 3);
+  const szCodebook_t cb = calibratedCodebook(v.data(), n, szFloat16, 3);
   const auto good = cpuEncode(v.data(), n, szFloat16, &cb);
   ASSERT_EQ(good[10], 3);
   std::vector<uint8_t> out;
