@@ -1,10 +1,10 @@
 // Programmatic dependent launch (PDL, sm_90 and later): a kernel launched as a dependent of the
 // kernel before it on its stream may start while that one still runs; it waits for the
 // primary's writes only where it needs them. Used by szDecodeAsync (the decoder after its status
-// reset), szEncodeAsync (the place kernel after the chunk kernel) and szDecodeBatchAsync (its
-// FP16/E4M3 kernel beside the other). Kernels compiled for older architectures have no device
-// calls (they are no-ops there), so they are launched in ordinary stream order, also where a
-// newer GPU runs them from JIT-compiled PTX (dependentLaunchOk).
+// reset) and szEncodeAsync (the place kernel after the chunk kernel). Kernels compiled for
+// older architectures have no device calls (they are no-ops there), so they are launched in
+// ordinary stream order, also where a newer GPU runs them from JIT-compiled PTX
+// (dependentLaunchOk).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -33,8 +33,8 @@ __device__ __forceinline__ void releaseDependents() {
 // Host: whether `kernel`, as the current device runs it, was compiled from PTX of sm_90 or
 // later, so that its waitForPrimary and releaseDependents exist. A build for older GPUs
 // (GPU_ARCH=80, or native on an Ampere host) runs on a Hopper from JIT-compiled compute_80 PTX
-// without them: launched as a dependent, its "ends after the primary" and "reports after the
-// reset" would silently not hold. Asked once per device and kernel.
+// without them: launched as a dependent, szDecodeAsync's error report could race its status
+// reset (waitForPrimary would not wait). Asked once per device and kernel.
 inline bool dependentLaunchOk(const void* kernel) {
   static std::mutex mu;
   static std::vector<std::pair<std::pair<int, const void*>, bool>> known;
