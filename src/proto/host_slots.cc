@@ -519,10 +519,7 @@ szResult_t HostSlots::run(std::vector<Op> reqs, std::vector<SlotCompletion>* don
   // codec on) wakes it at its first frame (wakePool). Waking it for raw runs, whose threads found
   // nothing to do and slept again, cost auto's raw 1 MiB exchanges 12-30 % against codec off's on
   // two cores (tcp over loopback, issue 28).
-  if (run->pool.load()) {
-    ++poolWakes_;
-    cv_.notify_all();
-  }
+  if (run->pool.load()) run->wakePool();
   work(*run, proxy_, flushed_, cfg_, codebooks_, true);
   // The pool leaves the run on its own: every operation is closed, so a pool thread still in it
   // claims nothing, touches no caller's buffer (the proxy let go of them before each closed) and
