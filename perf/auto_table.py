@@ -112,18 +112,16 @@ def paired(args, goal, out):
             ci = median_interval(ratios)
             ok = rel >= goal
             missed += not ok
+            row = {**link_key(link), "bytes": size, "raw_gbs": raw, "off2_gbs" if control else "on_gbs": on_gbs,
+                   "auto_gbs": auto_gbs, "frames_share": share, "cycles": len(rows), "best": best,
+                   "auto_over_best": rel, "auto_over_best_lo": ci[0] if ci else None,
+                   "auto_over_best_hi": ci[1] if ci else None, "ok": ok}
             if control:  # two codec-off communicators of one run: how far identical modes differ
                 aa = [x / b for x, b in zip(on, off) if b > 0]
                 aa_ci = median_interval(aa)
+                row["aa_over_off"] = statistics.median(aa)
                 print(f"{link_label(link):>9} {size:11d} A/A control: the second off over the first "
-                      f"{statistics.median(aa):.3f} ({aa_ci[0]:.3f}-{aa_ci[1]:.3f})" if aa_ci else "")
-            row = {**link_key(link), "bytes": size, "raw_gbs": raw, "on_gbs": on_gbs, "auto_gbs": auto_gbs,
-                        "frames_share": share, "cycles": len(rows), "best": best, "auto_over_best": rel,
-                        "auto_over_best_lo": ci[0] if ci else None, "auto_over_best_hi": ci[1] if ci else None,
-                        "ok": ok}
-            if control:
-                row = {k: v for k, v in row.items() if k != "on_gbs"}
-                row.update(off2_gbs=on_gbs, aa_over_off=statistics.median(aa))
+                      f"{row['aa_over_off']:.3f}" + (f" ({aa_ci[0]:.3f}-{aa_ci[1]:.3f})" if aa_ci else ""))
             out.append(row)
             span = f"{ci[0]:.3f}-{ci[1]:.3f}" if ci else "-"
             print(f"{link_label(link):>9} {size:11d} {raw:9.2f} {on_gbs:9.2f} {auto_gbs:9.2f} {share:7.2f} {best:>4} "

@@ -36,7 +36,6 @@ std::vector<uint8_t> roundTrip(const void* data, size_t count, szDataType_t type
 
 uint16_t version(const std::vector<uint8_t>& f) { return uint16_t(f[4] | f[5] << 8); }
 
-
 TEST(CodecV2, EveryE4m3ByteRoundTripsUnderThreeBitCodes) {
   szCodebook_t cb;
   ASSERT_EQ(szCodebookDefault(szFloat8e4m3, &cb), szSuccess);
