@@ -59,14 +59,19 @@ SZ_HD constexpr TypeTraits typeTraits(int type) {
   }
 }
 
-// Format version 1's compressed types (bf16, fp32, fp8e5m2 with 4-bit codes): the ones the CUDA
-// kernels encode and decode, and so the ones the communicator compresses on device buffers. FP16
-// and E4M3 (format version 2) are compressed by the CPU codec only: the GPU encoder stores them
-// raw, the GPU decoder refuses their compressed frames (szInvalidUsage), and the communicator
-// carries them raw on device buffers (host buffers take every szTypeIsCompressible type: Op's
+// Format version 1's compressed types (bf16, fp32, fp8e5m2 with 4-bit codes): the ones the slot
+// kernels encode and decode, and so the ones the communicator compresses on device buffers (it
+// carries FP16 and E4M3 raw there; host buffers take every szTypeIsCompressible type: Op's
 // compressible()).
 SZ_HD constexpr bool deviceCodecType(int type) {
   return type == szBfloat16 || type == szFloat32 || type == szFloat8e5m2;
+}
+
+// The types the standalone GPU codec (szEncodeAsync, szDecodeAsync and the batched calls)
+// compresses: version 1's with 4-bit codes, and FP16 and E4M3 (format version 2) with 3- or
+// 4-bit codes, byte-identical to the CPU codec's frames.
+SZ_HD constexpr bool gpuCodecType(int type) {
+  return deviceCodecType(type) || type == szFloat16 || type == szFloat8e4m3;
 }
 
 }  // namespace sz

@@ -43,9 +43,9 @@ typedef enum {
 } szResult_t;
 
 /* ncclDataType_t numbering. BF16, FP32 and FP8 E5M2 are compressed everywhere (format
- * version 1); FP16 and FP8 E4M3 by the CPU codec and the communicator on host buffers (format
- * version 2: the GPU codec and device buffers carry them raw); every other type is carried raw
- * (bit-exact) inside a frame. */
+ * version 1); FP16 and FP8 E4M3 by the CPU codec, the standalone GPU codec (szEncodeAsync,
+ * szDecodeAsync, the batched calls) and the communicator on host buffers (format version 2:
+ * device buffers carry them raw); every other type is carried raw (bit-exact) inside a frame. */
 typedef enum {
   szInt8 = 0,
   szUint8 = 1,
@@ -228,9 +228,13 @@ szResult_t szEncodeTempSize(size_t count, szDataType_t type, size_t* tempBytes);
  * (reusable once the encode completes on `stream`). The frame size is written as a uint64_t
  * to `outBytes`, device or mapped pinned memory, when the encode completes on `stream`.
  * Any pointer alignment works; 16-byte aligned `d_in`/`d_out` take the fast path. Frames are
- * format version 1: FP16 and FP8 E4M3 are stored raw, and a 3-bit codebook is refused.
- * Errors (at enqueue): szInvalidArgument, szInvalidUsage (CRC, a 3-bit codebook),
- * szUnhandledCudaError. */
+ * byte-identical to szEncode's for the same input and codebook: BF16, FP32 and FP8 E5M2 with
+ * 4-bit codebooks (format version 1), FP16 and FP8 E4M3 with 3- or 4-bit codebooks (version 2;
+ * E4M3 with 4-bit codes is always raw, as with szEncode). SZ_ENCODE_CALIBRATE without a
+ * codebook calibrates BF16, FP32 and E5M2 on the device; FP16 and E4M3 are then stored raw
+ * (calibrate them with szHistogramAsync and szCodebookFromHistogram and pass the codebook).
+ * Errors (at enqueue): szInvalidArgument, szInvalidUsage (CRC, a 3-bit codebook of BF16, FP32
+ * or E5M2), szUnhandledCudaError. */
 szResult_t szEncodeAsync(const void* d_in, size_t count, szDataType_t type,
                          const szCodebook_t* codebook, int flags, void* d_out, size_t outCapacity,
                          uint64_t* outBytes, void* d_temp, size_t tempBytes, cudaStream_t stream);
@@ -238,7 +242,8 @@ szResult_t szEncodeAsync(const void* d_in, size_t count, szDataType_t type,
 /* Decodes the frame at device pointer `d_frame` (`frameBytes` available) into device buffer
  * `d_out` (`outCapacity` bytes) on `stream`. The frame is validated on the device; the result
  * is written as an int (a szResult_t value: szSuccess or szCorruptFrame/szInvalidArgument, or
- * szInvalidUsage for a valid compressed frame of format version 2, which szDecode decodes) to
+ * szInvalidUsage for a valid compressed frame with 3-bit codes of BF16, FP32 or E5M2, which
+ * szDecode decodes; FP16 and FP8 E4M3 frames of either code width decode here) to
  * `status`, device or mapped pinned memory, when the decode completes. A corrupt frame never
  * causes an out-of-bounds access. CRC-carrying frames: checksums are not verified on the
  * device (use szDecode on the host, or the transport's CRC).
@@ -246,9 +251,10 @@ szResult_t szEncodeAsync(const void* d_in, size_t count, szDataType_t type,
 szResult_t szDecodeAsync(const void* d_frame, size_t frameBytes, void* d_out, size_t outCapacity,
                          int* status, cudaStream_t stream);
 
-/* Batched device codec (nvCOMP's batched low-level shape): one launch on `stream` encodes or
- * decodes `batchSize` independent items, e.g. the KV blocks of a paged pool or a transfer's
- * slices; each item is its own frame, byte-identical to szEncode's for the same elements and
+/* Batched device codec (nvCOMP's batched low-level shape): one launch on `stream` encodes
+ * `batchSize` independent items, or decodes them (two launches: the compressed FP16 and FP8
+ * E4M3 frames go to a second kernel, which may start before the first ends), e.g. the KV blocks of a
+ * paged pool or a transfer's slices; each item is its own frame, byte-identical to szEncode's for the same elements and
  * codebook. Paper §3 (format), App. A (GPU codec).
  *  - Every array argument named d_* is device-readable memory (device, managed or mapped pinned
  *    host memory) of `batchSize` entries, naturally aligned; the call reads none of them on the
@@ -278,9 +284,10 @@ szResult_t szDecodeAsync(const void* d_frame, size_t frameBytes, void* d_out, si
  * optional device-readable array of `batchSize` uint32_t (NULL: every item uses codebooks[0]).
  * codebooks NULL with numCodebooks 0 (and d_codebookIds NULL): the built-in default of `type`
  * for every item. Each frame carries its own codebook, so the decoder needs nothing of this.
- * For types stored raw (every type but BF16, FP32 and FP8 E5M2 is framed raw, as with szEncode)
- * neither `codebooks` nor `d_codebookIds` is read (the rules on their presence and count below
- * still hold). `flags`: 0; SZ_ENCODE_CRC and
+ * FP16 and FP8 E4M3 take 3- or 4-bit codebooks, one width for the whole batch (format
+ * version 2, byte-identical to szEncode's frames). For types stored raw (every type but BF16,
+ * FP32, FP8 E5M2, FP16 and FP8 E4M3 is framed raw, as with szEncode) neither `codebooks` nor
+ * `d_codebookIds` is read (the rules on their presence and count below still hold). `flags`: 0; SZ_ENCODE_CRC and
  * SZ_ENCODE_CALIBRATE are szInvalidUsage (calibrate with szHistogramAsync and
  * szCodebookFromHistogram, once per group of items, and pass the codebooks).
  * Item statuses: szSuccess; szInvalidArgument (d_ins[i] NULL with a count > 0, d_outs[i] NULL,
@@ -290,7 +297,8 @@ szResult_t szDecodeAsync(const void* d_frame, size_t frameBytes, void* d_out, si
  * batchSize > 0, numCodebooks above SZ_BATCH_MAX_CODEBOOKS, codebooks NULL with numCodebooks > 0
  * or given with numCodebooks 0, d_codebookIds without codebooks, for a compressible type an
  * invalid codebook or one of another type: the message names its index), szInvalidUsage (CRC,
- * calibration), szUnhandledCudaError (no device, launch failure, a build without CUDA). */
+ * calibration, a 3-bit codebook of BF16, FP32 or E5M2, FP16 or E4M3 codebooks of two widths),
+ * szUnhandledCudaError (no device, launch failure, a build without CUDA). */
 #define SZ_BATCH_MAX_CODEBOOKS 64
 szResult_t szEncodeBatchAsync(const void* const* d_ins, const size_t* d_counts, size_t batchSize,
                               szDataType_t type, const szCodebook_t* codebooks, size_t numCodebooks,
@@ -306,11 +314,13 @@ szResult_t szEncodeBatchAsync(const void* const* d_ins, const size_t* d_counts, 
  * a failed item). Every frame is validated on the device; whatever a frame holds, item i reads
  * only its d_frameBytes[i] bytes and writes only its d_outCapacities[i] bytes.
  * Item statuses: szSuccess; szCorruptFrame (any inconsistency, as szDecode: the item's output may
- * hold partial data); szInvalidUsage (a valid compressed frame of format version 2: szDecode's);
+ * hold partial data); szInvalidUsage (a valid compressed frame with 3-bit codes of BF16, FP32
+ * or E5M2: szDecode's);
  * szInvalidArgument (d_frames[i] NULL, d_outs[i] NULL with a capacity > 0,
  * capacity below the frame's decoded size: its output is not written).
  * Errors (at enqueue): szInvalidArgument (a NULL required array with batchSize > 0),
- * szUnhandledCudaError (no device, launch failure, a build without CUDA). */
+ * szUnhandledCudaError (no device, launch failure, a build without CUDA; after a launch
+ * failure the items' statuses are undefined). */
 szResult_t szDecodeBatchAsync(const void* const* d_frames, const size_t* d_frameBytes,
                               size_t batchSize, void* const* d_outs,
                               const size_t* d_outCapacities, size_t* d_outCounts,

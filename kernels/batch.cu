@@ -48,27 +48,27 @@ __device__ uint64_t encodeRawFrameWarp(int type, const uint8_t* in, uint64_t cou
   return __shfl_sync(0xFFFFFFFFu, finishFrame<kAligned>(f, 0, threadIdx.x % 32, 32), 0);
 }
 
-template <int kType, bool kAligned>
+template <int kType, uint32_t kBits, bool kAligned>
 __device__ __forceinline__ uint64_t encodeItem(const EncodeBatch& b, const BatchCodebook& cb, const uint8_t* table,
                                                const uint8_t* in, uint64_t count, uint8_t* frame) {
   if constexpr (kType == kRawItems) return encodeRawFrameWarp<kAligned>(b.type, in, count, frame);
-  else return encodeFrameWarp<kType, kAligned>(in, count, frame, table, cb.exponents, cb.used);
+  else return encodeFrameWarp<kType, kBits, kAligned>(in, count, frame, table, cb.exponents, cb.used);
 }
 
 // Items whose input or frame is not 16-byte aligned: their own function, so the aligned path's
 // registers are not shared with it.
-template <int kType>
+template <int kType, uint32_t kBits>
 __device__ __noinline__ uint64_t encodeUnalignedItem(const EncodeBatch& b, const BatchCodebook& cb,
                                                      const uint8_t* table, const uint8_t* in, uint64_t count,
                                                      uint8_t* frame) {
-  return encodeItem<kType, false>(b, cb, table, in, count, frame);
+  return encodeItem<kType, kBits, false>(b, cb, table, in, count, frame);
 }
 
-// kType: the batch's compressible type, or kRawItems. A warp per item, items taken
+// kType: the batch's compressible type, or kRawItems; kBits: its codebooks' width. A warp per item, items taken
 // warp-grid-stride (kernels/encode_warp.cuh): no block barrier. Each warp has its own code
 // table, rebuilt when an item's codebook (its entry of the launch's table) differs from the
 // warp's previous item's.
-template <int kType>
+template <int kType, uint32_t kBits>
 __global__ void __launch_bounds__(kBatchThreads, kBatchBlocksPerSm) encodeBatchKernel(const __grid_constant__ EncodeBatch b) {
   __shared__ alignas(8) uint8_t sTable[kBatchWarps][256];
   const uint32_t lane = threadIdx.x % 32, warp = threadIdx.x / 32;
@@ -92,8 +92,8 @@ __global__ void __launch_bounds__(kBatchThreads, kBatchBlocksPerSm) encodeBatchK
     uint64_t bytes = 0;
     if (status == szSuccess) {
       const BatchCodebook& cb = b.codebooks[id];
-      bytes = aligned16(in, out) ? encodeItem<kType, true>(b, cb, sTable[warp], in, count, out)
-                                 : encodeUnalignedItem<kType>(b, cb, sTable[warp], in, count, out);
+      bytes = aligned16(in, out) ? encodeItem<kType, kBits, true>(b, cb, sTable[warp], in, count, out)
+                                 : encodeUnalignedItem<kType, kBits>(b, cb, sTable[warp], in, count, out);
     }
     if (lane == 0) {
       b.outBytes[i] = bytes;
@@ -104,11 +104,16 @@ __global__ void __launch_bounds__(kBatchThreads, kBatchBlocksPerSm) encodeBatchK
 
 // Items whose frame or output is not 16-byte aligned: their own function, so the aligned
 // path's registers are not shared with it.
-__device__ __noinline__ int decodeUnalignedItem(WarpFrame& w) { return decodeFrameWarp<false>(w); }
+template <int kSet>
+__device__ __noinline__ int decodeUnalignedItem(WarpFrame& w, bool* mine) { return decodeFrameWarp<false, kSet>(w, mine); }
 
 // A warp per item, items taken warp-grid-stride: no block barrier, each warp validates and
-// decodes its frame alone (decodeFrameWarp).
+// decodes its frame alone (decodeFrameWarp). Two kernels split the items: kDecodeV1 every item
+// but the compressed FP16 and E4M3 frames, which kDecodeNarrow decodes (decode_frame.cuh); each
+// item's status and count are written by the kernel whose item it is.
+template <int kSet>
 __global__ void __launch_bounds__(kBatchThreads, kBatchBlocksPerSm) decodeBatchKernel(const __grid_constant__ DecodeBatch b) {
+  if (kSet == kDecodeV1) releaseDependents();  // the second kernel's items are none of this one's
   __shared__ WarpFrame sFrame[kBatchWarps];
   const uint32_t lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   WarpFrame& w = sFrame[warp];
@@ -124,13 +129,22 @@ __global__ void __launch_bounds__(kBatchThreads, kBatchBlocksPerSm) decodeBatchK
     }
     err = __shfl_sync(0xFFFFFFFFu, err, 0);
     __syncwarp();
-    if (err == szSuccess) err = aligned16(w.p.frame, w.p.out) ? decodeFrameWarp<true>(w) : decodeUnalignedItem(w);
+    bool mine = kSet == kDecodeV1;  // an item the first kernel refuses before its header is its own
+    if (err == szSuccess)
+      err = aligned16(w.p.frame, w.p.out) ? decodeFrameWarp<true, kSet>(w, &mine) : decodeUnalignedItem<kSet>(w, &mine);
+    if (!mine) {
+      __syncwarp();
+      continue;
+    }
     if (lane == 0) {
       b.statuses[i] = szResult_t(err);
       if (b.outCounts != nullptr) b.outCounts[i] = err == szSuccess ? w.h.count : 0;
     }
     __syncwarp();  // the warp's frame state is rewritten by its next item
   }
+  // The second kernel ends after the first (one thread of it waits for it): the stream's next
+  // work, which waits for the second, then finds every item of the batch decoded.
+  if (kSet == kDecodeNarrow && blockIdx.x == 0 && threadIdx.x == 0) waitForPrimary();
 }
 
 // Blocks for `items` items, a warp each, at most the resident ones.
@@ -139,9 +153,9 @@ unsigned batchBlocks(uint64_t items, int sms) {
   return unsigned(need < resident ? need : resident);
 }
 
-template <int kType>
+template <int kType, uint32_t kBits = 4>
 void launchEncodeOf(const EncodeBatch& b, int sms, cudaStream_t stream) {
-  encodeBatchKernel<kType><<<batchBlocks(b.items, sms), kBatchThreads, 0, stream>>>(b);
+  encodeBatchKernel<kType, kBits><<<batchBlocks(b.items, sms), kBatchThreads, 0, stream>>>(b);
 }
 
 }  // namespace
@@ -154,6 +168,14 @@ szResult_t launchEncodeBatch(const EncodeBatch& b, cudaStream_t stream) {
     case szBfloat16: launchEncodeOf<szBfloat16>(b, sms, stream); break;
     case szFloat32: launchEncodeOf<szFloat32>(b, sms, stream); break;
     case szFloat8e5m2: launchEncodeOf<szFloat8e5m2>(b, sms, stream); break;
+    case szFloat16:
+      if (b.codeBits == 3) launchEncodeOf<szFloat16, 3>(b, sms, stream);
+      else launchEncodeOf<szFloat16, 4>(b, sms, stream);
+      break;
+    case szFloat8e4m3:  // 4-bit codes never pay for E4M3 (kernels/encode_narrow.cu): always raw
+      if (b.codeBits == 3) launchEncodeOf<szFloat8e4m3, 3>(b, sms, stream);
+      else launchEncodeOf<kRawItems>(b, sms, stream);
+      break;
     default: launchEncodeOf<kRawItems>(b, sms, stream); break;
   }
   CUDACHECK(cudaGetLastError());
@@ -164,8 +186,13 @@ szResult_t launchDecodeBatch(const DecodeBatch& b, cudaStream_t stream) {
   if (b.items == 0) return szSuccess;
   int sms;
   SZCHECK(currentDeviceSms(&sms));
-  decodeBatchKernel<<<batchBlocks(b.items, sms), kBatchThreads, 0, stream>>>(b);
+  // The second kernel may start once every block of the first has started (a programmatic
+  // dependent: their items are disjoint), reads each item's header and takes only the
+  // compressed FP16 and E4M3 frames.
+  const unsigned blocks = batchBlocks(b.items, sms);
+  decodeBatchKernel<kDecodeV1><<<blocks, kBatchThreads, 0, stream>>>(b);
   CUDACHECK(cudaGetLastError());
+  CUDACHECK(launchMaybeDependent(true, dim3(blocks), dim3(kBatchThreads), stream, decodeBatchKernel<kDecodeNarrow>, b));
   return szSuccess;
 }
 

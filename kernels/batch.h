@@ -30,6 +30,7 @@ struct EncodeBatch {
   const uint32_t* codebookIds;  // NULL: every item uses codebooks[0]
   uint32_t numCodebooks;        // compressible types: 1..SZ_BATCH_MAX_CODEBOOKS validated codebooks of `type`
   BatchCodebook codebooks[SZ_BATCH_MAX_CODEBOOKS];
+  uint32_t codeBits;            // the codebooks' width, one for the batch: 4, or 3 (FP16, E4M3)
 };
 
 struct DecodeBatch {

@@ -53,8 +53,8 @@ extern "C" szResult_t szEncodeBatchAsync(const void* const* d_ins, const size_t*
                       codebooks == nullptr ? "NULL" : "given", numCodebooks);
   if (numCodebooks == 0 && d_codebookIds != nullptr)
     return szSetError(szInvalidArgument, "szEncodeBatchAsync: d_codebookIds given without codebooks");
-  EncodeBatch b{d_ins, d_counts, d_outs, d_outCapacities, d_outBytes, d_statuses, batchSize, type, d_codebookIds, 0, {}};
-  if (t.expBits != 0) {  // the caller's codebooks are checked even if every frame goes raw (FP16, E4M3: raw)
+  EncodeBatch b{d_ins, d_counts, d_outs, d_outCapacities, d_outBytes, d_statuses, batchSize, type, d_codebookIds, 0, {}, 4};
+  if (t.expBits != 0) {  // the caller's codebooks are checked even if every frame goes raw
     szCodebook_t fallback{};
     if (numCodebooks == 0) {
       SZCHECK(szCodebookDefault(type, &fallback));
@@ -72,7 +72,13 @@ extern "C" szResult_t szEncodeBatchAsync(const void* const* d_ins, const size_t*
                           szTypeName(cb.type), szTypeName(type));
       if (deviceCodecType(type) && codebookBits(cb) != 4)
         return szSetError(szInvalidUsage, "szEncodeBatchAsync: codebooks[%zu] has 3-bit codes (format version 2), "
-                                          "which the CPU codec encodes; the GPU codec takes 4-bit codebooks", k);
+                                          "which the CPU codec encodes for %s; the GPU codec takes 4-bit codebooks of it",
+                          k, szTypeName(type));
+      // One kernel a batch: FP16's and E4M3's codebooks share a width (3 or 4 bits).
+      if (k > 0 && codebookBits(cb) != b.codeBits)
+        return szSetError(szInvalidUsage, "szEncodeBatchAsync: codebooks[%zu] has %u-bit codes, codebooks[0] %u-bit: "
+                                          "one batch takes one code width", k, codebookBits(cb), b.codeBits);
+      b.codeBits = codebookBits(cb);
       memcpy(b.codebooks[k].exponents, cb.exponents, sizeof(b.codebooks[k].exponents));
       b.codebooks[k].used = uint8_t(cb.used);
     }

@@ -19,7 +19,7 @@ constexpr uint32_t kGridThreads = 256, kBlocksPerSm = 4;
 template <bool kAligned>
 __global__ void __launch_bounds__(kGridThreads, kBlocksPerSm) decodeKernel(DecodeParams p) {
   const uint64_t gtid = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  decodeFramePart<kAligned>(p, gtid, uint64_t(gridDim.x) * blockDim.x, blockIdx.x == 0);
+  decodeFramePart<kAligned, kDecodeAll>(p, gtid, uint64_t(gridDim.x) * blockDim.x, blockIdx.x == 0);
 }
 
 // A frame of under 8 KiB in one launch of one block: the verdict gathers in shared memory and
@@ -31,7 +31,7 @@ __global__ void __launch_bounds__(kGridThreads) decodeSoloKernel(const __grid_co
   if (threadIdx.x == 0) sStatus = szSuccess;
   DecodeParams q = p;
   q.status = &sStatus;
-  const int err = decodeFramePart<kAligned>(q, threadIdx.x, blockDim.x, false);
+  const int err = decodeFramePart<kAligned, kDecodeAll>(q, threadIdx.x, blockDim.x, false);
   __syncthreads();
   if (threadIdx.x == 0) *p.status = err != szSuccess ? err : sStatus;
 }

@@ -65,17 +65,18 @@ __device__ __forceinline__ bool wholeChunk(const FrameLayout& l, uint64_t c) { r
 // Issues steps [s0, s0 + kNum) of chunk c's symbol and code loads. A whole chunk (all but the
 // last) takes constant offsets from one base per section: the per-step bounds and 64-bit
 // address arithmetic were a third of the decoder's instructions (ncu, codec_notes.md).
-template <int kType, bool kAligned, uint32_t kNum>
+template <int kType, uint32_t kBits, bool kAligned, uint32_t kNum>
 __device__ __forceinline__ void loadSteps(const FrameLayout& l, const uint8_t* f, uint64_t c, uint32_t s0,
-                                          uint32_t lane, LaneIn<kType> (&in)[kNum]) {
-  using S = LaneShape<kType>;
+                                          uint32_t lane, LaneIn<kType, kBits> (&in)[kNum]) {
+  using S = LaneShape<kType, kBits>;
   if (wholeChunk(l, c)) {
     const uint32_t lead = s0 * S::kStepElems + lane * S::kElems;
     const uint8_t* smp = f + l.smOff + c * (kChunkElems * S::T.smBits / 8) + lead * S::T.smBits / 8;
-    const uint8_t* cp = f + l.codeOff + c * (kChunkElems / 2) + lead / 2;
+    const uint8_t* cp = f + l.codeOff + c * (kChunkElems * kBits / 8) + codeByte<kBits>(lead);
 #pragma unroll
     for (uint32_t a = 0; a < kNum; ++a)
-      in[a].template load<kAligned>(smp + a * S::kStepElems * S::T.smBits / 8, cp + a * S::kStepElems / 2, S::kElems);
+      in[a].template load<kAligned>(smp + a * S::kStepElems * S::T.smBits / 8, cp + a * S::kStepElems * kBits / 8,
+                                    S::kElems);
     return;
   }
   const uint32_t len = chunkLen(l, c);
@@ -84,7 +85,7 @@ __device__ __forceinline__ void loadSteps(const FrameLayout& l, const uint8_t* f
     const uint32_t n = laneElems<kType>(len, s0 + a, lane);
     const uint64_t e = c * kChunkElems + (s0 + a) * S::kStepElems + lane * S::kElems;
     const uint8_t* smp = f + l.smOff + e * S::T.smBits / 8;
-    const uint8_t* cp = f + l.codeOff + e / 2;
+    const uint8_t* cp = f + l.codeOff + codeByte<kBits>(e);
     if (n == S::kElems) in[a].template load<kAligned>(smp, cp, n);
     else if (n > 0) in[a].template load<false>(smp, cp, n);
   }
@@ -114,14 +115,14 @@ __device__ __forceinline__ ChunkIndex loadIndex(const FrameHeader& h, const Fram
 }
 
 // Rebuilds and stores steps [s0, s0 + kNum) of chunk c from their loads.
-template <int kType, bool kAligned, uint32_t kNum>
+template <int kType, uint32_t kBits, bool kAligned, uint32_t kNum>
 __device__ __forceinline__ void storeSteps(const FrameLayout& l, const DecodeParams& p, const LaneCodebook& cb,
-                                           uint64_t c, uint32_t s0, uint32_t lane, const LaneIn<kType> (&in)[kNum]) {
-  using S = LaneShape<kType>;
+                                           uint64_t c, uint32_t s0, uint32_t lane, const LaneIn<kType, kBits> (&in)[kNum]) {
+  using S = LaneShape<kType, kBits>;
   if (wholeChunk(l, c)) {
     uint8_t* dst = p.out + (c * kChunkElems + s0 * S::kStepElems + lane * S::kElems) * S::T.elemBytes;
 #pragma unroll
-    for (uint32_t a = 0; a < kNum; ++a) storeLane<kType, kAligned>(dst + a * 512, decodeLane<kType>(in[a], cb), S::kElems);
+    for (uint32_t a = 0; a < kNum; ++a) storeLane<kType, kAligned>(dst + a * 512, decodeLane<kType, kBits>(in[a], cb), S::kElems);
     return;
   }
   const uint32_t len = chunkLen(l, c);
@@ -130,7 +131,7 @@ __device__ __forceinline__ void storeSteps(const FrameLayout& l, const DecodePar
     const uint32_t n = laneElems<kType>(len, s0 + a, lane);
     if (n == 0) continue;
     uint8_t* dst = p.out + (c * kChunkElems + (s0 + a) * S::kStepElems + lane * S::kElems) * S::T.elemBytes;
-    const uint4 v = decodeLane<kType>(in[a], cb);
+    const uint4 v = decodeLane<kType, kBits>(in[a], cb);
     if (n == S::kElems) storeLane<kType, kAligned>(dst, v, n);
     else storeLane<kType, false>(dst, v, n);
   }
@@ -143,11 +144,11 @@ __device__ __forceinline__ void storeSteps(const FrameLayout& l, const DecodePar
 // of a group's first chunk checks the group's offsets (telescoping over all groups:
 // offset[0] = 0 and offset[g] + count(g) = offset[g+1] or the escape count).
 // False, after reporting to p.status, when the frame is corrupt.
-template <int kType, bool kAligned, uint32_t kNum>
+template <int kType, uint32_t kBits, bool kAligned, uint32_t kNum>
 __device__ __forceinline__ bool finishChunk(const FrameHeader& h, const FrameLayout& l, const DecodeParams& p,
                                             const LaneCodebook& cb, uint64_t c, uint32_t lane,
-                                            const ChunkIndex& ld, const LaneIn<kType> (&first)[kNum]) {
-  using S = LaneShape<kType>;
+                                            const ChunkIndex& ld, const LaneIn<kType, kBits> (&first)[kNum]) {
+  using S = LaneShape<kType, kBits>;
   constexpr TypeTraits T = S::T;
   constexpr uint32_t kFull = 0xFFFFFFFFu;
   const uint8_t* __restrict__ f = p.frame;
@@ -160,12 +161,12 @@ __device__ __forceinline__ bool finishChunk(const FrameHeader& h, const FrameLay
     const uint32_t total = __reduce_add_sync(kFull, ld.cnt);
     if (lane == 0) bad |= ld.base > ld.next || ld.next - ld.base != total || (g == 0 && ld.base != 0);
   }
-  storeSteps<kType, kAligned>(l, p, cb, c, 0, lane, first);
+  storeSteps<kType, kBits, kAligned>(l, p, cb, c, 0, lane, first);
 #pragma unroll
   for (uint32_t s0 = kNum; s0 < S::kSteps; s0 += kNum) {
-    LaneIn<kType> in[kNum];
-    loadSteps<kType, kAligned>(l, f, c, s0, lane, in);
-    storeSteps<kType, kAligned>(l, p, cb, c, s0, lane, in);
+    LaneIn<kType, kBits> in[kNum];
+    loadSteps<kType, kBits, kAligned>(l, f, c, s0, lane, in);
+    storeSteps<kType, kBits, kAligned>(l, p, cb, c, s0, lane, in);
   }
   if (__any_sync(kFull, bad)) {
     if (lane == 0) reportStatus(p.status, szCorruptFrame);
@@ -204,34 +205,61 @@ __device__ __forceinline__ bool finishChunk(const FrameHeader& h, const FrameLay
 // A warp holds one chunk's loads (12 registers for BF16) at a time: two chunks at once (also
 // for E5M2's 8 registers: 1540 against 1700 GB/s), an L2 prefetch of the next one, or a
 // cp.async ring in shared memory all measured slower (perf/results/codec_notes.md, v4).
-template <int kType, bool kAligned>
+template <int kType, bool kAligned, uint32_t kBits = 4>
 __device__ void decodeChunks(const FrameHeader& h, const FrameLayout& l, const DecodeParams& p,
                              const uint8_t* sExp, uint64_t warp, uint64_t warps) {
-  using S = LaneShape<kType>;
+  using S = LaneShape<kType, kBits>;
   LaneCodebook cb;
-  cb.load(sExp, kType == szFloat8e5m2 ? S::T.mantBits : 0);
+  cb.load(sExp, codebookShift<kType>());
   const uint32_t lane = threadIdx.x % 32;
   for (uint64_t c = warp; c < l.numChunks; c += warps) {
     const ChunkIndex ix = loadIndex<kAligned>(h, l, p.frame, c, lane);
-    LaneIn<kType> in[S::kAhead];
-    loadSteps<kType, kAligned>(l, p.frame, c, 0, lane, in);
-    if (!finishChunk<kType, kAligned>(h, l, p, cb, c, lane, ix, in)) return;
+    LaneIn<kType, kBits> in[S::kAhead];
+    loadSteps<kType, kBits, kAligned>(l, p.frame, c, 0, lane, in);
+    if (!finishChunk<kType, kBits, kAligned>(h, l, p, cb, c, lane, ix, in)) return;
   }
 }
 
+// Which frames a decoder carries paths for (its kOnly): one type's (>= 0, 4-bit codes),
+// format version 1's compressed types (the slot kernels), also version 2's FP16 and E4M3 at
+// either code width (szDecodeAsync), or those two alone (the batched decoder's second kernel:
+// kDecodeV1 and kDecodeNarrow split a batch's items between two kernels, so neither carries the
+// other's paths: one warp-per-item kernel with every path spilled 1368 bytes a thread and cost
+// BF16's batched decode 17 % on one H200).
+constexpr int kDecodeV1 = -1, kDecodeAll = -2, kDecodeNarrow = -3;
+
 // Thread-level: the verdict on a frame's header bytes `bytes` (kHeaderBytes, zeros where the
-// frame is shorter), with the header and layout in *h and *l when it is good.
+// frame is shorter), with the header and layout in *h and *l when it is good. `narrow`: the
+// decoder has FP16's and E4M3's paths.
 __device__ __forceinline__ int checkFrameHeader(const uint8_t* bytes, const DecodeParams& p, FrameHeader* h,
-                                                FrameLayout* l) {
+                                                FrameLayout* l, bool narrow = false) {
   uint64_t frameBytes = 0;
   if (p.frameBytes < kHeaderBytes) return szCorruptFrame;
   readHeader(bytes, h);
   if (checkHeader(*h, p.frameBytes, l, &frameBytes) != kHeaderOk) return szCorruptFrame;
   if (p.expectType >= 0 && (h->type != p.expectType || h->count != p.expectCount)) return szCorruptFrame;
-  // A valid frame of format version 2 (FP16 or E4M3 compressed, or 3-bit codes): the CPU
-  // codec's to decode (szDecode); these kernels carry version 1's paths only.
-  if (!(h->flags & kFlagRaw) && (!deviceCodecType(h->type) || l->codeBits != 4)) return szInvalidUsage;
+  // A valid frame this decoder has no path for (3-bit codes of BF16, FP32 or E5M2; FP16 or E4M3
+  // where the decoder carries version 1's paths only): the CPU codec's to decode (szDecode).
+  const bool path = deviceCodecType(h->type) ? l->codeBits == 4 : narrow && gpuCodecType(h->type);
+  if (!(h->flags & kFlagRaw) && !path) return szInvalidUsage;
   return l->rawBytes > p.outCapacity ? szInvalidArgument : szSuccess;
+}
+
+// FP16's and E4M3's paths (checkFrameHeader lets only these two types through to here),
+// inlined: as a call of their own they cost the version 1 types' inlined paths 10-14 % of
+// szDecodeAsync's BF16 rate at 4-16 MiB (one H100, 2026-12-06); inlined, base's rate (one
+// H200, 2026-12-07).
+template <bool kAligned>
+__device__ __forceinline__ void decodeNarrowChunks(const FrameHeader& h, const FrameLayout& l, const DecodeParams& p,
+                                                const uint8_t* sExp, uint64_t warp, uint64_t warps) {
+  const bool narrow = l.codeBits == 3;
+  if (h.type == szFloat16) {
+    if (narrow) decodeChunks<szFloat16, kAligned, 3>(h, l, p, sExp, warp, warps);
+    else decodeChunks<szFloat16, kAligned, 4>(h, l, p, sExp, warp, warps);
+  } else {
+    if (narrow) decodeChunks<szFloat8e4m3, kAligned, 3>(h, l, p, sExp, warp, warps);
+    else decodeChunks<szFloat8e4m3, kAligned, 4>(h, l, p, sExp, warp, warps);
+  }
 }
 
 // The payload of a frame whose header is good: a raw copy, or chunks decoded, as thread `gtid`
@@ -253,13 +281,18 @@ __device__ __forceinline__ void decodePayload(const FrameHeader& h, const FrameL
     return;
   }
   const uint64_t warp = gtid / 32, warps = stride / 32;
-  if constexpr (kOnly >= 0) {
+  if constexpr (kOnly == kDecodeNarrow) {
+    decodeNarrowChunks<kAligned>(h, l, p, sExp, warp, warps);
+  } else if constexpr (kOnly >= 0) {
     decodeChunks<kOnly, kAligned>(h, l, p, sExp, warp, warps);
   } else {
     switch (h.type) {
       case szBfloat16: decodeChunks<szBfloat16, kAligned>(h, l, p, sExp, warp, warps); break;
       case szFloat32: decodeChunks<szFloat32, kAligned>(h, l, p, sExp, warp, warps); break;
-      default: decodeChunks<szFloat8e5m2, kAligned>(h, l, p, sExp, warp, warps); break;
+      case szFloat8e5m2: decodeChunks<szFloat8e5m2, kAligned>(h, l, p, sExp, warp, warps); break;
+      default:
+        if constexpr (kOnly == kDecodeAll) decodeNarrowChunks<kAligned>(h, l, p, sExp, warp, warps);
+        break;
     }
   }
 }
@@ -270,10 +303,12 @@ __device__ __forceinline__ void decodePayload(const FrameHeader& h, const FrameL
 // in every thread of the block; errors of the payload go to p.status.
 // `reportHeader`: this block reports a bad header to p.status (one block of a grid does).
 // kOnly >= 0: only frames of that type are decoded (a kernel for one type carries one path;
-// callers that set it also set p.expectType, so a frame of another type never gets here).
-template <bool kAligned, int kOnly = -1>
+// callers that set it also set p.expectType, so a frame of another type never gets here);
+// kDecodeV1, kDecodeAll: the types checkFrameHeader's `narrow` says.
+template <bool kAligned, int kOnly = kDecodeV1>
 __device__ __forceinline__ int decodeFramePart(const DecodeParams& p, uint64_t gtid, uint64_t stride,
                                                bool reportHeader) {
+  static_assert(kOnly != kDecodeNarrow, "the narrow types alone are the batched decoder's (decodeFrameWarp)");
   __shared__ FrameHeader sH;
   __shared__ FrameLayout sL;
   __shared__ uint8_t sBytes[kHeaderBytes];  // the header's bytes, loaded by all threads at once
@@ -283,7 +318,7 @@ __device__ __forceinline__ int decodeFramePart(const DecodeParams& p, uint64_t g
   for (uint32_t i = tid; i < kHeaderBytes; i += blockDim.x) sBytes[i] = whole ? p.frame[i] : 0;
   __syncthreads();
   if (tid == 0) {
-    const int err = checkFrameHeader(sBytes, p, &sH, &sL);
+    const int err = checkFrameHeader(sBytes, p, &sH, &sL, kOnly == kDecodeAll);
     if (err != szSuccess && reportHeader) reportStatus(p.status, err);
     sErr = err;
   }
@@ -335,24 +370,35 @@ __device__ __forceinline__ void prefetchFrameL2(const DecodeParams& p, uint32_t 
 #endif
 }
 
+// Whether a frame whose header checked good is FP16 or E4M3 with compressed chunks: the batched
+// decoder's second kernel's (kDecodeNarrow), every other frame the first's.
+__device__ __forceinline__ bool narrowFrame(const FrameHeader& h) {
+  return !(h.flags & kFlagRaw) && !deviceCodecType(h.type);
+}
+
 // One warp decodes the whole frame of w.p (lane 0 has set it, then __syncwarp) alone, with no
-// block barrier: the batched decoder's item. Returns the verdict in every lane.
-template <bool kAligned>
-__device__ __forceinline__ int decodeFrameWarp(WarpFrame& w) {
+// block barrier: the batched decoder's item. Returns the verdict in every lane. kSet kDecodeV1
+// or kDecodeNarrow: *mine says whether the frame is this kernel's (narrowFrame), and a frame that
+// is not is left alone (nothing written, the verdict meaningless). The first kernel prefetches
+// the frame while its header is checked; the second prefetches only its own frames.
+template <bool kAligned, int kSet>
+__device__ __forceinline__ int decodeFrameWarp(WarpFrame& w, bool* mine) {
   const uint32_t lane = threadIdx.x % 32;
-  prefetchFrameL2(w.p, lane);
+  if (kSet != kDecodeNarrow) prefetchFrameL2(w.p, lane);
   const bool whole = w.p.frameBytes >= kHeaderBytes;
   for (uint32_t i = lane; i < kHeaderBytes; i += 32) w.bytes[i] = whole ? w.p.frame[i] : 0;
   __syncwarp();
   int err = szSuccess;
   if (lane == 0) {
-    err = checkFrameHeader(w.bytes, w.p, &w.h, &w.l);
+    err = checkFrameHeader(w.bytes, w.p, &w.h, &w.l, true);
     w.status = szSuccess;
   }
   err = __shfl_sync(0xFFFFFFFFu, err, 0);
   __syncwarp();
-  if (err != szSuccess) return err;
-  decodePayload<kAligned, -1>(w.h, w.l, w.p, w.bytes + 64, lane, 32);
+  *mine = (kSet == kDecodeNarrow) == (err == szSuccess && narrowFrame(w.h));
+  if (!*mine || err != szSuccess) return err;
+  if (kSet == kDecodeNarrow) prefetchFrameL2(w.p, lane);
+  decodePayload<kAligned, kSet>(w.h, w.l, w.p, w.bytes + 64, lane, 32);
   __syncwarp();
   return w.status;
 }

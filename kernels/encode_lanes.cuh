@@ -18,14 +18,22 @@ namespace sz {
 
 // An exponent-code table (256 bytes, 8-byte aligned, in shared memory): entry i is the code of
 // the exponent that index i stands for, or kDeviceEscape (0x80). BF16 and FP32 index it by the
-// biased exponent; E5M2 by the whole element byte (sign and mantissa ignored), which saves
-// extracting the exponent. Each thread `t` of `threads` fills entries t, t + threads, ...; the
+// biased exponent; E5M2 and E4M3 by the whole element byte, FP16 by its high byte (sign and
+// mantissa bits ignored), which saves extracting the exponent.
+template <int kType>
+__host__ __device__ constexpr uint32_t tableExponent(uint32_t i) {
+  if constexpr (kType == szFloat8e5m2 || kType == szFloat8e4m3) return typeTraits(kType).exponent(i);
+  else if constexpr (kType == szFloat16) return typeTraits(kType).exponent(i << 8);
+  else return i;
+}
+
+// Fills such a table: each thread `t` of `threads` fills entries t, t + threads, ...; the
 // caller orders the fill before the first lookup (__syncwarp for a warp's own table,
 // __syncthreads for a block's).
 template <int kType>
 __device__ __forceinline__ void fillCodeTable(uint8_t* table, const uint8_t* exps, uint32_t t, uint32_t threads) {
   for (uint32_t i = t; i < 256; i += threads) {
-    const uint32_t e = kType == szFloat8e5m2 ? (i >> LaneShape<kType>::T.mantBits) & 0x1F : i;
+    const uint32_t e = tableExponent<kType>(i);
     uint32_t c = kDeviceEscape;
 #pragma unroll
     for (uint32_t j = 0; j < kCodebookSize; ++j)
@@ -42,9 +50,10 @@ __device__ __forceinline__ void buildCodeTable(uint8_t* table, const uint8_t* ex
 }
 
 // A lane's step, encoded: its symbols as the section stores them, its codes (element k in
-// nibble k) and its escape flags: which elements escape, in the type's own bit layout
-// (escapeMask turns them into bit k = element k; they are nonzero iff an element escapes).
-template <int kType>
+// nibble k; at 3 bits, bits 3k..3k+2) and its escape flags: which elements escape, in the
+// type's own bit layout (escapeMask turns them into bit k = element k; they are nonzero iff an
+// element escapes).
+template <int kType, uint32_t kBits = 4>
 struct LaneCode {
   uint32_t sm[LaneShape<kType>::kSmWords];
   uint64_t codes;
@@ -79,13 +88,13 @@ constexpr uint32_t kEscFlags = 0x80808080u;  // the escape bit of four gathered 
 // Bits at 0, 8, 16 and 24 of x as bits 0..3 (the four products land on distinct bits).
 __device__ __forceinline__ uint32_t gatherByteBits(uint32_t x) { return ((x * 0x00204081u) >> 21) & 0xF; }
 
-// A step's escape flags as bit k = element k. BF16: elements 0-3 at bits 7, 15, 23, 31 and
-// 4-7 at bits 3, 11, 19, 27. E5M2: element 4j + b at bit 8b + 7 - j. FP32: already so.
+// A step's escape flags as bit k = element k. BF16 and FP16: elements 0-3 at bits 7, 15, 23, 31
+// and 4-7 at bits 3, 11, 19, 27. E5M2 and E4M3: element 4j + b at bit 8b + 7 - j. FP32: already so.
 template <int kType>
 __device__ __forceinline__ uint32_t escapeMask(uint32_t f) {
-  if constexpr (kType == szBfloat16) {
+  if constexpr (kType == szBfloat16 || kType == szFloat16) {
     return gatherByteBits((f >> 7) & 0x01010101u) | gatherByteBits((f >> 3) & 0x01010101u) << 4;
-  } else if constexpr (kType == szFloat8e5m2) {
+  } else if constexpr (kType == szFloat8e5m2 || kType == szFloat8e4m3) {
     uint32_t m = 0;
 #pragma unroll
     for (uint32_t j = 0; j < 4; ++j) m |= gatherByteBits((f >> (7 - j)) & 0x01010101u) << (4 * j);
@@ -102,19 +111,19 @@ __device__ __forceinline__ uint32_t escapeFlagsBelow(uint32_t n) {
 #pragma unroll
   for (uint32_t k = 0; k < LaneShape<kType>::kElems; ++k) {
     if (k >= n) break;
-    if constexpr (kType == szBfloat16) f |= 1u << (k < 4 ? 8 * k + 7 : 8 * (k - 4) + 3);
-    else if constexpr (kType == szFloat8e5m2) f |= 1u << (8 * (k & 3) + 7 - k / 4);
+    if constexpr (kType == szBfloat16 || kType == szFloat16) f |= 1u << (k < 4 ? 8 * k + 7 : 8 * (k - 4) + 3);
+    else if constexpr (kType == szFloat8e5m2 || kType == szFloat8e4m3) f |= 1u << (8 * (k & 3) + 7 - k / 4);
     else f |= 1u << k;
   }
   return f;
 }
 
 // Encodes the first n (1..P) elements of a lane's step; elements >= n get code 0, no escape.
-// BF16 and E5M2 work on four elements per 32-bit operation; the code lookups are one byte
-// permute and one shared-memory load per element.
-template <int kType>
+// BF16, FP16 and the FP8 types work on four elements per 32-bit operation; the code lookups
+// are one byte permute and one shared-memory load per element.
+template <int kType, uint32_t kBits>
 __device__ __forceinline__ void encodeLane(const uint32_t (&v)[4], uint32_t n, const uint8_t* table,
-                                           LaneCode<kType>& o) {
+                                           LaneCode<kType, kBits>& o) {
   using S = LaneShape<kType>;
   constexpr TypeTraits T = S::T;
   if constexpr (kType == szBfloat16) {
@@ -145,6 +154,29 @@ __device__ __forceinline__ void encodeLane(const uint32_t (&v)[4], uint32_t n, c
     o.sm[0] = u[0] + (u[1] << 12) + (u[2] << 24);
     o.sm[1] = (u[2] >> 8) + (u[3] << 4);
     o.codes = __byte_perm(t[0], t[1], 0x6420) | uint64_t(__byte_perm(t[2], t[3], 0x6420)) << 32;
+  } else if constexpr (kType == szFloat16) {
+    // The table is indexed by an element's high byte (fillCodeTable); symbols: narrow_pack.h.
+    uint32_t w[2];
+#pragma unroll
+    for (uint32_t j = 0; j < 2; ++j) w[j] = lookup4(table, __byte_perm(v[2 * j], v[2 * j + 1], 0x7531));
+    uint32_t nib = __byte_perm(nibblePairs(w[0]), nibblePairs(w[1]), 0x6420);
+    if (n < S::kElems) nib &= (1u << (4 * n)) - 1;
+    o.codes = sectionCodes<kBits>(nib);
+    o.esc = (w[0] & kEscFlags) | ((w[1] & kEscFlags) >> 4);
+    packFp16Symbols(v, o.sm);
+  } else if constexpr (kType == szFloat8e4m3) {
+    uint32_t t[4];
+    o.esc = 0;
+#pragma unroll
+    for (uint32_t j = 0; j < 4; ++j) {
+      const uint32_t wj = lookup4(table, v[j]);
+      t[j] = nibblePairs(wj);
+      o.esc |= (wj & kEscFlags) >> j;
+    }
+    uint64_t nib = __byte_perm(t[0], t[1], 0x6420) | uint64_t(__byte_perm(t[2], t[3], 0x6420)) << 32;
+    if (n < S::kElems) nib &= (uint64_t(1) << (4 * n)) - 1;
+    o.codes = sectionCodes<kBits>(nib);
+    packE4m3Symbols(v, o.sm);
   } else {
     uint64_t codes = 0;
     uint32_t esc = 0, s[4];
@@ -162,7 +194,7 @@ __device__ __forceinline__ void encodeLane(const uint32_t (&v)[4], uint32_t n, c
     o.esc = esc;
   }
   if (n < S::kElems) {
-    o.codes &= (uint64_t(1) << (4 * n)) - 1;
+    o.codes &= (uint64_t(1) << (4 * n)) - 1;  // FP16, E4M3: done above (at 3 bits a no-op)
     o.esc &= escapeFlagsBelow<kType>(n);
   }
 }
@@ -180,12 +212,40 @@ __device__ __forceinline__ void loadLane(uint32_t (&v)[4], const uint8_t* p, uin
 }
 
 // Stores a lane's symbols at smp and codes at cp (n elements). kVec: n == P and the frame is
-// 16-byte aligned, so the symbols sit on 8 (BF16), 2 (E5M2) or 4 (FP32) bytes and the codes
-// on 4, 8 or 2.
-template <int kType, bool kVec>
-__device__ __forceinline__ void storeLane(const LaneCode<kType>& o, uint8_t* smp, uint8_t* cp, uint32_t n) {
-  using S = LaneShape<kType>;
-  if constexpr (kVec) {
+// 16-byte aligned, so the symbols sit on 8 (BF16, E4M3), 2 (E5M2) or 4 (FP32) bytes and the
+// codes on 4, 8 or 2 (E4M3 at 3 bits: 2). FP16's fields are not whole words: with kVec the whole
+// warp stores a whole step together (LaneShape::kWarpStores), every lane the aligned words that
+// start in its fields (narrow_pack.h spanWords).
+template <int kType, bool kVec, uint32_t kBits>
+__device__ __forceinline__ void storeLane(const LaneCode<kType, kBits>& o, uint8_t* smp, uint8_t* cp, uint32_t n) {
+  using S = LaneShape<kType, kBits>;
+  if constexpr (kVec && kType == szFloat16) {
+    constexpr uint32_t kFull = 0xFFFFFFFFu;
+    const uint32_t lane = threadIdx.x % 32;
+    uint32_t sw[3];
+    const uint32_t sh = spanWords<S::kSmBytes>(o.sm, __shfl_down_sync(kFull, o.sm[0], 1), lane, sw);
+#pragma unroll
+    for (uint32_t i = 0; i < 3; ++i)
+      if (sh + 4 * i < S::kSmBytes) __stcs(reinterpret_cast<unsigned int*>(smp + sh + 4 * i), sw[i]);
+    if constexpr (kBits == 4) {
+      __stcs(reinterpret_cast<unsigned int*>(cp), uint32_t(o.codes));
+    } else {
+      const uint32_t x[1] = {uint32_t(o.codes)};
+      uint32_t cw[1];
+      const uint32_t ch = spanWords<S::kCodeBytes>(x, __shfl_down_sync(kFull, x[0], 1), lane, cw);
+      if (ch < S::kCodeBytes) __stcs(reinterpret_cast<unsigned int*>(cp + ch), cw[0]);
+    }
+  } else if constexpr (kVec && kType == szFloat8e4m3) {
+    __stcs(reinterpret_cast<uint2*>(smp), make_uint2(o.sm[0], o.sm[1]));
+    if constexpr (kBits == 4) {
+      __stcs(reinterpret_cast<uint2*>(cp), make_uint2(uint32_t(o.codes), uint32_t(o.codes >> 32)));
+    } else {
+      unsigned short* q = reinterpret_cast<unsigned short*>(cp);
+      __stcs(q, (unsigned short)o.codes);
+      __stcs(q + 1, (unsigned short)(o.codes >> 16));
+      __stcs(q + 2, (unsigned short)(o.codes >> 32));
+    }
+  } else if constexpr (kVec) {
     if constexpr (kType == szBfloat16) {
       __stcs(reinterpret_cast<uint2*>(smp), make_uint2(o.sm[0], o.sm[1]));
       __stcs(reinterpret_cast<unsigned int*>(cp), uint32_t(o.codes));
@@ -205,7 +265,7 @@ __device__ __forceinline__ void storeLane(const LaneCode<kType>& o, uint8_t* smp
   } else {
     storeBytes(o.sm, smp, (n * S::T.smBits + 7) / 8);
     const uint32_t c[2] = {uint32_t(o.codes), uint32_t(o.codes >> 32)};
-    storeBytes(c, cp, (n + 1) / 2);
+    storeBytes(c, cp, kBits == 4 ? (n + 1) / 2 : (n * kBits + 7) / 8);
   }
 }
 
@@ -260,7 +320,7 @@ __device__ __forceinline__ void loadWholeChunk(const uint8_t* in, uint64_t c, ui
 }
 
 // kPre: a whole chunk (kWhole) whose input is already in `pre` (loadWholeChunk).
-template <int kType, bool kAligned, bool kSections, bool kWhole, bool kPre = false>
+template <int kType, uint32_t kBits, bool kAligned, bool kSections, bool kWhole, bool kPre = false>
 __device__ __forceinline__ uint32_t encodeChunkPart(const uint8_t* __restrict__ in, uint8_t* __restrict__ out,
                                                     const FrameLayout& l, const uint8_t* table, uint64_t c,
                                                     uint32_t len, uint32_t lane, uint8_t* recs, uint32_t limit,
@@ -273,7 +333,7 @@ __device__ __forceinline__ uint32_t encodeChunkPart(const uint8_t* __restrict__ 
   const uint64_t first = c * kChunkElems + lane * S::kElems;  // this lane's first element of step 0
   const uint8_t* src = in + first * T.elemBytes;
   uint8_t* smp = out + l.smOff + first * T.smBits / 8;
-  uint8_t* cp = out + l.codeOff + first / 2;
+  uint8_t* cp = out + l.codeOff + codeByte<kBits>(first);
   uint32_t run = 0;  // escapes of the steps before this batch
 #pragma unroll
   for (uint32_t s0 = 0; s0 < S::kSteps; s0 += C::kAhead) {
@@ -296,14 +356,16 @@ __device__ __forceinline__ uint32_t encodeChunkPart(const uint8_t* __restrict__ 
       const uint32_t n = kWhole ? S::kElems : laneElems<kType>(len, s0 + a, lane);
       esc[a] = 0;
       if (n == 0) continue;
-      LaneCode<kType> o;
-      encodeLane<kType>(v[a], n, table, o);
+      LaneCode<kType, kBits> o;
+      encodeLane<kType, kBits>(v[a], n, table, o);
       esc[a] = o.esc;
       any |= o.esc;
       if constexpr (kSections) {
         const uint32_t e = (s0 + a) * S::kStepElems;  // elements past this lane's first
-        if (kWhole || n == S::kElems) storeLane<kType, kAligned>(o, smp + e * T.smBits / 8, cp + e / 2, n);
-        else storeLane<kType, false>(o, smp + e * T.smBits / 8, cp + e / 2, n);
+        // A warp's stores (FP16) take the vector path in whole chunks only, where all lanes do.
+        if (kWhole || (!S::kWarpStores && n == S::kElems))
+          storeLane<kType, kAligned>(o, smp + e * T.smBits / 8, cp + codeByte<kBits>(e), n);
+        else storeLane<kType, false>(o, smp + e * T.smBits / 8, cp + codeByte<kBits>(e), n);
       }
     }
     if (!__any_sync(kFull, any != 0)) continue;
@@ -345,14 +407,14 @@ __device__ __forceinline__ uint32_t encodeChunkPart(const uint8_t* __restrict__ 
   return run;
 }
 
-template <int kType, bool kAligned, bool kSections>
+template <int kType, uint32_t kBits, bool kAligned, bool kSections>
 __device__ __forceinline__ uint32_t encodeChunk(const uint8_t* __restrict__ in, uint8_t* __restrict__ out,
                                                 const FrameLayout& l, const uint8_t* table, uint64_t c,
                                                 uint32_t lane, uint8_t* recs, uint32_t limit) {
   const uint32_t len = chunkLen(l, c);
   if (kAligned && len == kChunkElems)
-    return encodeChunkPart<kType, kAligned, kSections, kAligned>(in, out, l, table, c, len, lane, recs, limit);
-  return encodeChunkPart<kType, kAligned, kSections, false>(in, out, l, table, c, len, lane, recs, limit);
+    return encodeChunkPart<kType, kBits, kAligned, kSections, kAligned>(in, out, l, table, c, len, lane, recs, limit);
+  return encodeChunkPart<kType, kBits, kAligned, kSections, false>(in, out, l, table, c, len, lane, recs, limit);
 }
 
 }  // namespace sz

@@ -190,8 +190,10 @@ struct FrameFinish {
 
 // Writes the header of a frame holding `escapes` escapes (thread `gtid` 0 of the threads
 // taking part), or, when the frame must be raw, copies the input behind a raw header (all
-// `stride` threads). Returns the frame size.
-template <bool kAligned>
+// `stride` threads). Returns the frame size. kVersion2: a compressed frame is format version 2
+// (FP16, E4M3; l.codeBits wide codes: a 3-bit codebook's entries 8..15 go out as 0); otherwise
+// version 1.
+template <bool kAligned, bool kVersion2 = false>
 __device__ __forceinline__ uint64_t finishFrame(const FrameFinish& p, uint64_t escapes, uint64_t gtid,
                                                 uint64_t stride) {
   const FrameLayout& l = p.l;
@@ -205,7 +207,13 @@ __device__ __forceinline__ uint64_t finishFrame(const FrameFinish& p, uint64_t e
     h.escapeBytes = escapes * kEscapeBytes;
     if (gtid != 0) return l.escOff + h.escapeBytes;
     h.codebookUsed = uint8_t(p.used);
-    for (uint32_t i = 0; i < kCodebookSize; ++i) h.codebook[i] = p.codebook[i];
+    if constexpr (kVersion2) {
+      h.version = kFrameVersion2;
+      h.codeBits = uint8_t(l.codeBits);
+      for (uint32_t i = 0; i < kCodebookSize; ++i) h.codebook[i] = i < (1u << l.codeBits) ? p.codebook[i] : 0;
+    } else {
+      for (uint32_t i = 0; i < kCodebookSize; ++i) h.codebook[i] = p.codebook[i];
+    }
     h.escapeCount = escapes;
     h.smBytes = l.smBytes;
     h.codeBytes = l.codeBytes;

@@ -15,13 +15,14 @@ namespace sz {
 
 // Encodes `count` elements of kType at `in` into the frame at `frame` (room for
 // szEncodeMaxSize bytes) with code table `table` (built for `exps`, the codebook's exponents,
-// `used` of them seen by calibration). All 32 lanes call it; returns the frame size in every lane.
-template <int kType, bool kAligned>
+// `used` of them seen by calibration; kBits-bit codes). All 32 lanes call it; returns the frame
+// size in every lane.
+template <int kType, uint32_t kBits, bool kAligned>
 __device__ __forceinline__ uint64_t encodeFrameWarp(const uint8_t* in, uint64_t count, uint8_t* frame,
                                                     const uint8_t* table, const uint8_t* exps, int used) {
   const uint32_t lane = threadIdx.x % 32;
   FrameLayout l;
-  computeLayout(kType, count, &l);
+  computeLayout(kType, count, &l, kBits);
   const uint64_t fixed = l.escOff - kHeaderBytes;
   const bool forceRaw = fixed >= l.rawBytes;
   const uint64_t budget = forceRaw ? 0 : (l.rawBytes - fixed - 1) / kEscapeBytes;
@@ -32,7 +33,7 @@ __device__ __forceinline__ uint64_t encodeFrameWarp(const uint8_t* in, uint64_t 
       if (lane == 0 && c % kChunksPerGroup == 0) storeLe64(frame + l.indexOff + 8 * (c / kChunksPerGroup), run);
       // Records past the budget are never written: the frame would go raw.
       const uint32_t limit = run < budget ? uint32_t(budget - run < kChunkElems ? budget - run : kChunkElems) : 0;
-      const uint32_t k = encodeChunk<kType, kAligned, true>(in, frame, l, table, c, lane,
+      const uint32_t k = encodeChunk<kType, kBits, kAligned, true>(in, frame, l, table, c, lane,
                                                             frame + l.escOff + run * kEscapeBytes, limit);
       if (lane == c % 32) mine = k;
       if (c % 32 == 31 || c + 1 == l.numChunks) {
@@ -43,7 +44,7 @@ __device__ __forceinline__ uint64_t encodeFrameWarp(const uint8_t* in, uint64_t 
   }
   __syncwarp();  // a raw frame's copy overwrites what the lanes stored
   const FrameFinish f{in, frame, l, kType, budget, forceRaw, exps, used};
-  const uint64_t bytes = finishFrame<kAligned>(f, run, lane, 32);
+  const uint64_t bytes = finishFrame<kAligned, !deviceCodecType(kType)>(f, run, lane, 32);
   return __shfl_sync(0xFFFFFFFFu, bytes, 0);
 }
 

@@ -28,7 +28,8 @@ TEST(CodecTempSize, FollowsChunksAndRanges) {
   // 2^20 chunks: 32 chunks a range, 3 * 16 bytes per 1024 elements.
   EXPECT_EQ(tempSize(size_t(1) << 30, szBfloat16), 2080u + 4 * 32768 + 48 * (size_t(1) << 20));
   EXPECT_EQ(tempSize(size_t(1) << 20, szFloat8e5m2), 2080u + 4 * 1024 + 48 * 1024);
-  EXPECT_EQ(tempSize(12345, szFloat16), 2080u);  // stored raw: no chunks
+  EXPECT_EQ(tempSize(12345, szFloat16), 2144u + 48 * 13);  // FP16 is encoded on the GPU: 13 chunks, 13 ranges
+  EXPECT_EQ(tempSize(12345, szInt32), 2080u);              // stored raw: no chunks
 }
 
 TEST(CodecTempSize, RejectsBadArguments) {

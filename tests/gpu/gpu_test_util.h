@@ -70,7 +70,6 @@ inline std::vector<uint8_t> rawFrame(const void* data, size_t count, szDataType_
 // CPU codec compresses (format version 2) and the GPU codec stores raw.
 inline std::vector<uint8_t> cpuEncode(const void* data, size_t count, szDataType_t type,
                                       const szCodebook_t* cb, int flags = 0) {
-  if (type == szFloat16 || type == szFloat8e4m3) return rawFrame(data, count, type);
   size_t max = 0, bytes = 0;
   szEncodeMaxSize(count, type, &max);
   std::vector<uint8_t> f(max);

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <numeric>
@@ -45,6 +46,29 @@ inline std::vector<uint8_t> typedData(szDataType_t type, size_t n, uint32_t seed
     for (size_t i = 0; i < n; ++i) v[i] = uint8_t((rng() & 0x83) | (cb.exponents[rng() % 8] << 2));
     const uint8_t special[] = {0x7F, 0xFD, 0x7D, 0x7C, 0xFC, 0x80, 0x00, 0x01, 0x83};
     for (size_t i = 0; i < n; i += 61 + rng() % 300) v[i] = special[rng() % 9];
+  } else if (type == szFloat16 || type == szFloat8e4m3) {
+    // KV-like: exponents spread about the defaults' first entries (a spread of 1.2), so 3- and
+    // 4-bit codebooks both compress (format version 2), with the special patterns: FP16's NaN
+    // payloads, +-Inf, -0, denormals; E4M3's NaNs (0x7F, 0xFF), -0, subnormals and +-448.
+    const bool fp16 = type == szFloat16;
+    std::normal_distribution<float> d(0.0f, 1.2f);
+    const int mid = fp16 ? 14 : 12, top = fp16 ? 31 : 15;  // E4M3 about 12, as KV scaled amax -> 448
+    for (size_t i = 0; i < n; ++i) {
+      const int e = std::min(top, std::max(0, mid + int(std::lround(d(rng)))));
+      const uint32_t r = rng();
+      if (fp16) {
+        const uint16_t x = uint16_t((r & 0x83FF) | uint32_t(e) << 10);
+        memcpy(&v[2 * i], &x, 2);
+      } else {
+        v[i] = uint8_t((r & 0x87) | uint32_t(e) << 3);
+      }
+    }
+    const uint16_t special16[] = {0x7E01, 0xFD55, 0x7C00, 0xFC00, 0x8000, 0x0001, 0x83FF, 0x7BFF};
+    const uint8_t special8[] = {0x7F, 0xFF, 0x80, 0x01, 0x87, 0x7E, 0xFE};
+    for (size_t i = 0; i < n; i += 97 + rng() % 300) {
+      if (fp16) memcpy(&v[2 * i], &special16[rng() % 8], 2);
+      else v[i] = special8[rng() % 7];
+    }
   } else {
     for (auto& b : v) b = uint8_t(rng());
   }
