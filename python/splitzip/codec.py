@@ -60,9 +60,10 @@ def encode(x, dtype=None, codebook: Codebook | str | None = None, *, crc: bool =
     """Compresses x into one SplitZip frame (docs/FORMAT.md).
 
     x: a C-contiguous numpy array or a contiguous torch tensor, any shape (the frame keeps only
-      the element count). bf16, fp32, fp16, fp8 e5m2 and fp8 e4m3 compress on the host; a CUDA
-      tensor's fp16 and fp8 e4m3 are stored raw (format version 2's types are the CPU codec's);
-      other dtypes are stored raw.
+      the element count). bf16, fp32, fp16, fp8 e5m2 and fp8 e4m3 compress, on the host and on
+      CUDA tensors alike (the GPU codec's frames are the CPU codec's, byte for byte); other dtypes
+      are stored raw. On a CUDA tensor calibrate=True stores fp16 and fp8 e4m3 raw: pass a
+      Codebook from calibrate() instead.
     dtype: None (from x: torch.bfloat16 / float8_e5m2 / float8_e4m3fn / float16 / float32,
       ml_dtypes.bfloat16 / float8_e5m2, np.float32, ...) or "bf16" / "fp8e5m2" / "fp8e4m3" /
       "fp16" / "fp32" (or any SplitZip type name)
@@ -187,8 +188,8 @@ def _decode_device(fb: _buffers.Buffer, ob: _buffers.Buffer) -> None:
         verdict = int(status.item())
     if verdict != 0:
         from .errors import Result, from_code
-        raise from_code(verdict, "a format version 2 frame (fp16, fp8 e4m3 or 3-bit codes): the GPU decoder "
-                                 "reads version 1 only; decode the frame's bytes on the host"
+        raise from_code(verdict, "a compressed bf16, fp32 or fp8 e5m2 frame with 3-bit codes: the GPU decoder "
+                                 "does not read it; decode the frame's bytes on the host"
                         if verdict == Result.INVALID_USAGE else "the device decoder rejected the frame")
 
 
