@@ -66,8 +66,9 @@ typedef enum {
 size_t szTypeSize(szDataType_t type);
 
 /* 1 if the CPU codec compresses `type` (BF16, FP32, FP8 E5M2, FP16, FP8 E4M3), 0 if it is
- * always stored raw. The GPU codec and the communicator's device buffers compress BF16, FP32
- * and FP8 E5M2; the communicator's host buffers every type this returns 1 for. */
+ * always stored raw. The GPU codec and the communicator's host buffers compress every type this
+ * returns 1 for; the communicator's device buffers BF16, FP32 and FP8 E5M2 (FP16 and E4M3 go
+ * raw there: its slot kernels carry format version 1 only). */
 int szTypeIsCompressible(szDataType_t type);
 
 const char* szGetErrorString(szResult_t result);

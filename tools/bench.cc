@@ -163,7 +163,7 @@ void addBenchCommand(CLI::App& app) {
   auto o = std::make_shared<BenchOptions>();
   CLI::App* cmd = app.add_subcommand(
       "bench", "CPU encode/decode throughput and ratio next to memcpy, on one core and on all "
-               "cores (inputs under SZ_CPU_PARALLEL_BYTES always use one thread)");
+               "cores (the all-cores mode splits every input, SZ_CPU_PARALLEL_BYTES=0)");
   addDtypeOption(*cmd, &o->type);
   cmd->add_option("--threads", o->threads, "threads of the all-cores mode (default: all cores)")
       ->check(CLI::NonNegativeNumber);

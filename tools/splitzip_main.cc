@@ -22,7 +22,8 @@ CLI::Option* addDtypeOption(CLI::App& cmd, szDataType_t* type) {
 
 CLI::Option* addCodebookOption(CLI::App& cmd, CodebookChoice* choice) {
   return cmd.add_option("--codebook", choice->value,
-                        "auto (the default): calibrated on the input, its exact top-16; default: the built-in "
+                        "auto (the default): calibrated on the input, its exact top-16 (FP16, E4M3: top-8 at 3-bit codes where "
+                        "that predicts the smaller frame); default: the built-in "
                         "codebook; else a codebook file");
 }
 

@@ -125,7 +125,7 @@ void runStats(const StatsOptions& o) {
     return;
   }
   fmt::print("codebook: {}{}\n", o.codebook.describe(),
-             o.codebook.calibrates() ? " (each file's own top-16, as compress writes it; --codebook default for the built-in)" : "");
+             o.codebook.calibrates() ? " (each file's own top-16 or 3-bit top-8, as compress writes it; --codebook default for the built-in)" : "");
   for (const auto& r : files) printText(r, dtypeName(o.type));
   if (files.size() > 1) printText(all, dtypeName(o.type));
 }
