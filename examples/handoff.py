@@ -304,7 +304,15 @@ def main() -> int:
     transformers.utils.logging.disable_progress_bar()
     os.environ.setdefault("SZ_SOCKET_IFNAME", "lo")  # both ranks on this machine
     if not args.threads:
-        return run_rank(args, TorchWorld())
+        code = run_rank(args, TorchWorld())
+        # Both communicators are closed and the gloo group destroyed by now. The interpreter's own
+        # teardown is skipped: at that point gloo's threads have aborted the process now and then
+        # ("terminate called without an active exception" on rank 0 in CI, 2026-12-07, after a
+        # run that was bit-exact and printed every figure), which torchrun reports as the job's
+        # failure.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
     shared, results = ThreadWorld.Shared(), [1, 1]
 
     def thread(rank: int) -> None:
