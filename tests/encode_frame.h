@@ -23,13 +23,14 @@ inline std::vector<uint8_t> encodeFrame(const void* data, size_t count, szDataTy
   return frame;
 }
 
-// The codebook with `bits`-bit codes (3 or 4) calibrated on `count` elements of `type` at `data`.
+// The codebook with `bits`-bit codes (3 or 4; 0: the width calibration picks, as
+// szCodebookFromHistogram does) calibrated on `count` elements of `type` at `data`.
 inline szCodebook_t calibratedCodebook(const void* data, size_t count, szDataType_t type, int bits) {
   szHistogram_t h;
   EXPECT_EQ(szHistogramInit(&h, type), szSuccess);
   EXPECT_EQ(szHistogramAccumulate(&h, data, count), szSuccess);
-  szCodebook_t cb;
-  EXPECT_EQ(szCodebookFromHistogramBits(&h, bits, &cb), szSuccess);
+  szCodebook_t cb{};
+  EXPECT_EQ(bits == 0 ? szCodebookFromHistogram(&h, &cb) : szCodebookFromHistogramBits(&h, bits, &cb), szSuccess);
   return cb;
 }
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "splitzip.h"
+#include "tests/encode_frame.h"
 #include "tests/kv_like.h"
 
 namespace sztest {
@@ -124,12 +125,7 @@ inline szCodebook_t defaultCodebook(szDataType_t type) {
 
 // The top-16 codebook of `count` elements at `data` (paper §3.3).
 inline szCodebook_t calibratedOn(szDataType_t type, const void* data, size_t count) {
-  szHistogram_t h;
-  szCodebook_t cb{};
-  EXPECT_EQ(szHistogramInit(&h, type), szSuccess);
-  EXPECT_EQ(szHistogramAccumulate(&h, data, count), szSuccess);
-  EXPECT_EQ(szCodebookFromHistogram(&h, &cb), szSuccess);
-  return cb;
+  return calibratedCodebook(data, count, type, 0);
 }
 
 inline bool inCodebook(const szCodebook_t& cb, uint32_t e) {
