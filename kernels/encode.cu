@@ -24,7 +24,7 @@ extern "C" szResult_t szEncodeTempSize(size_t count, szDataType_t type, size_t* 
   if (!computeLayout(type, count, &l))
     return szSetError(szInvalidArgument, "szEncodeTempSize: bad type %d or count %zu", (int)type, count);
   if (!gpuCodecType(type)) l = FrameLayout{};  // stored raw here: no ranges, no records
-  *tempBytes = tempLayout(l).bytes;
+  *tempBytes = tempLayout(type, l).bytes;
   return szSuccess;
 }
 
@@ -73,7 +73,7 @@ extern "C" szResult_t szEncodeAsync(const void* d_in, size_t count, szDataType_t
   SZCHECK(currentDeviceSms(&sms));
   const bool aligned = aligned16(d_in) && aligned16(d_out);
   uint8_t* temp = static_cast<uint8_t*>(d_temp);
-  const TempLayout tl = forceRaw ? TempLayout{} : tempLayout(l);
+  const TempLayout tl = forceRaw ? TempLayout{} : tempLayout(type, l);
   if (calibrate)
     SZCHECK(calibrateAsync(d_in, count, type, reinterpret_cast<unsigned long long*>(temp + kTempHist),
                            reinterpret_cast<szCodebook_t*>(temp + kTempCodebook), stream));

@@ -4,7 +4,7 @@
 // host synchronization.
 //  - The chunk kernel: W "range warps", each encoding a contiguous range of at most 32 chunks
 //    in the decoder's lane layout (kernels/encode_lanes.cuh). It stores the sign-mantissa and
-//    code sections and the chunk counts, puts each chunk's first kSlotRecords escape records in
+//    code sections and the chunk counts, puts each chunk's first slotRecords(type) escape records in
 //    the chunk's slot in temporary memory and the range's escape total in totals[w].
 //  - The place kernel (a few blocks per SM): every block sums the totals and decides raw or
 //    compressed as the host encoder does. Raw: the grid copies the input behind a raw header.
@@ -35,16 +35,20 @@
 
 namespace sz {
 
-// Temporary memory: [histogram | codebook | totals[W] (u32) | slots[C] of kSlotRecords records].
+// Temporary memory: [histogram | codebook | totals[W] (u32) | slots[C] of slotRecords(type) records].
 constexpr size_t kTempHist = 0, kTempCodebook = kTempHist + kCalibrateCountsBytes, kTempTotals = kTempCodebook + 32;
 static_assert(sizeof(szCodebook_t) <= kTempTotals - kTempCodebook, "the calibrated codebook fits its place");
 constexpr size_t kTempExponents = kTempCodebook + offsetof(szCodebook_t, exponents);
-// Escape records a chunk's slot holds (48 bytes per 1024 elements): a chunk with more is read
-// again by the place kernel. KV data with a fitting codebook escapes ~1e-4 of its elements
-// (docs/RESULTS.md), 0.1 a chunk; a codebook that does not fit (1.65 %, docs/PIPELINE.md)
-// overflows about half the chunks, and their input is read twice.
-constexpr uint32_t kSlotRecords = 16;
-constexpr uint32_t kSlotBytes = kSlotRecords * kEscapeBytes;
+// Escape records a chunk's slot holds: a chunk with more is read again by the place kernel.
+// BF16, FP32 and E5M2: 16 (48 bytes per 1024 elements). KV data with a fitting codebook escapes ~1e-4
+// of its elements (docs/RESULTS.md), 0.1 a chunk; a codebook that does not fit (1.65 %,
+// docs/PIPELINE.md) overflows about half the chunks, and their input is read twice.
+// FP16 and E4M3 (either width: the temporary size knows the type only): 64 (192 bytes). Their
+// KV escapes about 2 % of its elements at 3-bit codes, 20 a chunk; at 16 records most chunks
+// overflowed and the place kernel re-encoded them: 212 of FP16's 738 us and 341 of E4M3's 983
+// us at 512 MiB on one H100 (perf/results/2026-12-07d_h100.md).
+SZ_HD constexpr uint32_t slotRecords(int type) { return type == szFloat16 || type == szFloat8e4m3 ? 64 : 16; }
+SZ_HD constexpr uint32_t slotBytes(int type) { return slotRecords(type) * kEscapeBytes; }
 
 // Range warps: at most 32 chunks each, so a range's chunk counts fit one warp's lanes, and at
 // least min(C, C/8 held within [kFewRanges, kManyRanges]): about two waves of the resident warps
@@ -90,13 +94,13 @@ inline Split split(uint64_t items, uint64_t parts) { return parts == 0 ? Split{0
 struct TempLayout {
   uint64_t ranges, recsOff, bytes;
 };
-inline TempLayout tempLayout(const FrameLayout& l) {
+inline TempLayout tempLayout(int type, const FrameLayout& l) {
   TempLayout t;
   const uint64_t c = l.numChunks, want = std::min(std::max(c / 8, kFewRanges), kManyRanges);
   const uint64_t atLeast = c < want ? c : want;
   t.ranges = (c + 31) / 32 > atLeast ? (c + 31) / 32 : atLeast;
   t.recsOff = (kTempTotals + 4 * t.ranges + 15) / 16 * 16;
-  t.bytes = t.recsOff + uint64_t(kSlotBytes) * c;
+  t.bytes = t.recsOff + uint64_t(slotBytes(type)) * c;
   return t;
 }
 
@@ -154,9 +158,9 @@ __device__ __forceinline__ void chunkRange(const ChunkParams& p, uint64_t w, con
         if (lane == 0 && j + Ring::kNumStages < nb) fill(ring.stage, j + Ring::kNumStages);
         ring.advance();
         k = encodeChunkPart<kType, kBits, kAligned, true, true, true>(p.in, p.out, p.l, code, c, kChunkElems, lane,
-                                                               p.recs + c * kSlotBytes, kSlotRecords, &cur);
+                                                               p.recs + c * slotBytes(kType), slotRecords(kType), &cur);
       } else {
-        k = encodeChunk<kType, kBits, kAligned, true>(p.in, p.out, p.l, code, c, lane, p.recs + c * kSlotBytes, kSlotRecords);
+        k = encodeChunk<kType, kBits, kAligned, true>(p.in, p.out, p.l, code, c, lane, p.recs + c * slotBytes(kType), slotRecords(kType));
       }
       if (lane == j) mine = k;
     }
@@ -173,7 +177,7 @@ __device__ __forceinline__ void chunkRange(const ChunkParams& p, uint64_t w, con
         const bool ahead = j + 1 < n && c + 1 < whole;
         if (ahead) loadWholeChunk<kType>(p.in, c + 1, lane, nxt);
         k = encodeChunkPart<kType, kBits, kAligned, true, true, true>(p.in, p.out, p.l, code, c, kChunkElems, lane,
-                                                               p.recs + c * kSlotBytes, kSlotRecords, &cur);
+                                                               p.recs + c * slotBytes(kType), slotRecords(kType), &cur);
         if (ahead) {
 #pragma unroll
           for (uint32_t a = 0; a < ChunkPass<kType>::kAhead; ++a)
@@ -181,7 +185,7 @@ __device__ __forceinline__ void chunkRange(const ChunkParams& p, uint64_t w, con
             for (uint32_t i = 0; i < 4; ++i) cur[a][i] = nxt[a][i];
         }
       } else {
-        k = encodeChunk<kType, kBits, kAligned, true>(p.in, p.out, p.l, code, c, lane, p.recs + c * kSlotBytes, kSlotRecords);
+        k = encodeChunk<kType, kBits, kAligned, true>(p.in, p.out, p.l, code, c, lane, p.recs + c * slotBytes(kType), slotRecords(kType));
       }
       if (lane == j) mine = k;
     }
@@ -189,7 +193,7 @@ __device__ __forceinline__ void chunkRange(const ChunkParams& p, uint64_t w, con
     for (uint32_t j = 0; j < n; ++j) {
       const uint64_t c = c0 + j;
       const uint32_t k = encodeChunk<kType, kBits, kAligned, true>(p.in, p.out, p.l, code, c, lane,
-                                                            p.recs + c * kSlotBytes, kSlotRecords);
+                                                            p.recs + c * slotBytes(kType), slotRecords(kType));
       if (lane == j) mine = k;
     }
   }
@@ -243,7 +247,7 @@ __device__ __forceinline__ uint32_t warpInclusiveScan(uint32_t v, uint32_t lane)
 
 // One warp places range w, whose first escape has index `base` in the frame: the group offsets
 // of the groups starting in it, its slots' records, and the regenerated records of its chunks
-// with more than kSlotRecords escapes. The code table is built on the first such chunk.
+// with more than slotRecords(kType) escapes. The code table is built on the first such chunk.
 template <int kType, uint32_t kBits, bool kAligned>
 __device__ void placeRange(const PlaceParams& p, const uint8_t* exps, uint64_t w, uint64_t base, uint8_t* table,
                            bool& tableBuilt, uint32_t lane) {
@@ -271,8 +275,8 @@ __device__ void placeRange(const PlaceParams& p, const uint8_t* exps, uint64_t w
       const uint32_t cj = __shfl_sync(kFull, cnt, j), ej = __shfl_sync(kFull, excl, j);
       at[b] = ~0u;
       rec[b] = 0;
-      if (r < total && cj <= kSlotRecords) {
-        const uint8_t* src = p.recs + (c0 + j) * kSlotBytes + (r - ej) * kEscapeBytes;
+      if (r < total && cj <= slotRecords(kType)) {
+        const uint8_t* src = p.recs + (c0 + j) * slotBytes(kType) + (r - ej) * kEscapeBytes;
         rec[b] = src[0] | uint32_t(src[1]) << 8 | uint32_t(src[2]) << 16;
         at[b] = r;
       }
@@ -286,7 +290,7 @@ __device__ void placeRange(const PlaceParams& p, const uint8_t* exps, uint64_t w
       dst[2] = uint8_t(rec[b] >> 16);
     }
   }
-  uint32_t over = __ballot_sync(kFull, cnt > kSlotRecords);
+  uint32_t over = __ballot_sync(kFull, cnt > slotRecords(kType));
   if (over != 0 && !tableBuilt) {
     buildCodeTable<kType>(table, exps, lane);
     tableBuilt = true;

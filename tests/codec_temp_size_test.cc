@@ -2,7 +2,7 @@
 // (calibration histogram and codebook), a 4-byte escape total per range of chunks (at least
 // min(chunks, chunks / 8 held within [8192, 16384]) ranges of at most 32 chunks, padded to 16
 // bytes) and 48 bytes of escape
-// records per 1024-element chunk. Skipped in builds without CUDA, where the call fails.
+// records per 1024-element chunk (192 for FP16 and E4M3). Skipped in builds without CUDA, where the call fails.
 #include <gtest/gtest.h>
 
 #include "splitzip.h"
@@ -28,7 +28,8 @@ TEST(CodecTempSize, FollowsChunksAndRanges) {
   // 2^20 chunks: 32 chunks a range, 3 * 16 bytes per 1024 elements.
   EXPECT_EQ(tempSize(size_t(1) << 30, szBfloat16), 2080u + 4 * 32768 + 48 * (size_t(1) << 20));
   EXPECT_EQ(tempSize(size_t(1) << 20, szFloat8e5m2), 2080u + 4 * 1024 + 48 * 1024);
-  EXPECT_EQ(tempSize(12345, szFloat16), 2144u + 48 * 13);  // FP16 is encoded on the GPU: 13 chunks, 13 ranges
+  EXPECT_EQ(tempSize(12345, szFloat16), 2144u + 192 * 13);  // FP16 is encoded on the GPU: 13 chunks, 13 ranges, 64 records
+  EXPECT_EQ(tempSize(size_t(1) << 20, szFloat8e4m3), 2080u + 4 * 1024 + 192 * 1024);  // E4M3's slots: 64 records
   EXPECT_EQ(tempSize(12345, szInt32), 2080u);              // stored raw: no chunks
 }
 

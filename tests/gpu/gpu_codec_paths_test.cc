@@ -1,6 +1,6 @@
 // GPU tests of szEncodeAsync's kernel paths (kernels/encode.cu; run on the H200 machine, skipped
 // with a message elsewhere): the one-launch solo kernel of frames of at most 16 chunks (FP32,
-// misaligned pointers, raw frames, chunks with more escapes than their 16-record slot holds,
+// misaligned pointers, raw frames, chunks with more escapes than their slot holds (16 records, FP16 and E4M3 64),
 // calibration on the device), the escape budget's boundary, the solo/grid boundary, the grid's
 // chunk-ahead loads in ranges of several chunks, and E5M2 codebooks holding exponents 0 and 31.
 // Every frame is szEncode's byte for byte (same codebook and flags), every decode restores every
@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/encode_frame.h"
 #include "tests/gpu/gpu_test_util.h"
 #include "tests/gpu/typed_data.h"
 #include "tests/kv_samples.h"
@@ -113,8 +114,8 @@ TEST(GpuCodecPaths, SoloMisalignedPointers) {
   }
 }
 
-// A chunk with more escapes than its slot (kSlotRecords = 16 in kernels/encode.cu) is read
-// again by the place pass, which regenerates its records.
+// A chunk with more escapes than its slot (slotRecords in kernels/encode_grid.cuh: 16 records
+// for these types) is read again by the place pass, which regenerates its records.
 TEST(GpuCodecPaths, SoloChunksOverflowingTheirSlot) {
   SKIP_WITHOUT_GPU();
   for (szDataType_t type : kTypes) {
@@ -124,6 +125,30 @@ TEST(GpuCodecPaths, SoloChunksOverflowingTheirSlot) {
       const Planned p = chunkEscapes(type, n, cb, slotPattern(type), 103 + n);
       expectPlanned(p, n, type, cb);
       expectSameAtEveryAlignment(p.data, n, type, &cb);
+    }
+  }
+}
+
+// FP16's and E4M3's slots hold 64 records (their KV escapes ~20 times a chunk at 3-bit codes):
+// chunks of none, 63, exactly 64, 65 and more escapes, in a solo frame and in the grid's ranges
+// (40 chunks, the pattern repeated), at 3-bit codes (and FP16 at 4).
+TEST(GpuCodecPaths, NarrowChunksOverflowingTheirSlot) {
+  SKIP_WITHOUT_GPU();
+  const std::vector<size_t> pattern = {0, 65, 1, 64, 63, 0, 70, 2, 0, 0, 64, 0, 3, 66, 0, 17};
+  std::vector<size_t> repeated;
+  for (int r = 0; r < 3; ++r) repeated.insert(repeated.end(), pattern.begin(), pattern.end());
+  for (szDataType_t type : {szFloat16, szFloat8e4m3}) {
+    for (int bits : {3, 4}) {
+      if (type == szFloat8e4m3 && bits == 4) continue;  // always raw: nothing to place
+      const auto kv = sztest::typedData(type, kSoloElems, 105);
+      const szCodebook_t cb = sztest::calibratedCodebook(kv.data(), kSoloElems, type, bits);
+      for (size_t n : {kSoloElems, kSoloElems - 5, 40 * kChunk - 3}) {
+        SCOPED_TRACE("type " + std::to_string(type) + ", " + std::to_string(bits) + "-bit codes, " +
+                     std::to_string(n) + " elements");
+        const Planned p = chunkEscapes(type, n, cb, n > kSoloElems ? repeated : pattern, 106 + n);
+        expectPlanned(p, n, type, cb);
+        expectSameAtEveryAlignment(p.data, n, type, &cb);
+      }
     }
   }
 }
@@ -217,7 +242,9 @@ TEST(GpuCodecPaths, SoloGridBoundaryCounts) {
 // tiled, with escapes sprinkled through it, at the first and last element of ranges (long and
 // short ones, at the frame's start, middle and end), and more than a slot's in chunks that were
 // loaded ahead, in the first and last chunk of a range, in a whole chunk and in the partial last.
-void expectGridRanges(szDataType_t type, const char* sample, size_t chunks, size_t tail) {
+// codeBits 3: a codebook calibrated on the tiled sample at 3-bit codes (FP16, E4M3), else the
+// type's default.
+void expectGridRanges(szDataType_t type, const char* sample, size_t chunks, size_t tail, int codeBits = 4) {
   if (getenv("SZ_TEST_SMALL")) {
     GTEST_SKIP() << "SZ_TEST_SMALL set: " << chunks << " chunks skipped";
   }
@@ -234,7 +261,7 @@ void expectGridRanges(szDataType_t type, const char* sample, size_t chunks, size
   std::vector<uint8_t> v(count * es);
   for (size_t i = 0; i < count; ++i) memcpy(&v[i * es], &kv[(i * 7919) % kvElems * es], es);
 
-  const szCodebook_t cb = sztest::defaultCodebook(type);
+  const szCodebook_t cb = codeBits == 4 ? sztest::defaultCodebook(type) : sztest::calibratedCodebook(v.data(), count, type, codeBits);
   std::vector<size_t> at = sztest::positionsIn(0, count, count / 10000, 110);
   for (size_t w : {size_t(0), size_t(1), extra - 1, extra, extra + 1, ranges / 2, ranges - 2, ranges - 1}) {
     at.push_back(first(w) * kChunk);
@@ -245,7 +272,7 @@ void expectGridRanges(szDataType_t type, const char* sample, size_t chunks, size
   };
   const Heavy heavy[] = {{first(3) + 1, 17},      {first(extra - 1) + per, 40}, {first(ranges / 2) + 1, kChunk},
                          {first(extra), 16},      {first(ranges - 1), 18},      {chunks - 2, 17},
-                         {chunks - 1, 33}};
+                         {chunks - 1, 33},        {first(5) + 1, 64},           {first(6), 65}};
   for (const Heavy& h : heavy) {
     const size_t len = std::min(kChunk, count - h.chunk * kChunk);
     for (size_t i : sztest::positionsIn(h.chunk * kChunk, len, h.escapes, 111 + h.chunk)) at.push_back(i);
@@ -273,6 +300,13 @@ TEST(GpuCodecPaths, GridE5m2ChunkAheadInRangesOfSeveralChunks) {
 TEST(GpuCodecPaths, GridBf16PartialLastChunkInRangesOfSeveralChunks) {
   SKIP_WITHOUT_GPU();
   expectGridRanges(szBfloat16, "tinystories_kv_eval_bf16.safetensors", 2 * 16384 + 4000, 333);  // 72 MiB
+}
+
+// FP16's and E4M3's slots (64 records) in ranges of several chunks, at 3-bit codes.
+TEST(GpuCodecPaths, GridFp16And3BitE4m3InRangesOfSeveralChunks) {
+  SKIP_WITHOUT_GPU();
+  expectGridRanges(szFloat16, "tinystories_kv_eval_fp16.safetensors", 2 * 16384 + 4000, 333, 3);  // 72 MiB
+  expectGridRanges(szFloat8e4m3, "tinystories_kv_eval_e4m3.safetensors", 3 * 16384 + 1234, 100, 3);  // 49 MiB
 }
 
 // E5M2's code table is indexed by the whole element byte (kernels/encode_lanes.cuh): codebooks

@@ -76,8 +76,10 @@ inline std::vector<uint8_t> typedData(szDataType_t type, size_t n, uint32_t seed
   return v;
 }
 
-inline uint32_t expBitsOf(szDataType_t t) { return t == szFloat8e5m2 ? 5 : 8; }
-inline uint32_t mantBitsOf(szDataType_t t) { return t == szBfloat16 ? 7 : t == szFloat32 ? 23 : 2; }
+inline uint32_t expBitsOf(szDataType_t t) { return t == szFloat8e5m2 || t == szFloat16 ? 5 : t == szFloat8e4m3 ? 4 : 8; }
+inline uint32_t mantBitsOf(szDataType_t t) {
+  return t == szBfloat16 ? 7 : t == szFloat32 ? 23 : t == szFloat16 ? 10 : t == szFloat8e4m3 ? 3 : 2;
+}
 
 // Element i of `v` (little-endian, as the codec reads it) and its replacement.
 inline uint32_t elemAt(const std::vector<uint8_t>& v, szDataType_t t, size_t i) {
@@ -133,14 +135,17 @@ inline bool inCodebook(const szCodebook_t& cb, uint32_t e) {
 }
 
 // `count` elements with random signs and mantissas whose exponents are `cb`'s, each of its 16
-// codes equally likely: not one escape.
+// codes (8 of a 3-bit codebook) equally likely: not one escape.
 inline std::vector<uint8_t> codedData(szDataType_t type, size_t count, const szCodebook_t& cb, uint64_t seed) {
+  int codeBits = 4;
+  EXPECT_EQ(szCodebookCodeBits(&cb, &codeBits), szSuccess);
+  const uint64_t codes = uint64_t(1) << codeBits;
   std::mt19937_64 rng(seed);
   std::vector<uint8_t> v(count * szTypeSize(type));
   const uint32_t bits = 8 * uint32_t(szTypeSize(type)), mant = mantBitsOf(type);
   for (size_t i = 0; i < count; ++i) {
     const uint64_t r = rng();
-    const uint32_t w = uint32_t(r & ((1u << mant) - 1)) | uint32_t(cb.exponents[(r >> 32) % 16]) << mant |
+    const uint32_t w = uint32_t(r & ((1u << mant) - 1)) | uint32_t(cb.exponents[(r >> 32) % codes]) << mant |
                        uint32_t((r >> 63) & 1) << (bits - 1);
     setElem(v, type, i, w);
   }
@@ -187,20 +192,21 @@ inline std::vector<size_t> positionsIn(size_t first, size_t len, size_t k, uint6
   return out;
 }
 
-// The sections of a compressed frame of `count` elements of `type` (docs/FORMAT.md).
+// The sections of a compressed frame of `count` elements of `type` with `codeBits`-bit codes
+// (docs/FORMAT.md).
 struct FrameSections {
   uint64_t chunks, groups;
   uint64_t fixed;      // payload bytes before the escape section
   uint64_t countsOff;  // the chunk counts, from the frame's start
   uint64_t raw;        // count * element size
 };
-inline FrameSections frameSections(size_t count, szDataType_t type) {
+inline FrameSections frameSections(size_t count, szDataType_t type, int codeBits = 4) {
   auto a16 = [](uint64_t x) { return (x + 15) / 16 * 16; };
   FrameSections s;
   s.chunks = (count + 1023) / 1024;
   s.groups = (s.chunks + 31) / 32;
   const uint64_t smBytes = (uint64_t(count) * (8 * szTypeSize(type) - expBitsOf(type)) + 7) / 8;
-  const uint64_t codeBytes = (count + 1) / 2;
+  const uint64_t codeBytes = (uint64_t(count) * uint64_t(codeBits) + 7) / 8;
   s.countsOff = SZ_FRAME_HEADER_BYTES + a16(smBytes) + a16(codeBytes) + 8 * s.groups;
   s.fixed = a16(smBytes) + a16(codeBytes) + a16(8 * s.groups + 2 * s.chunks);
   s.raw = uint64_t(count) * szTypeSize(type);
@@ -251,7 +257,11 @@ inline void expectBudgetSide(const std::vector<uint8_t>& frame, size_t count, sz
 // The escapes of each chunk of a compressed frame, from its counts section.
 inline std::vector<uint32_t> chunkEscapeCounts(const std::vector<uint8_t>& frame) {
   const szFrameInfo_t info = frameInfo(frame);
-  const FrameSections s = frameSections(info.count, info.type);
+  int codeBits = 4;
+  if (!info.raw) {
+    EXPECT_EQ(szCodebookCodeBits(&info.codebook, &codeBits), szSuccess);
+  }
+  const FrameSections s = frameSections(info.count, info.type, codeBits);
   std::vector<uint32_t> counts;
   if (info.raw || frame.size() < s.countsOff + 2 * s.chunks) return counts;
   for (uint64_t c = 0; c < s.chunks; ++c)
