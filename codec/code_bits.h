@@ -13,7 +13,7 @@ namespace sz {
 
 constexpr uint32_t kNarrowCodebookSize = 8;  // entries of a 3-bit codebook
 
-inline bool marksNarrow(const uint8_t* exponents) {
+SZ_HD bool marksNarrow(const uint8_t* exponents) {
   for (uint32_t i = kNarrowCodebookSize; i < kCodebookSize; ++i)
     if (exponents[i] != SZ_CODEBOOK_UNUSED) return false;
   return true;

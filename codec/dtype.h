@@ -60,9 +60,8 @@ SZ_HD constexpr TypeTraits typeTraits(int type) {
 }
 
 // Format version 1's compressed types (bf16, fp32, fp8e5m2 with 4-bit codes): the ones the slot
-// kernels encode and decode, and so the ones the communicator compresses on device buffers (it
-// carries FP16 and E4M3 raw there; host buffers take every szTypeIsCompressible type: Op's
-// compressible()).
+// kernels' typed kernels encode and decode (FP16 and E4M3 take the kernel of all types:
+// kernels/slot_kernel_table.h).
 SZ_HD constexpr bool deviceCodecType(int type) {
   return type == szBfloat16 || type == szFloat32 || type == szFloat8e5m2;
 }

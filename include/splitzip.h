@@ -42,10 +42,10 @@ typedef enum {
   szNumResults = 10
 } szResult_t;
 
-/* ncclDataType_t numbering. BF16, FP32 and FP8 E5M2 are compressed everywhere (format
- * version 1); FP16 and FP8 E4M3 by the CPU codec, the standalone GPU codec (szEncodeAsync,
- * szDecodeAsync, the batched calls) and the communicator on host buffers (format version 2:
- * device buffers carry them raw); every other type is carried raw (bit-exact) inside a frame. */
+/* ncclDataType_t numbering. BF16, FP32 and FP8 E5M2 (format version 1), FP16 and FP8 E4M3
+ * (format version 2, 3- or 4-bit codes) are compressed everywhere: the CPU codec, the GPU codec
+ * and the communicator on host and device buffers; every other type is carried raw (bit-exact)
+ * inside a frame. */
 typedef enum {
   szInt8 = 0,
   szUint8 = 1,
@@ -65,10 +65,8 @@ typedef enum {
 /* Size of one element of `type` in bytes; 0 for an invalid type. */
 size_t szTypeSize(szDataType_t type);
 
-/* 1 if the CPU codec compresses `type` (BF16, FP32, FP8 E5M2, FP16, FP8 E4M3), 0 if it is
- * always stored raw. The GPU codec and the communicator's host buffers compress every type this
- * returns 1 for; the communicator's device buffers BF16, FP32 and FP8 E5M2 (FP16 and E4M3 go
- * raw there: its slot kernels carry format version 1 only). */
+/* 1 if the codecs compress `type` (BF16, FP32, FP8 E5M2, FP16, FP8 E4M3), 0 if it is always
+ * stored raw: the CPU codec, the GPU codec and the communicator (host and device buffers) alike. */
 int szTypeIsCompressible(szDataType_t type);
 
 const char* szGetErrorString(szResult_t result);
@@ -376,8 +374,8 @@ szResult_t szGetUniqueId(szUniqueId* uniqueId);
 #define SZ_CODEBOOK_DEFAULT 1 /* each type's built-in default (szCodebookDefault), never changed;
                                  `codebook` must be NULL */
 #define SZ_CODEBOOK_FIXED 2   /* `codebook` (required) for its type, the default for the other
-                                 types, never changed; 3-bit codes only for FP16 and FP8 E4M3
-                                 (frames on host buffers alone), else szInvalidUsage at init */
+                                 types, never changed; 3-bit codes only for FP16 and FP8 E4M3,
+                                 else szInvalidUsage at init */
 
 typedef struct {
   size_t size;           /* sizeof(szConfig_t) */

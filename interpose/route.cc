@@ -43,7 +43,7 @@ uint64_t policyDigest(const Policy& p) { return (p.minBytes << 2) | uint64_t(p.c
 Decision decide(bool interposed, int type, size_t count, int peer, int rank, bool capturing, const Policy& p) {
   if (!interposing(p)) return {Route::Forward, "interposer off"};
   if (!interposed) return {Route::Forward, "communicator not interposed"};
-  if (type < 0 || type >= szNumTypes || !sz::deviceCodecType(type))
+  if (type < 0 || type >= szNumTypes || !sz::gpuCodecType(type))
     return {Route::Forward, "type not compressed by SplitZip"};
   size_t es = szTypeSize(szDataType_t(type));
   if (count == 0 || count > SIZE_MAX / es || count * es < p.minBytes)

@@ -31,6 +31,7 @@
 #include "dependent_launch.cuh"
 #include "device_props.h"
 #include "encode_lanes.cuh"
+#include "escape_slots.h"
 #include "encode_tiles.cuh"
 
 namespace sz {
@@ -39,16 +40,6 @@ namespace sz {
 constexpr size_t kTempHist = 0, kTempCodebook = kTempHist + kCalibrateCountsBytes, kTempTotals = kTempCodebook + 32;
 static_assert(sizeof(szCodebook_t) <= kTempTotals - kTempCodebook, "the calibrated codebook fits its place");
 constexpr size_t kTempExponents = kTempCodebook + offsetof(szCodebook_t, exponents);
-// Escape records a chunk's slot holds: a chunk with more is read again by the place kernel.
-// BF16, FP32 and E5M2: 16 (48 bytes per 1024 elements). KV data with a fitting codebook escapes ~1e-4
-// of its elements (docs/RESULTS.md), 0.1 a chunk; a codebook that does not fit (1.65 %,
-// docs/PIPELINE.md) overflows about half the chunks, and their input is read twice.
-// FP16 and E4M3 (either width: the temporary size knows the type only): 64 (192 bytes). Their
-// KV escapes about 2 % of its elements at 3-bit codes, 20 a chunk; at 16 records most chunks
-// overflowed and the place kernel re-encoded them: 212 of FP16's 738 us and 341 of E4M3's 983
-// us at 512 MiB on one H100 (perf/results/2026-12-07d_h100.md).
-SZ_HD constexpr uint32_t slotRecords(int type) { return type == szFloat16 || type == szFloat8e4m3 ? 64 : 16; }
-SZ_HD constexpr uint32_t slotBytes(int type) { return slotRecords(type) * kEscapeBytes; }
 
 // Range warps: at most 32 chunks each, so a range's chunk counts fit one warp's lanes, and at
 // least min(C, C/8 held within [kFewRanges, kManyRanges]): about two waves of the resident warps
@@ -303,14 +294,22 @@ __device__ void placeRange(const PlaceParams& p, const uint8_t* exps, uint64_t w
   }
 }
 
+// A place block's shared memory, declared by its kernel: one for all the place passes a kernel
+// inlines (the slot kernels' FP16 and E4M3 paths), not 12.3 KiB per instantiation.
+struct PlaceShared {
+  uint32_t range[kPlaceRanges];  // this block's range totals, then their exclusive scan
+  unsigned long long sum[kPlaceWarps], pre[kPlaceWarps];
+  uint32_t warp[kPlaceWarps];
+  alignas(8) uint8_t code[kPlaceWarps][256];  // a code table per warp
+};
+
 // Place block `block` of `blocks` (kPlaceThreads threads): its ranges, and its part of a raw
-// frame's copy. `code`: kPlaceWarps code tables of 256 bytes in shared memory.
+// frame's copy.
 template <int kType, uint32_t kBits, bool kAligned>
-__device__ __forceinline__ void placeBlock(const PlaceParams& p, uint32_t block, uint32_t blocks,
-                                           uint8_t (*code)[256]) {
-  __shared__ uint32_t sRange[kPlaceRanges];  // this block's range totals, then their exclusive scan
-  __shared__ unsigned long long sSum[kPlaceWarps], sPre[kPlaceWarps];
-  __shared__ uint32_t sWarp[kPlaceWarps];
+__device__ __forceinline__ void placeBlock(const PlaceParams& p, uint32_t block, uint32_t blocks, PlaceShared& sh) {
+  uint32_t* sRange = sh.range;
+  unsigned long long *sSum = sh.sum, *sPre = sh.pre;
+  uint32_t* sWarp = sh.warp;
   const uint32_t tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
   const uint64_t r0 = p.blocks.first(block);
   const uint32_t nr = uint32_t(p.blocks.size(block));
@@ -375,16 +374,16 @@ __device__ __forceinline__ void placeBlock(const PlaceParams& p, uint32_t block,
   __syncthreads();
   bool tableBuilt = false;
   for (uint32_t r = warp; r < nr; r += kPlaceWarps)
-    placeRange<kType, kBits, kAligned>(p, exps, r0 + r, pre + sRange[r], code[warp], tableBuilt, lane);
+    placeRange<kType, kBits, kAligned>(p, exps, r0 + r, pre + sRange[r], sh.code[warp], tableBuilt, lane);
 }
 
 template <int kType, uint32_t kBits, bool kAligned>
 __global__ void __launch_bounds__(kPlaceThreads, kPlaceBlocksPerSm) placeKernel(const __grid_constant__ PlaceParams p) {
-  __shared__ alignas(8) uint8_t sCode[kPlaceWarps][256];
+  __shared__ PlaceShared sh;
   // Launched as a programmatic dependent of the chunk kernel: its blocks are placed while the
   // chunk kernel drains, and wait here until everything it wrote is visible.
   waitForPrimary();
-  placeBlock<kType, kBits, kAligned>(p, blockIdx.x, gridDim.x, sCode);
+  placeBlock<kType, kBits, kAligned>(p, blockIdx.x, gridDim.x, sh);
 }
 
 // A frame of at most kPlaceWarps ranges (chunks) in one launch and one block: its warps encode
@@ -394,12 +393,12 @@ template <int kType, uint32_t kBits, bool kAligned>
 __global__ void __launch_bounds__(kPlaceThreads, 1) soloKernel(const __grid_constant__ ChunkParams c,
                                                              const __grid_constant__ PlaceParams p) {
   __shared__ alignas(8) uint8_t sTable[256];
-  __shared__ alignas(8) uint8_t sCode[kPlaceWarps][256];
+  __shared__ PlaceShared sh;
   buildBlockTable<kType>(c, sTable);
   const uint32_t lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   if (warp < c.ranges) chunkRange<kType, kBits, kAligned>(c, warp, sTable, lane);
   __syncthreads();
-  placeBlock<kType, kBits, kAligned>(p, 0, 1, sCode);
+  placeBlock<kType, kBits, kAligned>(p, 0, 1, sh);
 }
 
 // A frame of at most kPlaceWarps ranges is one launch (soloKernel); `p` then has one block.

@@ -9,8 +9,9 @@ namespace sz {
 using SlotKernel = void (*)(SlotLaunch);
 
 // A kernel's type parameter beside the compressible types: no codec path (groups of raw
-// operations), or every type dispatched at run time (groups mixing types).
-constexpr int kSlotRawOnly = -1, kSlotAnyType = szNumTypes;
+// operations), format version 1's types dispatched at run time (groups mixing them), or also
+// FP16 and E4M3 (format version 2: any launch with their frames).
+constexpr int kSlotRawOnly = -1, kSlotAnyType = szNumTypes, kSlotAllTypes = szNumTypes + 1;
 
 // A kernel's direction parameter: the launch's operations are sends and receives, sends only
 // (a prefill worker's group) or receives only (a decode worker's).
@@ -20,5 +21,8 @@ enum SlotDirection { kSlotBoth = 0, kSlotSendsOnly = 1, kSlotRecvsOnly = 2 };
 constexpr int kSlotTypedKinds = 3;
 SlotKernel slotSendKernel(int kind, bool aligned);  // kernels/slot_send_kernels.cu
 SlotKernel slotRecvKernel(int kind, bool aligned);  // kernels/slot_recv_kernels.cu
+// The kernel of launches with FP16 or E4M3 frames (kSlotAllTypes; kernels/slot_all_kernels.cu):
+// one, for sends and receives and any alignment, as it checks each buffer's at run time.
+SlotKernel slotAllTypesKernel();
 
 }  // namespace sz

@@ -20,20 +20,23 @@ constexpr SlotKernel kSlotKernels[5][2] = {
 
 // The kernel for a launch: the one compressible type its operations may encode or decode,
 // whether every buffer is 16-byte aligned, and for one type, whether all of its operations go
-// one way.
+// one way. A launch with FP16 or E4M3 frames to make or take (format version 2) takes the kernel of
+// all types, which alone carries their paths: the others keep version 1's registers.
 SlotKernel pickKernel(const SlotLaunch& L) {
   int type = -1;
-  bool mixed = false, aligned = true, sends = false, recvs = false;
+  bool mixed = false, narrow = false, aligned = true, sends = false, recvs = false;
   for (uint32_t k = 0; k < L.nops; ++k) {
     const SlotOp& op = slotOpAt(L, k);
-    if (deviceCodecType(op.type) && (op.compress || !op.send)) {
+    if (gpuCodecType(op.type) && (op.compress || !op.send)) {
       mixed |= type >= 0 && type != op.type;
+      narrow |= !deviceCodecType(op.type);
       type = op.type;
     }
     aligned &= op.nsegs > 1 || (reinterpret_cast<uintptr_t>(op.seg0.ptr) & 15) == 0;  // lists go through scratch
     sends |= op.send != 0;
     recvs |= op.send == 0;
   }
+  if (narrow) return slotAllTypesKernel();
   const int kind = mixed ? 4 : type == szBfloat16 ? 0 : type == szFloat32 ? 1 : type == szFloat8e5m2 ? 2 : 3;
   if (kind < kSlotTypedKinds && !recvs) return slotSendKernel(kind, aligned);
   if (kind < kSlotTypedKinds && !sends) return slotRecvKernel(kind, aligned);
@@ -52,6 +55,7 @@ szResult_t loadSlotKernels() {
   cudaFuncAttributes a;
   for (const auto& byAlignment : kSlotKernels)
     for (SlotKernel k : byAlignment) CUDACHECK(cudaFuncGetAttributes(&a, reinterpret_cast<const void*>(k)));
+  CUDACHECK(cudaFuncGetAttributes(&a, reinterpret_cast<const void*>(slotAllTypesKernel())));
   for (int kind = 0; kind < kSlotTypedKinds; ++kind)
     for (bool aligned : {false, true})
       for (SlotKernel k : {slotSendKernel(kind, aligned), slotRecvKernel(kind, aligned)})

@@ -54,8 +54,10 @@ constexpr uint32_t kSlotThreads = 512;
 struct SlotLaunch {
   uint32_t nops;
   uint64_t timeoutNs;       // a wait that sees no progress this long fails with szTimeout
-  uint8_t* scratch;         // sliceBytes per block: gathers and scatters of buffer lists
-  uint64_t scratchStride;
+  // Per block, scratchStride bytes: a slice (gathers and scatters of buffer lists), then from
+  // recordsOff the escape records of an FP16 or E4M3 slice being encoded (narrowScratchBytes).
+  uint8_t* scratch;
+  uint64_t scratchStride, recordsOff;
   uint32_t blockEnd[kMaxSlotOps];   // each operation's SlotOp::blockEnd: a block finds its operation here
   const SlotOp* pool;               // operations kInlineSlotOps.. nops - 1 are pool[poolIndex[k]]
   uint16_t poolIndex[kMaxSlotOps];

@@ -10,7 +10,9 @@
 #include <cuda_runtime.h>
 
 #include "block_copy.cuh"
+#include "codec/code_bits.h"
 #include "decode_frame.cuh"
+#include "encode_narrow_block.cuh"
 #include "encode_block.cuh"
 #include "slot_kernel_table.h"
 
@@ -112,14 +114,32 @@ __device__ void copyPieces(const SlotOp& op, uint32_t first, uint64_t off, uint8
 }
 
 // A kernel specialised for one compressible type (kType) and 16-byte aligned buffers carries one
-// codec path, which keeps its registers; kSlotAnyType dispatches at run time (groups mixing
-// types), kSlotRawOnly carries none (groups of raw operations).
+// codec path, which keeps its registers; kSlotAnyType dispatches at run time among format version
+// 1's types (groups mixing them), kSlotAllTypes also to FP16's and E4M3's paths (format version
+// 2: any launch with frames of theirs); kSlotRawOnly carries none (groups of raw operations).
+// `records`: the block's scratch for FP16's and E4M3's escape records
+// (kernels/encode_narrow_block.cuh).
 template <int kType, bool kAligned>
 __device__ __forceinline__ uint64_t encodeSliceOf(int type, const SlotCodebook& cb, const uint8_t* in, uint64_t count,
-                                                  uint8_t* frame, uint64_t* escapes, bool* raw) {
+                                                  uint8_t* frame, uint8_t* records, uint64_t* escapes, bool* raw) {
   const int used = int(cb.used);
-  if constexpr (kType == kSlotAnyType) {
-    const bool aligned = (reinterpret_cast<uintptr_t>(in) & 15) == 0;
+  const bool aligned = (reinterpret_cast<uintptr_t>(in) & 15) == 0;
+  if constexpr (kType == kSlotAllTypes) {
+    __shared__ NarrowBlockShared sNarrow;
+    const bool bits3 = marksNarrow(cb.exponents);
+    if (type == szFloat16 && bits3)
+      return aligned ? encodeNarrowSlice<szFloat16, 3, true>(sNarrow, cb.exponents, used, in, count, frame, records, escapes, raw)
+                     : encodeNarrowSlice<szFloat16, 3, false>(sNarrow, cb.exponents, used, in, count, frame, records, escapes, raw);
+    if (type == szFloat16)
+      return aligned ? encodeNarrowSlice<szFloat16, 4, true>(sNarrow, cb.exponents, used, in, count, frame, records, escapes, raw)
+                     : encodeNarrowSlice<szFloat16, 4, false>(sNarrow, cb.exponents, used, in, count, frame, records, escapes, raw);
+    if (type == szFloat8e4m3 && bits3)
+      return aligned ? encodeNarrowSlice<szFloat8e4m3, 3, true>(sNarrow, cb.exponents, used, in, count, frame, records, escapes, raw)
+                     : encodeNarrowSlice<szFloat8e4m3, 3, false>(sNarrow, cb.exponents, used, in, count, frame, records, escapes, raw);
+    if (type == szFloat8e4m3)  // 4-bit codes: always stored raw
+      return encodeNarrowSlice<szFloat8e4m3, 4, false>(sNarrow, cb.exponents, used, in, count, frame, records, escapes, raw);
+  }
+  if constexpr (kType == kSlotAnyType || kType == kSlotAllTypes) {
     switch (type) {
       case szBfloat16:
         return aligned ? encodeSlice<szBfloat16, true>(cb.exponents, used, in, count, frame, escapes, raw)
@@ -140,7 +160,11 @@ __device__ __forceinline__ uint64_t encodeSliceOf(int type, const SlotCodebook& 
 
 template <int kType, bool kAligned>
 __device__ __forceinline__ int decodeSliceOf(const DecodeParams& p) {
-  if constexpr (kType == kSlotAnyType) {
+  if constexpr (kType == kSlotAllTypes) {
+    return (reinterpret_cast<uintptr_t>(p.out) & 15) == 0
+               ? decodeFramePart<true, kDecodeAll>(p, threadIdx.x, kSlotThreads, true)
+               : decodeFramePart<false, kDecodeAll>(p, threadIdx.x, kSlotThreads, true);
+  } else if constexpr (kType == kSlotAnyType) {
     return (reinterpret_cast<uintptr_t>(p.out) & 15) == 0 ? decodeFramePart<true>(p, threadIdx.x, kSlotThreads, true)
                                                           : decodeFramePart<false>(p, threadIdx.x, kSlotThreads, true);
   } else if constexpr (kType >= 0) {
@@ -197,7 +221,7 @@ __device__ __forceinline__ int sendSlice(const SlotLaunch& L, const SlotOp& op, 
   __syncthreads();
   if (sErr != 0) return sErr;
   const TypeTraits T = typeTraits(op.type);
-  const bool frame = op.compress && deviceCodecType(op.type);
+  const bool frame = op.compress && gpuCodecType(op.type);
   // The host's slice table names one of the send's codebooks; anything else would index past them.
   if (frame && sSlice.codebook >= (op.ncodebooks > 1 ? op.ncodebooks : 1)) return szInternalError;
   uint64_t bytes = n, escapes = 0;
@@ -208,14 +232,14 @@ __device__ __forceinline__ int sendSlice(const SlotLaunch& L, const SlotOp& op, 
   if (direct) {
   } else if (frame) {
     const uint8_t* in = op.seg0.ptr + off;
+    uint8_t* scratch = L.scratch + uint64_t(blockIdx.x) * L.scratchStride;
     if (op.nsegs > 1) {
-      uint8_t* scratch = L.scratch + uint64_t(blockIdx.x) * L.scratchStride;
       copyPieces(op, sSlice.seg, off, scratch, n, true);
       __syncthreads();
       in = scratch;
     }
     bytes = encodeSliceOf<kType, kAligned>(op.type, codebooks[sSlice.codebook], in, n / T.elemBytes, payload,
-                                           &escapes, &raw);
+                                           scratch + L.recordsOff, &escapes, &raw);
   } else if (op.nsegs > 1) {
     copyPieces(op, sSlice.seg, off, payload, n, true);
   } else {

@@ -45,8 +45,8 @@ static szResult_t resolveCodebook(const szConfig_t* c, CommConfig* out) {
   SZCHECK(szCodebookValidate(&out->codebook));
   int bits = 4;
   szCodebookCodeBits(&out->codebook, &bits);
-  // The slot kernels code BF16, FP32 and E5M2 with 4-bit codes only; FP16 and E4M3 travel as
-  // frames on host buffers alone, where the CPU codec takes either width.
+  // The slot kernels code BF16, FP32 and E5M2 with 4-bit codes only (format version 1), FP16 and
+  // E4M3 with either width, as the CPU codec does.
   if (bits != 4 && deviceCodecType(out->codebook.type))
     return szSetError(szInvalidUsage, "the communicator's %s codebook has 3-bit codes (format version 2), which the "
                       "slot kernels do not decode for %s: give it a 4-bit codebook", szTypeName(out->codebook.type),

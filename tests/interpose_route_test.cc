@@ -29,11 +29,13 @@ TEST(InterposeRoute, CompressibleLargeMessagesAreIntercepted) {
   EXPECT_EQ(route(true, szBfloat16, 1 << 17), Route::Intercept) << "256 KiB of bf16";
   EXPECT_EQ(route(true, szFloat32, 1 << 16), Route::Intercept);
   EXPECT_EQ(route(true, szFloat8e5m2, 1 << 18), Route::Intercept);
+  EXPECT_EQ(route(true, szFloat16, 1 << 17), Route::Intercept) << "FP16: the slot kernels' format version 2";
+  EXPECT_EQ(route(true, szFloat8e4m3, 1 << 18), Route::Intercept) << "E4M3: the slot kernels' format version 2";
 }
 
 TEST(InterposeRoute, EverythingElseIsForwarded) {
   EXPECT_EQ(route(false, szBfloat16, 1 << 20), Route::Forward) << "a communicator without SplitZip side";
-  for (int t : {szInt8, szUint8, szInt32, szUint32, szInt64, szUint64, szFloat16, szFloat64, szFloat8e4m3})
+  for (int t : {szInt8, szUint8, szInt32, szUint32, szInt64, szUint64, szFloat64})
     EXPECT_EQ(route(true, t, 1 << 22), Route::Forward) << "type " << t;
   EXPECT_EQ(route(true, -1, 1 << 20), Route::Forward) << "an invalid type goes to NCCL, which reports it";
   EXPECT_EQ(route(true, szNumTypes, 1 << 20), Route::Forward);

@@ -191,7 +191,8 @@ bool parseOptions(int argc, char** argv, const char* testName, Options* o, int* 
   app.add_option("--codec", o->codec, "on, off or auto (default: SZ_CODEC, else auto)")
       ->check(CLI::IsMember({"on", "off", "auto"}));
   app.add_option("--data", o->data,
-                 "raw little-endian elements, .npy, or .safetensors (its tensors of the -d type)");
+                 "raw little-endian elements, .npy, or .safetensors (its tensors of the -d type: bfloat16, "
+                 "float, half, f8e4m3 or f8e5m2)");
   app.add_option("--slice-bytes", sliceB, "host buffers: slice size (default: SZ_SLICE_BYTES, else 512K)");
   app.add_option("--depth", o->depth, "slices in flight (default: SZ_PIPELINE_DEPTH, else 4)")
       ->check(CLI::Range(1, 64));
@@ -220,9 +221,10 @@ bool parseOptions(int argc, char** argv, const char* testName, Options* o, int* 
     throw SetupError(format("-m %d with -e %zu: %d receive buffers of %zu bytes exceed 16 GiB; lower -m or -e",
                             o->aggIters, o->maxBytes, o->aggIters, o->maxBytes));
   if (o->stepFactor == 1 && o->stepBytes == 0) throw SetupError("-i 0 with -f 1 never reaches -e");
-  if (!o->data.empty() && o->types.size() > 1) throw SetupError("--data holds one type: give -d bfloat16, float or f8e5m2");
-  if (!o->data.empty() && o->types[0] != szBfloat16 && o->types[0] != szFloat32 && o->types[0] != szFloat8e5m2)
-    throw SetupError(format("--data reads bf16, float and fp8e5m2 tensors, not -d %s: use generated data",
+  if (!o->data.empty() && o->types.size() > 1)
+    throw SetupError("--data holds one type: give -d bfloat16, float, half, f8e4m3 or f8e5m2");
+  if (!o->data.empty() && !szTypeIsCompressible(o->types[0]))
+    throw SetupError(format("--data reads bf16, float, half, f8e4m3 and f8e5m2 tensors, not -d %s: use generated data",
                             type.c_str()));
   if (!o->json.empty() && !std::ofstream(o->json, std::ios::app))  // fail now, not after the run
     throw SetupError(format("-J %s: cannot write there", o->json.c_str()));

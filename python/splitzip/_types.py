@@ -22,8 +22,7 @@ SHORT_NAME_BY_TYPE = {0: "int8", 1: "uint8", 2: "int32", 3: "uint32", 4: "int64"
                       6: "fp16", 7: "fp32", 8: "fp64", 9: "bf16", 10: "fp8e4m3", 11: "fp8e5m2"}
 TYPE_BY_USER_NAME = {**TYPE_BY_DTYPE_NAME, **{n: t for t, n in SHORT_NAME_BY_TYPE.items()}}
 
-# The codec's; the communicator compresses all five on host buffers and the first three on device
-# buffers (its slot kernels carry FP16 and E4M3 raw).
+# The codec's; the communicator compresses all five on host and device buffers.
 COMPRESSIBLE = ("bf16", "fp8e5m2", "fp32", "fp16", "fp8e4m3")
 
 

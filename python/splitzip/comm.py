@@ -146,8 +146,8 @@ class Communicator:
             time.sleep(0.001)
 
     def send(self, x, peer: int, dtype=None) -> None:
-        """Sends array / tensor x (contiguous, any shape, any SplitZip dtype: bf16, fp8 e5m2 and
-        fp32 compress, others travel raw) to rank `peer`, which receives it with recv of the same
+        """Sends array / tensor x (contiguous, any shape, any SplitZip dtype: bf16, fp16, fp8 e4m3,
+        fp8 e5m2 and fp32 compress, others travel raw) to rank `peer`, which receives it with recv of the same
         element count and dtype. CUDA tensors: enqueued on the current stream; x must not be
         modified until that stream passes this point. Host arrays: returns once the peer has
         the data (inside a group: at the group's end). dtype: as in splitzip.encode (None: from x;

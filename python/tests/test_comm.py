@@ -92,3 +92,8 @@ def test_cuda_tensors_on_the_current_stream():
     require_cuda()
     # Device tensors over the tcp wire: the slot protocol through pinned slots and proxy threads.
     check_ok(run_ranks("cuda_tensors"), "cuda_tensors")
+
+
+def test_cuda_fp16_and_e4m3_tensors_travel_compressed():
+    require_cuda()
+    check_ok(run_ranks("cuda_narrow", extra_env={"TEST_CODEC": "on"}), "cuda_narrow")

@@ -40,10 +40,9 @@ struct Op {
   std::vector<SlotGroupCodebook> codebooks;
 
   // Whether its path compresses its type, the one test of it for both paths: host buffers are
-  // coded by the CPU codec (every type with an exponent: BF16, FP32, FP16, FP8 E5M2 and E4M3, with
-  // 3- or 4-bit codes), device buffers by the slot kernels (format version 1's BF16, FP32 and
-  // E5M2; they carry FP16 and E4M3 raw).
-  bool compressible() const { return device ? deviceCodecType(type) : szTypeIsCompressible(type) != 0; }
+  // coded by the CPU codec, device buffers by the slot kernels; both take every type with an
+  // exponent (BF16, FP32 and FP8 E5M2 with 4-bit codes, FP16 and E4M3 with 3- or 4-bit ones).
+  bool compressible() const { return device ? gpuCodecType(type) : szTypeIsCompressible(type) != 0; }
 };
 
 }  // namespace sz

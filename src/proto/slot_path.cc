@@ -271,12 +271,13 @@ szResult_t SlotPath::enqueue(const std::vector<Op>& reqs, bool captured) {
     sliceBytes[k] = opSliceBytes(r.peer, bytes);
     slices[k] = opSlices(bytes, sliceBytes[k]);
     const bool frames = r.send && r.frames;
+    needScratch |= frames && !deviceCodecType(r.type);  // FP16 and E4M3: escape records
     if (frames && !codebooksFit(r, sliceBytes[k]))
       return szSetError(szInternalError, "slot path: a device send's codebooks do not match its segment groups");
     if (r.segs.size() > 1) {
       tableBytes += align16(r.segs.size() * sizeof(SlotSegment)) + align16(slices[k] * sizeof(SlotSlice));
       if (frames && r.codebooks.size() > 1) tableBytes += align16(r.codebooks.size() * sizeof(SlotCodebook));
-      needScratch |= (r.send ? r.frames : true) && deviceCodecType(r.type);
+      needScratch |= (r.send ? r.frames : true) && gpuCodecType(r.type);
     }
   }
   size_t calibrations = 0;
@@ -316,7 +317,8 @@ szResult_t SlotPath::enqueue(const std::vector<Op>& reqs, bool captured) {
   SlotLaunch launch{};
   launch.nops = uint32_t(reqs.size());
   launch.timeoutNs = uint64_t(cfg_.timeoutMs) * 1000000ull;
-  launch.scratchStride = cfg_.sliceBytes;
+  launch.scratchStride = scratchStride();
+  launch.recordsOff = recordsOff();
   if (needScratch && captured) {
     launch.scratch = graph.scratch;
   } else if (needScratch) {

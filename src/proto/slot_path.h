@@ -16,6 +16,7 @@
 #include <memory>
 #include <vector>
 
+#include "kernels/escape_slots.h"
 #include "kernels/slot_kernels.h"
 #include "src/proto/op.h"
 #include "src/proto/peer_channels.h"
@@ -75,8 +76,12 @@ class SlotPath {
   // without writing them, a crash, fails the next launch or the next reap that queries).
   szResult_t reap(const std::function<void(const SlotCompletion&)>& done, bool query = true);
   bool idle() const { return inflight_.empty() && finished_.empty(); }
-  // Bytes of one launch's scratch: a slice per block.
-  uint64_t scratchBytes() const { return cfg_.sliceBytes * std::max<uint64_t>(cfg_.blocks, kMaxSlotOps); }
+  // A block's scratch: a slice (buffer lists' gathers and scatters), then an FP16 or E4M3 slice's
+  // escape records from recordsOff() (kernels/escape_slots.h).
+  uint64_t recordsOff() const { return (cfg_.sliceBytes + 15) / 16 * 16; }
+  uint64_t scratchStride() const { return recordsOff() + narrowScratchBytes(cfg_.sliceBytes); }
+  // Bytes of one launch's scratch: a block's scratch per block.
+  uint64_t scratchBytes() const { return scratchStride() * std::max<uint64_t>(cfg_.blocks, kMaxSlotOps); }
 
  private:
   struct Calibration {
