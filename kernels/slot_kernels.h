@@ -54,10 +54,12 @@ constexpr uint32_t kSlotThreads = 512;
 struct SlotLaunch {
   uint32_t nops;
   uint64_t timeoutNs;       // a wait that sees no progress this long fails with szTimeout
-  // Per block, scratchStride bytes: a slice (gathers and scatters of buffer lists), then from
-  // recordsOff the escape records of an FP16 or E4M3 slice being encoded (narrowScratchBytes).
-  uint8_t* scratch;
-  uint64_t scratchStride, recordsOff;
+  uint8_t* scratch;         // sliceBytes per block: gathers and scatters of buffer lists
+  uint64_t scratchStride;
+  // recordsStride per block: the escape records of an FP16 or E4M3 slice being encoded
+  // (kernels/escape_slots.h narrowScratchBytes); launches with such sends only.
+  uint8_t* records;
+  uint64_t recordsStride;
   uint32_t blockEnd[kMaxSlotOps];   // each operation's SlotOp::blockEnd: a block finds its operation here
   const SlotOp* pool;               // operations kInlineSlotOps.. nops - 1 are pool[poolIndex[k]]
   uint16_t poolIndex[kMaxSlotOps];

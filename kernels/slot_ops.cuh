@@ -137,7 +137,8 @@ __device__ __forceinline__ uint64_t encodeSliceOf(int type, const SlotCodebook& 
       return aligned ? encodeNarrowSlice<szFloat8e4m3, 3, true>(sNarrow, cb.exponents, used, in, count, frame, records, escapes, raw)
                      : encodeNarrowSlice<szFloat8e4m3, 3, false>(sNarrow, cb.exponents, used, in, count, frame, records, escapes, raw);
     if (type == szFloat8e4m3)  // 4-bit codes: always stored raw
-      return encodeNarrowSlice<szFloat8e4m3, 4, false>(sNarrow, cb.exponents, used, in, count, frame, records, escapes, raw);
+      return aligned ? encodeNarrowSlice<szFloat8e4m3, 4, true>(sNarrow, cb.exponents, used, in, count, frame, records, escapes, raw)
+                     : encodeNarrowSlice<szFloat8e4m3, 4, false>(sNarrow, cb.exponents, used, in, count, frame, records, escapes, raw);
   }
   if constexpr (kType == kSlotAnyType || kType == kSlotAllTypes) {
     switch (type) {
@@ -232,14 +233,14 @@ __device__ __forceinline__ int sendSlice(const SlotLaunch& L, const SlotOp& op, 
   if (direct) {
   } else if (frame) {
     const uint8_t* in = op.seg0.ptr + off;
-    uint8_t* scratch = L.scratch + uint64_t(blockIdx.x) * L.scratchStride;
     if (op.nsegs > 1) {
+      uint8_t* scratch = L.scratch + uint64_t(blockIdx.x) * L.scratchStride;
       copyPieces(op, sSlice.seg, off, scratch, n, true);
       __syncthreads();
       in = scratch;
     }
     bytes = encodeSliceOf<kType, kAligned>(op.type, codebooks[sSlice.codebook], in, n / T.elemBytes, payload,
-                                           scratch + L.recordsOff, &escapes, &raw);
+                                           L.records + uint64_t(blockIdx.x) * L.recordsStride, &escapes, &raw);
   } else if (op.nsegs > 1) {
     copyPieces(op, sSlice.seg, off, payload, n, true);
   } else {

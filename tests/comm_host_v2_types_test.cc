@@ -1,6 +1,6 @@
 // FP16 and FP8 E4M3 on host buffers (format version 2, issue 33): the host path codes them with
-// the CPU codec (3- or 4-bit exponent codes), while device buffers still carry them raw (the slot
-// kernels decode version 1 only). Two ranks as threads on the tcp wire: every bit pattern of the
+// the CPU codec (3- or 4-bit exponent codes); device buffers take the slot kernels' path for them
+// (tests/gpu/comm_narrow_gpu_test.cc). Two ranks as threads on the tcp wire: every bit pattern of the
 // type at odd counts (NaN payloads, -0, subnormals, Inf, +-448) arrives bit-exact, raw or inside
 // compressed frames; the shipped real KV compresses to what its codebook predicts (the
 // communicator's calibrated codebook, the type's default, or a fixed 3-bit one); a receive of

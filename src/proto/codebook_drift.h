@@ -25,7 +25,7 @@
 // slice the codec stored raw still counts towards the windows (all escapes), so the drift
 // catches data after it.
 //
-// FP16 and FP8 E4M3 (host buffers only: the slot kernels carry them raw) have 3- or 4-bit codes:
+// FP16 and FP8 E4M3 (host and device buffers) have 3- or 4-bit codes:
 // a calibration picks the width as the CPU codec's does (szCodebookFromHistogram: the one
 // predicting the better ratio), so a group may go from E4M3's 3-bit default to a 4-bit top-16 and
 // back; a switch then must gain in ratio (codes and escapes together), not in escapes alone, and

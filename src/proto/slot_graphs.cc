@@ -43,11 +43,13 @@ void SlotGraphs::retire(std::unique_ptr<Entry> e) {
   spare_.push_back(std::move(e));
 }
 
-szResult_t SlotGraphs::allocate(uint32_t nops, uint64_t tableBytes, uint64_t scratchBytes, Memory* out) {
+szResult_t SlotGraphs::allocate(uint32_t nops, uint64_t tableBytes, uint64_t scratchBytes, uint64_t recordsBytes,
+                                Memory* out) {
   drop();
   const uint64_t results = align256(sizeof(SlotOpResult) * nops), pool = align256(sizeof(SlotOp) * nops);
   const uint64_t accums = align256(sizeof(SlotOpAccum) * nops);
-  const uint64_t hostBytes = results + pool + tableBytes, devBytes = accums + scratchBytes;
+  const uint64_t scratch = align256(scratchBytes);
+  const uint64_t hostBytes = results + pool + tableBytes, devBytes = accums + scratch + recordsBytes;
   std::unique_ptr<Entry> e;
   for (auto it = spare_.begin(); it != spare_.end() && !e; ++it)
     if ((*it)->hostBytes >= hostBytes && (*it)->devBytes >= devBytes) {
@@ -86,6 +88,7 @@ szResult_t SlotGraphs::allocate(uint32_t nops, uint64_t tableBytes, uint64_t scr
   e->mem.tables = tableBytes ? h + results + pool : nullptr;
   e->mem.accums = reinterpret_cast<SlotOpAccum*>(d);
   e->mem.scratch = scratchBytes ? d + accums : nullptr;
+  e->mem.records = recordsBytes ? d + accums + scratch : nullptr;
   *out = e->mem;
   pending_ = std::move(e);
   return szSuccess;

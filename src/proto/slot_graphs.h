@@ -34,6 +34,7 @@ class SlotGraphs {
     uint8_t* tables = nullptr;
     SlotOpAccum* accums = nullptr;
     uint8_t* scratch = nullptr;
+    uint8_t* records = nullptr;  // FP16's and E4M3's escape records (device), where it has any
   };
 
   SlotGraphs() = default;
@@ -45,7 +46,7 @@ class SlotGraphs {
 
   // Memory for a launch of `nops` operations being captured. Call with the thread's capture mode
   // relaxed (kernels/capture_mode.h). Errors: szUnhandledCudaError.
-  szResult_t allocate(uint32_t nops, uint64_t tableBytes, uint64_t scratchBytes, Memory* out);
+  szResult_t allocate(uint32_t nops, uint64_t tableBytes, uint64_t scratchBytes, uint64_t recordsBytes, Memory* out);
   // The launch allocated last was captured on `stream`: its graph now holds its memory, and its
   // operations report `ops` after each replay. Errors: szUnhandledCudaError (its memory is freed).
   szResult_t keep(CUstream_st* stream, std::vector<SlotCompletion> ops);

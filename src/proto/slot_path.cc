@@ -24,6 +24,7 @@ constexpr int kResultSlots = 1024;      // operations in flight per communicator
 constexpr int kEvents = 256;            // launches in flight per communicator
 constexpr uint64_t kTableBytes = 16 << 20;  // buffer-list tables of the launches in flight
 constexpr int kScratchArenas = 2;       // launches with compressed buffer lists in flight
+constexpr int kCalibratedTypes = 5;     // BF16, FP32, FP16, FP8 E5M2 and E4M3
 
 constexpr int kCountBins = 256;          // a calibration's exponent histogram
 static_assert(kSegmentGroups <= int(kSlotCodebooks), "a send carries a codebook per segment group");
@@ -130,9 +131,9 @@ szResult_t SlotPath::create(const ChannelSource& channel, int rank, std::vector<
     p->scratch_.push_back(s);
     p->freeScratch_.push_back(i);
   }
-  // One calibration out at a time per (peer, type, segment group) (CodebookDrift): three types
+  // One calibration out at a time per (peer, type, segment group) (CodebookDrift): five types
   // per peer; a launch takes at most one per group of each of its operations.
-  const int calib = std::min(3 * p->nranks_, int(kMaxSlotOps)) * kSegmentGroups;
+  const int calib = std::min(kCalibratedTypes * p->nranks_, int(kMaxSlotOps)) * kSegmentGroups;
   CUDACHECK(cudaMalloc(&p->calibDev_, sizeof(unsigned long long) * kCountBins * calib));
   CUDACHECK(cudaHostAlloc(&p->calibHost_, sizeof(unsigned long long) * kCountBins * calib, cudaHostAllocMapped));
   for (int i = calib - 1; i >= 0; --i) p->freeCalib_.push_back(i);
@@ -150,6 +151,7 @@ SlotPath::~SlotPath() {
   for (Launch& l : inflight_) cudaEventSynchronize(l.event);
   for (cudaEvent_t e : allEvents_) cudaEventDestroy(e);
   for (uint8_t* s : scratch_) cudaFree(s);
+  for (uint8_t* s : records_) cudaFree(s);
   if (table_) cudaFreeHost(table_);
   if (opPool_) cudaFreeHost(opPool_);
   if (results_) cudaFreeHost(results_);
@@ -256,7 +258,7 @@ szResult_t SlotPath::enqueue(const std::vector<Op>& reqs, bool captured) {
     return szSetError(szInternalError, "slot path: %zu operations in one launch; at most %u", reqs.size(), kMaxSlotOps);
   cudaStream_t stream = reqs[0].stream;
   // Resources first, so that a failure leaves nothing taken.
-  bool needScratch = false;
+  bool needScratch = false, needRecords = false;
   uint64_t tableBytes = 0;
   // Per-launch vectors are members, reused: no allocation per launch in steady state.
   std::vector<uint64_t>& slices = plan_.slices;
@@ -271,7 +273,7 @@ szResult_t SlotPath::enqueue(const std::vector<Op>& reqs, bool captured) {
     sliceBytes[k] = opSliceBytes(r.peer, bytes);
     slices[k] = opSlices(bytes, sliceBytes[k]);
     const bool frames = r.send && r.frames;
-    needScratch |= frames && !deviceCodecType(r.type);  // FP16 and E4M3: escape records
+    needRecords |= frames && !deviceCodecType(r.type);  // FP16 and E4M3
     if (frames && !codebooksFit(r, sliceBytes[k]))
       return szSetError(szInternalError, "slot path: a device send's codebooks do not match its segment groups");
     if (r.segs.size() > 1) {
@@ -293,12 +295,20 @@ szResult_t SlotPath::enqueue(const std::vector<Op>& reqs, bool captured) {
     SZ_PROFILE_SCOPE("host slot enqueue: wait for a launch to finish");
     SZCHECK(waitOldest());
   }
+  if (!captured && needRecords && freeRecords_.empty()) {  // every records arena is in flight: one more
+    uint8_t* r = nullptr;
+    CaptureModeRelaxed relaxed;  // another stream of this process may be capturing
+    CUDACHECK(cudaMalloc(&r, recordsBytes()));
+    records_.push_back(r);
+    freeRecords_.push_back(int(records_.size()) - 1);
+  }
   // A captured launch's memory is its own, held by its graph (slot_graphs.h); the others' comes
   // from the pools, free again once the launch is reaped.
   SlotGraphs::Memory graph;
   uint64_t table = 0;
   if (captured) {
-    SZCHECK(graphs_.allocate(uint32_t(reqs.size()), tableBytes, needScratch ? scratchBytes() : 0, &graph));
+    SZCHECK(graphs_.allocate(uint32_t(reqs.size()), tableBytes, needScratch ? scratchBytes() : 0,
+                             needRecords ? recordsBytes() : 0, &graph));
   } else if (tableBytes) {
     SZCHECK(takeTable(tableBytes, &table));
   }
@@ -313,18 +323,25 @@ szResult_t SlotPath::enqueue(const std::vector<Op>& reqs, bool captured) {
   Launch l = takeLaunch();
   l.tableBegin = table;
   l.tableEnd = table + tableBytes;
-  l.scratch = -1;
+  l.scratch = l.records = -1;
   SlotLaunch launch{};
   launch.nops = uint32_t(reqs.size());
   launch.timeoutNs = uint64_t(cfg_.timeoutMs) * 1000000ull;
-  launch.scratchStride = scratchStride();
-  launch.recordsOff = recordsOff();
+  launch.scratchStride = cfg_.sliceBytes;
   if (needScratch && captured) {
     launch.scratch = graph.scratch;
   } else if (needScratch) {
     l.scratch = freeScratch_.back();
     freeScratch_.pop_back();
     launch.scratch = scratch_[size_t(l.scratch)];
+  }
+  launch.recordsStride = recordsStride();
+  if (needRecords && captured) {
+    launch.records = graph.records;
+  } else if (needRecords) {
+    l.records = freeRecords_.back();
+    freeRecords_.pop_back();
+    launch.records = records_[size_t(l.records)];
   }
   // Blocks: an equal share of the launch's blocks per operation, no more than it has slices.
   const uint32_t share = std::max<uint32_t>(1, cfg_.blocks / uint32_t(reqs.size()));
@@ -445,6 +462,7 @@ szResult_t SlotPath::enqueue(const std::vector<Op>& reqs, bool captured) {
       for (int s : l.results) freeResults_.push_back(s);
       for (const Calibration& c : l.calib) freeCalib_.push_back(c.buf);
       if (l.scratch >= 0) freeScratch_.push_back(l.scratch);
+      if (l.records >= 0) freeRecords_.push_back(l.records);
     }
     return res;
   }
@@ -498,6 +516,7 @@ szResult_t SlotPath::finish(Launch& l) {
 #endif
   freeEvents_.push_back(l.event);
   if (l.scratch >= 0) freeScratch_.push_back(l.scratch);
+  if (l.records >= 0) freeRecords_.push_back(l.records);
   return first;
 }
 

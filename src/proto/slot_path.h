@@ -76,12 +76,11 @@ class SlotPath {
   // without writing them, a crash, fails the next launch or the next reap that queries).
   szResult_t reap(const std::function<void(const SlotCompletion&)>& done, bool query = true);
   bool idle() const { return inflight_.empty() && finished_.empty(); }
-  // A block's scratch: a slice (buffer lists' gathers and scatters), then an FP16 or E4M3 slice's
-  // escape records from recordsOff() (kernels/escape_slots.h).
-  uint64_t recordsOff() const { return (cfg_.sliceBytes + 15) / 16 * 16; }
-  uint64_t scratchStride() const { return recordsOff() + narrowScratchBytes(cfg_.sliceBytes); }
-  // Bytes of one launch's scratch: a block's scratch per block.
-  uint64_t scratchBytes() const { return scratchStride() * std::max<uint64_t>(cfg_.blocks, kMaxSlotOps); }
+  // Bytes of one launch's scratch: a slice per block.
+  uint64_t scratchBytes() const { return cfg_.sliceBytes * std::max<uint64_t>(cfg_.blocks, kMaxSlotOps); }
+  // A block's escape records of an FP16 or E4M3 slice (kernels/escape_slots.h), and a launch's.
+  uint64_t recordsStride() const { return narrowScratchBytes(cfg_.sliceBytes); }
+  uint64_t recordsBytes() const { return recordsStride() * std::max<uint64_t>(cfg_.blocks, kMaxSlotOps); }
 
  private:
   struct Calibration {
@@ -96,6 +95,7 @@ class SlotPath {
     std::vector<Calibration> calib;
     uint64_t tableBegin, tableEnd;  // range of the pinned table arena
     int scratch;                    // scratch arena or -1
+    int records;                    // records arena or -1
     uint64_t seq;                   // launches in enqueue order, from 1
 #if SZ_PROFILE
     std::vector<uint32_t> blocks;  // each operation's blocks (base/profile.h: phases per block)
@@ -127,6 +127,10 @@ class SlotPath {
   SlotOp* opPool_ = nullptr;  // pinned: an operation per result slot, for those past a launch's parameters
   std::vector<uint8_t*> scratch_;
   std::vector<int> freeScratch_;
+  // Escape-record arenas of launches with FP16 or E4M3 sends, made as launches need them (up to
+  // kEvents, one per launch in flight): a host thread never waits for its own sends to be received.
+  std::vector<uint8_t*> records_;
+  std::vector<int> freeRecords_;
   std::vector<CUevent_st*> freeEvents_, allEvents_;
   std::deque<Launch> inflight_;
   std::vector<SlotCompletion> finished_;   // collected, not yet handed to reap's caller
