@@ -56,13 +56,8 @@ Transfer transfer(int mode, const std::vector<Buffers>& phases, int recvSplit = 
   std::vector<std::thread> ranks;
   for (int r = 0; r < 2; ++r)
     ranks.emplace_back([&, r] {
-      int devices = 0;
-      cudaGetDeviceCount(&devices);
-      cudaSetDevice(r % devices);
-      szConfig_t cfg = SZ_CONFIG_INITIALIZER;
-      cfg.wire = "ipc";
-      cfg.codec = SZ_CODEC_ON;
-      cfg.codebookMode = mode;
+      sztest::setRankDevice(r);
+      szConfig_t cfg = sztest::ipcCodecConfig(mode);
       szComm_t comm = nullptr;
       EXPECT_EQ(szCommInitRankConfig(&comm, 2, id, r, &cfg), szSuccess) << szGetLastError(nullptr);
       cudaStream_t s;

@@ -67,14 +67,8 @@ Outcome exchange(const std::vector<Message>& msgs, int rounds, int codebookMode 
   std::vector<std::thread> ranks;
   for (int r = 0; r < 2; ++r)
     ranks.emplace_back([&, r] {
-      int devices = 0;
-      cudaGetDeviceCount(&devices);
-      cudaSetDevice(r % devices);
-      szConfig_t cfg = SZ_CONFIG_INITIALIZER;
-      cfg.wire = "ipc";
-      cfg.codec = SZ_CODEC_ON;
-      cfg.codebookMode = codebookMode;
-      cfg.codebook = codebook;
+      sztest::setRankDevice(r);
+      szConfig_t cfg = sztest::ipcCodecConfig(codebookMode, codebook);
       szComm_t comm = nullptr;
       const szResult_t init = szCommInitRankConfig(&comm, 2, id, r, &cfg);
       EXPECT_EQ(init, szSuccess) << szGetLastError(nullptr);

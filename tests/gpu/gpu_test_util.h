@@ -28,6 +28,24 @@ inline bool haveGpu() {
     }                                                                        \
   } while (0)
 
+// Rank r's GPU among those present: two ranks as threads share one where there is one.
+inline void setRankDevice(int r) {
+  int devices = 0;
+  cudaGetDeviceCount(&devices);
+  cudaSetDevice(devices > 0 ? r % devices : 0);
+}
+
+// A communicator's configuration on the ipc wire with the codec on and codebook mode `mode`
+// (`codebook`: SZ_CODEBOOK_FIXED's).
+inline szConfig_t ipcCodecConfig(int mode, const szCodebook_t* codebook = nullptr) {
+  szConfig_t cfg = SZ_CONFIG_INITIALIZER;
+  cfg.wire = "ipc";
+  cfg.codec = SZ_CODEC_ON;
+  cfg.codebookMode = mode;
+  cfg.codebook = codebook;
+  return cfg;
+}
+
 // A device allocation with `pad` poisoned guard bytes after the user's `bytes`.
 struct DeviceBuffer {
   uint8_t* base = nullptr;
