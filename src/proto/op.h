@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <vector>
 
-#include "codec/dtype.h"
 #include "kernels/slot_format.h"
 #include "splitzip.h"
 
@@ -40,9 +39,9 @@ struct Op {
   std::vector<SlotGroupCodebook> codebooks;
 
   // Whether its path compresses its type, the one test of it for both paths: host buffers are
-  // coded by the CPU codec, device buffers by the slot kernels; both take every type with an
+  // coded by the CPU codec, device buffers by the slot kernels, and both take every type with an
   // exponent (BF16, FP32 and FP8 E5M2 with 4-bit codes, FP16 and E4M3 with 3- or 4-bit ones).
-  bool compressible() const { return device ? gpuCodecType(type) : szTypeIsCompressible(type) != 0; }
+  bool compressible() const { return szTypeIsCompressible(type) != 0; }
 };
 
 }  // namespace sz
