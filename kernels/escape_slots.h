@@ -21,10 +21,15 @@ namespace sz {
 SZ_HD constexpr uint32_t slotRecords(int type) { return type == szFloat16 || type == szFloat8e4m3 ? 64 : 16; }
 SZ_HD constexpr uint32_t slotBytes(int type) { return slotRecords(type) * kEscapeBytes; }
 
-// One block's frame of FP16 or E4M3 (encode_narrow_block.cuh): ranges of at most 32 chunks, their
-// escape totals (4 bytes each) first in the block's scratch, then a slot per chunk from
-// narrowRecordsOff.
-SZ_HD constexpr uint64_t narrowRangesOf(uint64_t chunks) { return (chunks + 31) / 32; }
+// One block's frame of FP16 or E4M3 (encode_narrow_block.cuh): ranges of at most 32 chunks, at
+// least kNarrowMinRanges of them where the frame has that many chunks (two for each of the
+// block's 16 warps: a 256 KiB slice of FP16 is 128 chunks, which ranges of 32 gave 4 warps of
+// 16), their escape totals (4 bytes each) first in the block's scratch, then a slot per chunk
+// from narrowRecordsOff.
+constexpr uint64_t kNarrowMinRanges = 32;
+SZ_HD constexpr uint64_t narrowRangesOf(uint64_t chunks) {
+  return (chunks + 31) / 32 > kNarrowMinRanges ? (chunks + 31) / 32 : chunks < kNarrowMinRanges ? chunks : kNarrowMinRanges;
+}
 SZ_HD constexpr uint64_t narrowRecordsOff(uint64_t chunks) { return (4 * narrowRangesOf(chunks) + 15) / 16 * 16; }
 // The scratch a block needs for a slice of at most `sliceBytes` bytes of either type (E4M3's, a
 // chunk per 1024 bytes, is the larger).

@@ -3,6 +3,8 @@
 // its range totals and a slot of records per chunk, the records 16-byte aligned.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "kernels/escape_slots.h"
 
 namespace {
@@ -18,14 +20,20 @@ TEST(EscapeSlots, NarrowSlicesFitTheirBlocksScratch) {
       EXPECT_LE(need, narrowScratchBytes(slice)) << "slice " << slice << " type " << type;
       EXPECT_GE(narrowRecordsOff(chunks), 4 * narrowRangesOf(chunks)) << "totals before the records";
       EXPECT_EQ(narrowRecordsOff(chunks) % 16, 0u);
-      EXPECT_LE(narrowRangesOf(chunks) * 32, chunks + 31) << "ranges of at most 32 chunks";
+      const uint64_t ranges = narrowRangesOf(chunks);
+      EXPECT_LE(chunks, ranges * 32) << "ranges of at most 32 chunks";
+      EXPECT_LE(ranges, chunks) << "no empty range";
+      EXPECT_GE(ranges, std::min<uint64_t>(chunks, kNarrowMinRanges)) << "two ranges a warp where there are chunks";
     }
   }
   EXPECT_EQ(slotRecords(szFloat16), 64u);
   EXPECT_EQ(slotRecords(szFloat8e4m3), 64u);
   EXPECT_EQ(slotRecords(szBfloat16), 16u);
-  // E4M3's 256 KiB slice (the ipc default): 256 chunks, 8 ranges, 48 KiB of records.
-  EXPECT_EQ(narrowScratchBytes(uint64_t(256) << 10), 48u + 192u * 257u);
+  // E4M3's 256 KiB slice (the ipc default): 257 chunks at most, 32 ranges (128 bytes of totals).
+  EXPECT_EQ(narrowScratchBytes(uint64_t(256) << 10), 128u + 192u * 257u);
+  EXPECT_EQ(narrowRangesOf(128), 32u);  // FP16's 256 KiB slice: 4 chunks a range
+  EXPECT_EQ(narrowRangesOf(5), 5u);
+  EXPECT_EQ(narrowRangesOf(4096), 128u);
 }
 
 }  // namespace
