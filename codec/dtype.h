@@ -60,8 +60,8 @@ SZ_HD constexpr TypeTraits typeTraits(int type) {
 }
 
 // Format version 1's compressed types (bf16, fp32, fp8e5m2 with 4-bit codes): the ones the slot
-// kernels' typed kernels encode and decode (FP16 and E4M3 take the kernel of all types:
-// kernels/slot_kernel_table.h).
+// kernels' any-type kernel encodes and decodes (FP16's and E4M3's paths, format version 2, are in
+// their typed kernels and the kernel of all types: kernels/slot_kernel_table.h).
 SZ_HD constexpr bool deviceCodecType(int type) {
   return type == szBfloat16 || type == szFloat32 || type == szFloat8e5m2;
 }

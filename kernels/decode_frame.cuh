@@ -249,17 +249,18 @@ __device__ __forceinline__ int checkFrameHeader(const uint8_t* bytes, const Deco
 // inlined: as a call of their own they cost the version 1 types' inlined paths 10-14 % of
 // szDecodeAsync's BF16 rate at 4-16 MiB (one H100, 2026-12-06); inlined, base's rate (one
 // H200, 2026-12-07).
+template <int kType, bool kAligned>
+__device__ __forceinline__ void decodeNarrowTypeChunks(const FrameHeader& h, const FrameLayout& l,
+                                                       const DecodeParams& p, const uint8_t* sExp, uint64_t warp,
+                                                       uint64_t warps) {
+  if (l.codeBits == 3) decodeChunks<kType, kAligned, 3>(h, l, p, sExp, warp, warps);
+  else decodeChunks<kType, kAligned, 4>(h, l, p, sExp, warp, warps);
+}
 template <bool kAligned>
 __device__ __forceinline__ void decodeNarrowChunks(const FrameHeader& h, const FrameLayout& l, const DecodeParams& p,
                                                 const uint8_t* sExp, uint64_t warp, uint64_t warps) {
-  const bool narrow = l.codeBits == 3;
-  if (h.type == szFloat16) {
-    if (narrow) decodeChunks<szFloat16, kAligned, 3>(h, l, p, sExp, warp, warps);
-    else decodeChunks<szFloat16, kAligned, 4>(h, l, p, sExp, warp, warps);
-  } else {
-    if (narrow) decodeChunks<szFloat8e4m3, kAligned, 3>(h, l, p, sExp, warp, warps);
-    else decodeChunks<szFloat8e4m3, kAligned, 4>(h, l, p, sExp, warp, warps);
-  }
+  if (h.type == szFloat16) decodeNarrowTypeChunks<szFloat16, kAligned>(h, l, p, sExp, warp, warps);
+  else decodeNarrowTypeChunks<szFloat8e4m3, kAligned>(h, l, p, sExp, warp, warps);
 }
 
 // The payload of a frame whose header is good: a raw copy, or chunks decoded, as thread `gtid`
@@ -283,6 +284,8 @@ __device__ __forceinline__ void decodePayload(const FrameHeader& h, const FrameL
   const uint64_t warp = gtid / 32, warps = stride / 32;
   if constexpr (kOnly == kDecodeNarrow) {
     decodeNarrowChunks<kAligned>(h, l, p, sExp, warp, warps);
+  } else if constexpr (kOnly == szFloat16 || kOnly == szFloat8e4m3) {
+    decodeNarrowTypeChunks<kOnly, kAligned>(h, l, p, sExp, warp, warps);
   } else if constexpr (kOnly >= 0) {
     decodeChunks<kOnly, kAligned>(h, l, p, sExp, warp, warps);
   } else {
@@ -318,7 +321,8 @@ __device__ __forceinline__ int decodeFramePart(const DecodeParams& p, uint64_t g
   for (uint32_t i = tid; i < kHeaderBytes; i += blockDim.x) sBytes[i] = whole ? p.frame[i] : 0;
   __syncthreads();
   if (tid == 0) {
-    const int err = checkFrameHeader(sBytes, p, &sH, &sL, kOnly == kDecodeAll);
+    const bool narrow = kOnly == kDecodeAll || kOnly == szFloat16 || kOnly == szFloat8e4m3;
+    const int err = checkFrameHeader(sBytes, p, &sH, &sL, narrow);
     if (err != szSuccess && reportHeader) reportStatus(p.status, err);
     sErr = err;
   }

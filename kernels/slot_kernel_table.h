@@ -17,12 +17,22 @@ constexpr int kSlotRawOnly = -1, kSlotAnyType = szNumTypes, kSlotAllTypes = szNu
 // (a prefill worker's group) or receives only (a decode worker's).
 enum SlotDirection { kSlotBoth = 0, kSlotSendsOnly = 1, kSlotRecvsOnly = 2 };
 
-// The one-direction kernels of one compressible type: kind 0 BF16, 1 FP32, 2 FP8 E5M2.
-constexpr int kSlotTypedKinds = 3;
+// The kernels of one compressible type: kind 0 BF16, 1 FP32, 2 FP8 E5M2, 3 FP16, 4 FP8 E4M3
+// (slotTypedKind).
+constexpr int kSlotTypedKinds = 5;
+constexpr int slotTypedKind(int type) {
+  return type == szBfloat16     ? 0
+         : type == szFloat32    ? 1
+         : type == szFloat8e5m2 ? 2
+         : type == szFloat16    ? 3
+         : type == szFloat8e4m3 ? 4
+                                : -1;
+}
 SlotKernel slotSendKernel(int kind, bool aligned);  // kernels/slot_send_kernels.cu
 SlotKernel slotRecvKernel(int kind, bool aligned);  // kernels/slot_recv_kernels.cu
-// The kernel of launches with FP16 or E4M3 frames (kSlotAllTypes; kernels/slot_all_kernels.cu):
-// one, for sends and receives and any alignment, as it checks each buffer's at run time.
+// The kernel of groups mixing FP16's or E4M3's frames with another type's (kSlotAllTypes;
+// kernels/slot_all_kernels.cu): one, for sends and receives and any alignment, as it checks each
+// buffer's at run time.
 SlotKernel slotAllTypesKernel();
 
 }  // namespace sz

@@ -9,19 +9,23 @@
 namespace sz {
 namespace {
 
-// [kind][aligned]: kind 0..2 one type (BF16, FP32, E5M2), 3 raw only, 4 any type.
-constexpr SlotKernel kSlotKernels[5][2] = {
+// [kind][aligned]: kind 0..4 one type (slotTypedKind), 5 raw only, 6 format version 1's types.
+constexpr int kRawKind = kSlotTypedKinds, kAnyKind = kSlotTypedKinds + 1;
+constexpr SlotKernel kSlotKernels[kSlotTypedKinds + 2][2] = {
     {slotOpsKernel<szBfloat16, false, kSlotBoth>, slotOpsKernel<szBfloat16, true, kSlotBoth>},
     {slotOpsKernel<szFloat32, false, kSlotBoth>, slotOpsKernel<szFloat32, true, kSlotBoth>},
     {slotOpsKernel<szFloat8e5m2, false, kSlotBoth>, slotOpsKernel<szFloat8e5m2, true, kSlotBoth>},
+    {slotOpsKernel<szFloat16, false, kSlotBoth>, slotOpsKernel<szFloat16, true, kSlotBoth>},
+    {slotOpsKernel<szFloat8e4m3, false, kSlotBoth>, slotOpsKernel<szFloat8e4m3, true, kSlotBoth>},
     {slotOpsKernel<kSlotRawOnly, false, kSlotBoth>, slotOpsKernel<kSlotRawOnly, true, kSlotBoth>},
     {slotOpsKernel<kSlotAnyType, false, kSlotBoth>, slotOpsKernel<kSlotAnyType, true, kSlotBoth>},
 };
 
 // The kernel for a launch: the one compressible type its operations may encode or decode,
 // whether every buffer is 16-byte aligned, and for one type, whether all of its operations go
-// one way. A launch with FP16 or E4M3 frames to make or take (format version 2) takes the kernel of
-// all types, which alone carries their paths: the others keep version 1's registers.
+// one way. A group mixing FP16 or E4M3 frames with another type's takes the kernel of all types
+// (format version 2's paths beside version 1's); one mixing version 1's types, the any-type
+// kernel, which keeps version 1's registers.
 SlotKernel pickKernel(const SlotLaunch& L) {
   int type = -1;
   bool mixed = false, narrow = false, aligned = true, sends = false, recvs = false;
@@ -36,8 +40,8 @@ SlotKernel pickKernel(const SlotLaunch& L) {
     sends |= op.send != 0;
     recvs |= op.send == 0;
   }
-  if (narrow) return slotAllTypesKernel();
-  const int kind = mixed ? 4 : type == szBfloat16 ? 0 : type == szFloat32 ? 1 : type == szFloat8e5m2 ? 2 : 3;
+  if (narrow && mixed) return slotAllTypesKernel();
+  const int kind = mixed ? kAnyKind : type < 0 ? kRawKind : slotTypedKind(type);
   if (kind < kSlotTypedKinds && !recvs) return slotSendKernel(kind, aligned);
   if (kind < kSlotTypedKinds && !sends) return slotRecvKernel(kind, aligned);
   return kSlotKernels[kind][aligned];

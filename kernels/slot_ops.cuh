@@ -113,10 +113,23 @@ __device__ void copyPieces(const SlotOp& op, uint32_t first, uint64_t off, uint8
   }
 }
 
+// FP16's or E4M3's slice (kType) with the codebook's width: 3-bit codes where calibration marked
+// them (marksNarrow), else 4 (E4M3's always stored raw). `sNarrow`: the kernel's one (each
+// instantiation of this would otherwise hold its own 12.6 KiB).
+template <int kType, bool kAligned>
+__device__ __forceinline__ uint64_t encodeNarrowSliceOf(NarrowBlockShared& sNarrow, const SlotCodebook& cb,
+                                                        const uint8_t* in, uint64_t count, uint8_t* frame,
+                                                        uint8_t* records, uint64_t* escapes, bool* raw) {
+  const int used = int(cb.used);
+  return marksNarrow(cb.exponents)
+             ? encodeNarrowSlice<kType, 3, kAligned>(sNarrow, cb.exponents, used, in, count, frame, records, escapes, raw)
+             : encodeNarrowSlice<kType, 4, kAligned>(sNarrow, cb.exponents, used, in, count, frame, records, escapes, raw);
+}
+
 // A kernel specialised for one compressible type (kType) and 16-byte aligned buffers carries one
 // codec path, which keeps its registers; kSlotAnyType dispatches at run time among format version
 // 1's types (groups mixing them), kSlotAllTypes also to FP16's and E4M3's paths (format version
-// 2: any launch with frames of theirs); kSlotRawOnly carries none (groups of raw operations).
+// 2: groups mixing them with other types); kSlotRawOnly carries none (groups of raw operations).
 // `records`: the block's scratch for FP16's and E4M3's escape records
 // (kernels/encode_narrow_block.cuh).
 template <int kType, bool kAligned>
@@ -126,19 +139,12 @@ __device__ __forceinline__ uint64_t encodeSliceOf(int type, const SlotCodebook& 
   const bool aligned = (reinterpret_cast<uintptr_t>(in) & 15) == 0;
   if constexpr (kType == kSlotAllTypes) {
     __shared__ NarrowBlockShared sNarrow;
-    const bool bits3 = marksNarrow(cb.exponents);
-    if (type == szFloat16 && bits3)
-      return aligned ? encodeNarrowSlice<szFloat16, 3, true>(sNarrow, cb.exponents, used, in, count, frame, records, escapes, raw)
-                     : encodeNarrowSlice<szFloat16, 3, false>(sNarrow, cb.exponents, used, in, count, frame, records, escapes, raw);
     if (type == szFloat16)
-      return aligned ? encodeNarrowSlice<szFloat16, 4, true>(sNarrow, cb.exponents, used, in, count, frame, records, escapes, raw)
-                     : encodeNarrowSlice<szFloat16, 4, false>(sNarrow, cb.exponents, used, in, count, frame, records, escapes, raw);
-    if (type == szFloat8e4m3 && bits3)
-      return aligned ? encodeNarrowSlice<szFloat8e4m3, 3, true>(sNarrow, cb.exponents, used, in, count, frame, records, escapes, raw)
-                     : encodeNarrowSlice<szFloat8e4m3, 3, false>(sNarrow, cb.exponents, used, in, count, frame, records, escapes, raw);
-    if (type == szFloat8e4m3)  // 4-bit codes: always stored raw
-      return aligned ? encodeNarrowSlice<szFloat8e4m3, 4, true>(sNarrow, cb.exponents, used, in, count, frame, records, escapes, raw)
-                     : encodeNarrowSlice<szFloat8e4m3, 4, false>(sNarrow, cb.exponents, used, in, count, frame, records, escapes, raw);
+      return aligned ? encodeNarrowSliceOf<szFloat16, true>(sNarrow, cb, in, count, frame, records, escapes, raw)
+                     : encodeNarrowSliceOf<szFloat16, false>(sNarrow, cb, in, count, frame, records, escapes, raw);
+    if (type == szFloat8e4m3)
+      return aligned ? encodeNarrowSliceOf<szFloat8e4m3, true>(sNarrow, cb, in, count, frame, records, escapes, raw)
+                     : encodeNarrowSliceOf<szFloat8e4m3, false>(sNarrow, cb, in, count, frame, records, escapes, raw);
   }
   if constexpr (kType == kSlotAnyType || kType == kSlotAllTypes) {
     switch (type) {
@@ -152,6 +158,9 @@ __device__ __forceinline__ uint64_t encodeSliceOf(int type, const SlotCodebook& 
         return aligned ? encodeSlice<szFloat8e5m2, true>(cb.exponents, used, in, count, frame, escapes, raw)
                        : encodeSlice<szFloat8e5m2, false>(cb.exponents, used, in, count, frame, escapes, raw);
     }
+  } else if constexpr (kType == szFloat16 || kType == szFloat8e4m3) {
+    __shared__ NarrowBlockShared sNarrow;
+    return encodeNarrowSliceOf<kType, kAligned>(sNarrow, cb, in, count, frame, records, escapes, raw);
   } else if constexpr (kType >= 0) {
     return encodeSlice<kType, kAligned>(cb.exponents, used, in, count, frame, escapes, raw);
   } else {

@@ -9,6 +9,8 @@ SlotKernel slotRecvKernel(int kind, bool aligned) {
       {slotOpsKernel<szBfloat16, false, kSlotRecvsOnly>, slotOpsKernel<szBfloat16, true, kSlotRecvsOnly>},
       {slotOpsKernel<szFloat32, false, kSlotRecvsOnly>, slotOpsKernel<szFloat32, true, kSlotRecvsOnly>},
       {slotOpsKernel<szFloat8e5m2, false, kSlotRecvsOnly>, slotOpsKernel<szFloat8e5m2, true, kSlotRecvsOnly>},
+      {slotOpsKernel<szFloat16, false, kSlotRecvsOnly>, slotOpsKernel<szFloat16, true, kSlotRecvsOnly>},
+      {slotOpsKernel<szFloat8e4m3, false, kSlotRecvsOnly>, slotOpsKernel<szFloat8e4m3, true, kSlotRecvsOnly>},
   };
   return kKernels[kind][aligned];
 }

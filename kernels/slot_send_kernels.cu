@@ -9,6 +9,8 @@ SlotKernel slotSendKernel(int kind, bool aligned) {
       {slotOpsKernel<szBfloat16, false, kSlotSendsOnly>, slotOpsKernel<szBfloat16, true, kSlotSendsOnly>},
       {slotOpsKernel<szFloat32, false, kSlotSendsOnly>, slotOpsKernel<szFloat32, true, kSlotSendsOnly>},
       {slotOpsKernel<szFloat8e5m2, false, kSlotSendsOnly>, slotOpsKernel<szFloat8e5m2, true, kSlotSendsOnly>},
+      {slotOpsKernel<szFloat16, false, kSlotSendsOnly>, slotOpsKernel<szFloat16, true, kSlotSendsOnly>},
+      {slotOpsKernel<szFloat8e4m3, false, kSlotSendsOnly>, slotOpsKernel<szFloat8e4m3, true, kSlotSendsOnly>},
   };
   return kKernels[kind][aligned];
 }

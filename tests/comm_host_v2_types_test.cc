@@ -277,7 +277,7 @@ TEST(CommHostV2Types, BothPathsCompressEveryTypeWithAnExponent) {
     sz::Op op;
     op.type = t;
     op.device = true;
-    EXPECT_TRUE(op.compressible()) << sz::szTypeName(t) << ": the slot kernel of all types codes it";
+    EXPECT_TRUE(op.compressible()) << sz::szTypeName(t) << ": the slot kernels code it";
   }
   sz::Op ints;
   ints.type = szInt32;
