@@ -128,8 +128,7 @@ szResult_t SlotPath::create(const ChannelSource& channel, int rank, std::vector<
   for (int i = 0; i < kScratchArenas; ++i) {
     uint8_t* s = nullptr;
     CUDACHECK(cudaMalloc(&s, p->scratchBytes()));
-    p->scratch_.push_back(s);
-    p->freeScratch_.push_back(i);
+    p->scratch_.add(s);
   }
   // One calibration out at a time per (peer, type, segment group) (CodebookDrift): five types
   // per peer; a launch takes at most one per group of each of its operations.
@@ -150,8 +149,8 @@ szResult_t SlotPath::create(const ChannelSource& channel, int rank, std::vector<
 SlotPath::~SlotPath() {
   for (Launch& l : inflight_) cudaEventSynchronize(l.event);
   for (cudaEvent_t e : allEvents_) cudaEventDestroy(e);
-  for (uint8_t* s : scratch_) cudaFree(s);
-  for (uint8_t* s : records_) cudaFree(s);
+  for (uint8_t* s : scratch_.all) cudaFree(s);
+  for (uint8_t* s : records_.all) cudaFree(s);
   if (table_) cudaFreeHost(table_);
   if (opPool_) cudaFreeHost(opPool_);
   if (results_) cudaFreeHost(results_);
@@ -289,18 +288,17 @@ szResult_t SlotPath::enqueue(const std::vector<Op>& reqs, bool captured) {
                                            [](const SlotGroupCodebook& g) { return g.calibrate; }));
   if (captured && calibrations > 0)
     return szSetError(szInternalError, "slot path: a captured send planned a calibration");
-  while (!captured && (freeEvents_.empty() || freeResults_.size() < reqs.size() || (needScratch && freeScratch_.empty()) ||
+  while (!captured && (freeEvents_.empty() || freeResults_.size() < reqs.size() || (needScratch && scratch_.free.empty()) ||
                        freeCalib_.size() < calibrations)) {
     if (inflight_.empty()) return szSetError(szInternalError, "slot path: pools exhausted with nothing in flight");
     SZ_PROFILE_SCOPE("host slot enqueue: wait for a launch to finish");
     SZCHECK(waitOldest());
   }
-  if (!captured && needRecords && freeRecords_.empty()) {  // every records arena is in flight: one more
+  if (!captured && needRecords && records_.free.empty()) {  // every records arena is in flight: one more
     uint8_t* r = nullptr;
     CaptureModeRelaxed relaxed;  // another stream of this process may be capturing
     CUDACHECK(cudaMalloc(&r, recordsBytes()));
-    records_.push_back(r);
-    freeRecords_.push_back(int(records_.size()) - 1);
+    records_.add(r);
   }
   // A captured launch's memory is its own, held by its graph (slot_graphs.h); the others' comes
   // from the pools, free again once the launch is reaped.
@@ -331,17 +329,15 @@ szResult_t SlotPath::enqueue(const std::vector<Op>& reqs, bool captured) {
   if (needScratch && captured) {
     launch.scratch = graph.scratch;
   } else if (needScratch) {
-    l.scratch = freeScratch_.back();
-    freeScratch_.pop_back();
-    launch.scratch = scratch_[size_t(l.scratch)];
+    l.scratch = scratch_.take();
+    launch.scratch = scratch_.all[size_t(l.scratch)];
   }
   launch.recordsStride = recordsStride();
   if (needRecords && captured) {
     launch.records = graph.records;
   } else if (needRecords) {
-    l.records = freeRecords_.back();
-    freeRecords_.pop_back();
-    launch.records = records_[size_t(l.records)];
+    l.records = records_.take();
+    launch.records = records_.all[size_t(l.records)];
   }
   // Blocks: an equal share of the launch's blocks per operation, no more than it has slices.
   const uint32_t share = std::max<uint32_t>(1, cfg_.blocks / uint32_t(reqs.size()));
@@ -461,8 +457,8 @@ szResult_t SlotPath::enqueue(const std::vector<Op>& reqs, bool captured) {
     if (!launched) {  // else the kernels may still write the results, calibrations and scratch
       for (int s : l.results) freeResults_.push_back(s);
       for (const Calibration& c : l.calib) freeCalib_.push_back(c.buf);
-      if (l.scratch >= 0) freeScratch_.push_back(l.scratch);
-      if (l.records >= 0) freeRecords_.push_back(l.records);
+      scratch_.give(l.scratch);
+      records_.give(l.records);
     }
     return res;
   }
@@ -515,8 +511,8 @@ szResult_t SlotPath::finish(Launch& l) {
   last = doneNs;
 #endif
   freeEvents_.push_back(l.event);
-  if (l.scratch >= 0) freeScratch_.push_back(l.scratch);
-  if (l.records >= 0) freeRecords_.push_back(l.records);
+  scratch_.give(l.scratch);
+  records_.give(l.records);
   return first;
 }
 

@@ -125,12 +125,27 @@ class SlotPath {
   uint8_t* table_ = nullptr;  // pinned: buffer-list tables of launches in flight (a ring)
   uint64_t tableHead_ = 0;
   SlotOp* opPool_ = nullptr;  // pinned: an operation per result slot, for those past a launch's parameters
-  std::vector<uint8_t*> scratch_;
-  std::vector<int> freeScratch_;
+  // Device arenas of one size that launches take and give back once reaped (index -1: none).
+  struct Arenas {
+    std::vector<uint8_t*> all;
+    std::vector<int> free;
+    void add(uint8_t* arena) {
+      all.push_back(arena);
+      free.push_back(int(all.size()) - 1);
+    }
+    int take() {
+      const int i = free.back();
+      free.pop_back();
+      return i;
+    }
+    void give(int i) {
+      if (i >= 0) free.push_back(i);
+    }
+  };
+  Arenas scratch_;  // kScratchArenas: launches with compressed buffer lists
   // Escape-record arenas of launches with FP16 or E4M3 sends, made as launches need them (up to
   // kEvents, one per launch in flight): a host thread never waits for its own sends to be received.
-  std::vector<uint8_t*> records_;
-  std::vector<int> freeRecords_;
+  Arenas records_;
   std::vector<CUevent_st*> freeEvents_, allEvents_;
   std::deque<Launch> inflight_;
   std::vector<SlotCompletion> finished_;   // collected, not yet handed to reap's caller
