@@ -220,7 +220,8 @@ __device__ void decodeChunks(const FrameHeader& h, const FrameLayout& l, const D
   }
 }
 
-// Which frames a decoder carries paths for (its kOnly): one type's (>= 0, 4-bit codes),
+// Which frames a decoder carries paths for (its kOnly): one type's (>= 0; FP16's and E4M3's at
+// either code width, the others' at 4 bits),
 // format version 1's compressed types (the slot kernels), also version 2's FP16 and E4M3 at
 // either code width (szDecodeAsync), or those two alone (the batched decoder's second kernel:
 // kDecodeV1 and kDecodeNarrow split a batch's items between two kernels, so neither carries the
@@ -322,7 +323,10 @@ __device__ __forceinline__ int decodeFramePart(const DecodeParams& p, uint64_t g
   __syncthreads();
   if (tid == 0) {
     const bool narrow = kOnly == kDecodeAll || kOnly == szFloat16 || kOnly == szFloat8e4m3;
-    const int err = checkFrameHeader(sBytes, p, &sH, &sL, narrow);
+    int err = checkFrameHeader(sBytes, p, &sH, &sL, narrow);
+    if constexpr (kOnly >= 0) {  // its callers' expectType too
+      if (err == szSuccess && int(sH.type) != kOnly) err = szCorruptFrame;
+    }
     if (err != szSuccess && reportHeader) reportStatus(p.status, err);
     sErr = err;
   }

@@ -1,5 +1,5 @@
 // Which slot kernel a launch takes (kernels/slot_kernels.cu picks; the kernels are one template
-// in kernels/slot_ops.cuh, instantiated in three files that compile side by side).
+// in kernels/slot_ops.cuh, instantiated in four files that compile side by side).
 #pragma once
 
 #include "slot_kernels.h"
@@ -10,7 +10,7 @@ using SlotKernel = void (*)(SlotLaunch);
 
 // A kernel's type parameter beside the compressible types: no codec path (groups of raw
 // operations), format version 1's types dispatched at run time (groups mixing them), or also
-// FP16 and E4M3 (format version 2: any launch with their frames).
+// FP16 and E4M3 (format version 2: groups mixing their frames with another type's).
 constexpr int kSlotRawOnly = -1, kSlotAnyType = szNumTypes, kSlotAllTypes = szNumTypes + 1;
 
 // A kernel's direction parameter: the launch's operations are sends and receives, sends only

@@ -44,14 +44,16 @@ std::vector<uint8_t> payload(szDataType_t type, size_t bytes, int rank, int repl
     }
     if (type == szFloat32)  // FP32 with concentrated exponents: an exponent byte of 0x3E/0x3F
       for (size_t i = 3; i < bytes; i += 4) out[i] = uint8_t(0x3E | (out[i] & 1) | (out[i] & 0x80));
-    // FP16 and E4M3 with four exponents (13-16 and 5-8: 3-bit codes) and a byte in 256 left as
-    // drawn (escapes, Inf and NaN among them).
-    if (type == szFloat16)
-      for (size_t i = 1; i < bytes; i += 2)
-        if (out[i] != 0x5A) out[i] = uint8_t((out[i] & 0x83) | ((13 + ((out[i] >> 2) & 3)) << 2));
-    if (type == szFloat8e4m3)
-      for (size_t i = 0; i < bytes; ++i)
-        if (out[i] != 0x5A) out[i] = uint8_t((out[i] & 0x87) | ((5 + ((out[i] >> 3) & 3)) << 3));
+    // FP16 and E4M3 with four exponents (13-16 and 5-8: 3-bit codes), an element in 128 left as
+    // drawn, by a draw of its own (escapes, Inf and NaN among them).
+    const size_t esize = type == szFloat16 ? 2 : 1;
+    if (type == szFloat16 || type == szFloat8e4m3)
+      for (size_t i = esize - 1; i < bytes; i += esize) {
+        s = s * 1664525u + 1013904223u;
+        if ((s >> 25) == 0) continue;  // drawn
+        out[i] = type == szFloat16 ? uint8_t((out[i] & 0x83) | ((13 + ((out[i] >> 2) & 3)) << 2))
+                                   : uint8_t((out[i] & 0x87) | ((5 + ((out[i] >> 3) & 3)) << 3));
+      }
   }
   return out;
 }
@@ -189,9 +191,9 @@ TEST_P(CommGraphGpu, ReplaysAreBitExactAndCounted) {
   EXPECT_EQ(raw[0], bytes * uint64_t(c.replays + 1));
   EXPECT_EQ(raw[1], bytes * uint64_t(c.replays + 1));
   // FP16's and E4M3's data of four exponents travels compressed in the replays as outside them
-  // (3-bit codes once calibrated: 14/16 and 7/8 of its bytes and the escapes; the first exchange
-  // takes the built-in codebook, or goes raw).
-  if (c.type == szFloat16 || c.type == szFloat8e4m3) {
+  // (3-bit codes once calibrated: 14/16 and 7/8 of its bytes and the escapes, ~0.89 of raw; the
+  // first exchange takes the built-in codebook, or goes raw), where slot headers do not dominate.
+  if ((c.type == szFloat16 || c.type == szFloat8e4m3) && c.count >= 4096) {
     for (int r = 0; r < 2; ++r) EXPECT_LT(double(wire[r]), 0.95 * double(raw[r])) << "rank " << r;
   }
 }
