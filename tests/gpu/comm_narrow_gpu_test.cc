@@ -1,7 +1,8 @@
 // FP16 and FP8 E4M3 through the communicator from device buffers (issue 33): the slot kernels
 // encode and decode their format version 2 frames (3- or 4-bit codes; their typed kernels, and the
-// kernel of all types in groups mixing them with other types: kernels/slot_kernel_table.h). Two ranks as threads of one process over the ipc wire, every
-// message checked bit for bit with a guard byte after it:
+// kernel of all types in groups mixing them with other types: kernels/slot_kernel_table.h). Two
+// ranks as threads of one process over the ipc wire, every message checked bit for bit with a
+// guard byte after it:
 //  - the shipped real KV in FP16 and E4M3 with the defaults (SZ_CODEBOOK=auto): slices of the
 //    first send compressed, and from the second send on (the device histogram's codebook) within
 //    2.5 % of the oracle (each buffer as one frame with its own calibrated codebook; the samples'
