@@ -1,10 +1,10 @@
 // One block encodes a whole FP16 or E4M3 frame (format version 2, 3- or 4-bit codes; paper §3,
 // App. A): the slot kernels' encoder for these two types (kernels/slot_ops.cuh). It is the
 // grid encoder's solo kernel (kernels/encode_grid.cuh) for a frame of any size a slot holds:
-// the block's warps encode ranges of at most 32 chunks (narrowRangesOf) in the decoder's lane layout, each
-// chunk's first slotRecords(type) escape records going to the block's scratch, then a block
-// barrier and the place pass as one block (group offsets, records moved into the escape
-// section, chunks with more escapes than their slot re-encoded, the header or a raw copy).
+// the block's warps encode ranges of at most 32 chunks (narrowRangesOf) in the decoder's lane
+// layout, each chunk's first slotRecords(type) escape records going to the block's scratch,
+// then a block barrier and the place pass as one block (group offsets, records moved into the
+// escape section, chunks with more escapes than their slot re-encoded, the header or a raw copy).
 // Frames are byte-identical to szEncodeAsync's and the CPU codec's.
 #pragma once
 
