@@ -50,13 +50,15 @@ constexpr uint64_t kFewRanges = 8192, kManyRanges = 16384;
 
 constexpr uint32_t kChunkThreads = 256, kChunkWarps = kChunkThreads / 32;
 
-// Chunk kernels that load chunks ahead of their encode: aligned BF16 and E5M2. Aligned BF16 on
-// sm_90 and later streams them through a ring of bulk copies in shared memory (kRingEncode,
-// kernels/bulk_ring.cuh); E5M2, and BF16 before sm_90, hold one chunk ahead in registers.
+// Chunk kernels that load chunks ahead of their encode: aligned inputs but FP32's. Aligned
+// BF16, FP16 and E4M3 on sm_90 and later stream them through a ring of bulk copies in shared
+// memory (kRingEncode, kernels/bulk_ring.cuh); E5M2, and all of them before sm_90, hold one
+// chunk ahead in registers.
 template <int kType, bool kAligned>
 constexpr bool kPrefetch = kAligned && kType != szFloat32;
 template <int kType, bool kAligned>
-constexpr bool kRingEncode = SZ_BULK_DEVICE && kAligned && kType == szBfloat16;
+constexpr bool kRingEncode =
+    SZ_BULK_DEVICE && kAligned && (kType == szBfloat16 || kType == szFloat16 || kType == szFloat8e4m3);
 using CodeTable = uint8_t[256];  // a block's exponent-code table (shared memory beside the rings)
 
 // Blocks per SM of the chunk kernel: those that load a chunk ahead in registers (chunkRange)
@@ -64,7 +66,9 @@ using CodeTable = uint8_t[256];  // a block's exponent-code table (shared memory
 // 4 without, and 1834 at 3 (80 registers, it spills); E5M2 ahead at 3: 1652-1659 against
 // 1500-1503 at 4 without, 1508 at 2. FP32 and unaligned inputs at 4 without. The BF16 ring holds
 // its chunks ahead in shared memory: 4 blocks (64 registers), 1998-2021 GB/s; E5M2 with a ring
-// measured 1581 against 1648 (codec_notes.md, v6).
+// measured 1581 against 1648 (codec_notes.md, v6). FP16 and E4M3 through the ring on one H100:
+// 1065 and 910 GB/s, against 1001 and 900 ahead in registers at 2 and 3 blocks (128 and 80
+// registers; perf/results/2026-12-07h_h100.md).
 template <int kType, bool kAligned>
 constexpr uint32_t chunkBlocksPerSm() {
   if constexpr (kRingEncode<kType, kAligned>) return ringBlocksPerSm(4, kChunkWarps, sizeof(CodeTable));
@@ -117,8 +121,9 @@ __device__ __forceinline__ void buildBlockTable(const ChunkParams& p, uint8_t* t
 
 // Range warp w: encodes its chunks with the block's code table, stores their counts and the
 // range's escape total. kRing (kRingEncode): the block's dynamic shared memory holds the warp's
-// ring (kernels/bulk_ring.cuh).
-template <int kType, uint32_t kBits, bool kAligned, bool kRing = false>
+// ring (kernels/bulk_ring.cuh). kAhead: whole chunks are loaded a chunk ahead in registers
+// (kPrefetch), where the kernel has the registers for it.
+template <int kType, uint32_t kBits, bool kAligned, bool kRing = false, bool kAhead = kPrefetch<kType, kAligned>>
 __device__ __forceinline__ void chunkRange(const ChunkParams& p, uint64_t w, const uint8_t* code, uint32_t lane) {
   const uint64_t c0 = p.chunks.first(w);
   const uint32_t n = uint32_t(p.chunks.size(w));
@@ -155,7 +160,7 @@ __device__ __forceinline__ void chunkRange(const ChunkParams& p, uint64_t w, con
       }
       if (lane == j) mine = k;
     }
-  } else if constexpr (kPrefetch<kType, kAligned>) {
+  } else if constexpr (kAhead) {
     // Whole chunks (all but a frame's last) are loaded a chunk ahead of their encode, so a
     // warp keeps a chunk's loads in flight while it encodes the one before.
     const uint64_t whole = p.l.count / kChunkElems;  // chunks [0, whole) are whole
