@@ -66,11 +66,13 @@ SZ_HD constexpr bool deviceCodecType(int type) {
   return type == szBfloat16 || type == szFloat32 || type == szFloat8e5m2;
 }
 
+// Format version 2's types, FP16 and E4M3 (3- or 4-bit codes; docs/FORMAT.md §Code width): the
+// kernels give them paths of their own.
+SZ_HD constexpr bool narrowCodecType(int type) { return type == szFloat16 || type == szFloat8e4m3; }
+
 // The types the standalone GPU codec (szEncodeAsync, szDecodeAsync and the batched calls)
 // compresses: version 1's with 4-bit codes, and FP16 and E4M3 (format version 2) with 3- or
 // 4-bit codes, byte-identical to the CPU codec's frames.
-SZ_HD constexpr bool gpuCodecType(int type) {
-  return deviceCodecType(type) || type == szFloat16 || type == szFloat8e4m3;
-}
+SZ_HD constexpr bool gpuCodecType(int type) { return deviceCodecType(type) || narrowCodecType(type); }
 
 }  // namespace sz

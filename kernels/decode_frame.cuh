@@ -230,15 +230,19 @@ __device__ void decodeChunks(const FrameHeader& h, const FrameLayout& l, const D
 constexpr int kDecodeV1 = -1, kDecodeAll = -2, kDecodeNarrow = -3;
 
 // Thread-level: the verdict on a frame's header bytes `bytes` (kHeaderBytes, zeros where the
-// frame is shorter), with the header and layout in *h and *l when it is good. `narrow`: the
-// decoder has FP16's and E4M3's paths.
+// frame is shorter), with the header and layout in *h and *l when it is good, for a decoder of
+// the types `only` says (kOnly of decodeFramePart): a type (>= 0: a frame of another type is
+// corrupt; its callers set p.expectType too), or the sets kDecodeV1, kDecodeAll, kDecodeNarrow
+// (the batched decoder's two kernels both check with kDecodeAll, then split the frames).
 __device__ __forceinline__ int checkFrameHeader(const uint8_t* bytes, const DecodeParams& p, FrameHeader* h,
-                                                FrameLayout* l, bool narrow = false) {
+                                                FrameLayout* l, int only) {
   uint64_t frameBytes = 0;
   if (p.frameBytes < kHeaderBytes) return szCorruptFrame;
   readHeader(bytes, h);
   if (checkHeader(*h, p.frameBytes, l, &frameBytes) != kHeaderOk) return szCorruptFrame;
   if (p.expectType >= 0 && (h->type != p.expectType || h->count != p.expectCount)) return szCorruptFrame;
+  if (only >= 0 && int(h->type) != only) return szCorruptFrame;
+  const bool narrow = only == kDecodeAll || only == kDecodeNarrow || narrowCodecType(only);
   // A valid frame this decoder has no path for (3-bit codes of BF16, FP32 or E5M2; FP16 or E4M3
   // where the decoder carries version 1's paths only): the CPU codec's to decode (szDecode).
   const bool path = deviceCodecType(h->type) ? l->codeBits == 4 : narrow && gpuCodecType(h->type);
@@ -285,7 +289,7 @@ __device__ __forceinline__ void decodePayload(const FrameHeader& h, const FrameL
   const uint64_t warp = gtid / 32, warps = stride / 32;
   if constexpr (kOnly == kDecodeNarrow) {
     decodeNarrowChunks<kAligned>(h, l, p, sExp, warp, warps);
-  } else if constexpr (kOnly == szFloat16 || kOnly == szFloat8e4m3) {
+  } else if constexpr (narrowCodecType(kOnly)) {
     decodeNarrowTypeChunks<kOnly, kAligned>(h, l, p, sExp, warp, warps);
   } else if constexpr (kOnly >= 0) {
     decodeChunks<kOnly, kAligned>(h, l, p, sExp, warp, warps);
@@ -308,7 +312,7 @@ __device__ __forceinline__ void decodePayload(const FrameHeader& h, const FrameL
 // `reportHeader`: this block reports a bad header to p.status (one block of a grid does).
 // kOnly >= 0: only frames of that type are decoded (a kernel for one type carries one path;
 // callers that set it also set p.expectType, so a frame of another type never gets here);
-// kDecodeV1, kDecodeAll: the types checkFrameHeader's `narrow` says.
+// kDecodeV1, kDecodeAll: the types checkFrameHeader lets through for them.
 template <bool kAligned, int kOnly = kDecodeV1>
 __device__ __forceinline__ int decodeFramePart(const DecodeParams& p, uint64_t gtid, uint64_t stride,
                                                bool reportHeader) {
@@ -322,11 +326,7 @@ __device__ __forceinline__ int decodeFramePart(const DecodeParams& p, uint64_t g
   for (uint32_t i = tid; i < kHeaderBytes; i += blockDim.x) sBytes[i] = whole ? p.frame[i] : 0;
   __syncthreads();
   if (tid == 0) {
-    const bool narrow = kOnly == kDecodeAll || kOnly == szFloat16 || kOnly == szFloat8e4m3;
-    int err = checkFrameHeader(sBytes, p, &sH, &sL, narrow);
-    if constexpr (kOnly >= 0) {  // its callers' expectType too
-      if (err == szSuccess && int(sH.type) != kOnly) err = szCorruptFrame;
-    }
+    const int err = checkFrameHeader(sBytes, p, &sH, &sL, kOnly);
     if (err != szSuccess && reportHeader) reportStatus(p.status, err);
     sErr = err;
   }
@@ -398,7 +398,7 @@ __device__ __forceinline__ int decodeFrameWarp(WarpFrame& w, bool* mine) {
   __syncwarp();
   int err = szSuccess;
   if (lane == 0) {
-    err = checkFrameHeader(w.bytes, w.p, &w.h, &w.l, true);
+    err = checkFrameHeader(w.bytes, w.p, &w.h, &w.l, kDecodeAll);
     w.status = szSuccess;
   }
   err = __shfl_sync(0xFFFFFFFFu, err, 0);

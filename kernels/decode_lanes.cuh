@@ -34,7 +34,7 @@ struct LaneShape {
   static constexpr bool kWarpStores = kType == szFloat16;
   static_assert(kSteps * kStepElems == kChunkElems, "a chunk is whole steps");
   static_assert(kSteps % kAhead == 0, "steps go in equal batches");
-  static_assert(kBits == 4 || kType == szFloat16 || kType == szFloat8e4m3, "3-bit codes: FP16 and E4M3 only");
+  static_assert(kBits == 4 || narrowCodecType(kType), "3-bit codes: FP16 and E4M3 only");
 };
 
 // Elements in chunk c of a frame's layout (1024 but in the last chunk), and of them lane

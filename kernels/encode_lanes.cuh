@@ -18,8 +18,11 @@ namespace sz {
 
 // An exponent-code table (256 bytes, 8-byte aligned, in shared memory): entry i is the code of
 // the exponent that index i stands for, or kDeviceEscape (0x80). BF16 and FP32 index it by the
-// biased exponent; E5M2 and E4M3 by the whole element byte, FP16 by its high byte (sign and
-// mantissa bits ignored), which saves extracting the exponent.
+// biased exponent; E5M2 by the whole element byte; E4M3 by its byte and FP16 by its high byte,
+// both without the sign bit (kSignlessIndex; mantissa bits ignored), which saves extracting the
+// exponent. Their indexes then lie in 128 bytes, 32 words in 32 banks, so a warp's lookups never
+// conflict; with the sign, ncu found 2.0-2.4-way conflicts.
+constexpr uint32_t kSignlessIndex = 0x7F7F7F7Fu;
 template <int kType>
 __host__ __device__ constexpr uint32_t tableExponent(uint32_t i) {
   if constexpr (kType == szFloat8e5m2 || kType == szFloat8e4m3) return typeTraits(kType).exponent(i);
@@ -69,15 +72,15 @@ __device__ __forceinline__ uint32_t laneElem(const uint32_t (&v)[4], uint32_t k)
   else return (v[k / 4] >> (8 * (k & 3))) & 0xFF;
 }
 
-// Element k (known at run time) of a lane's 16 input bytes: the word by selects, so the lane's
-// registers are not indexed (which would put them in local memory).
+// The exponent of FP16 or E4M3 element k (known at run time) of a lane's 16 input bytes: its
+// byte (E4M3) or high byte (FP16) by two byte permutes and a select, no indexed registers.
 template <int kType>
-__device__ __forceinline__ uint32_t laneElemAt(const uint32_t (&v)[4], uint32_t k) {
-  constexpr uint32_t eb = LaneShape<kType>::T.elemBytes, perWord = 4 / eb;
-  const uint32_t w = k / perWord;
-  const uint32_t x = w == 0 ? v[0] : w == 1 ? v[1] : w == 2 ? v[2] : v[3];
-  if constexpr (eb == 4) return x;
-  else return (x >> (8 * eb * (k % perWord))) & ((1u << (8 * eb)) - 1);
+__device__ __forceinline__ uint32_t narrowExponentAt(const uint32_t (&v)[4], uint32_t k) {
+  static_assert(narrowCodecType(kType), "a narrow type");
+  const uint32_t b = kType == szFloat16 ? 2 * k + 1 : k;  // the byte holding the exponent
+  const uint32_t x = (b & 8) ? __byte_perm(v[2], v[3], b & 7) : __byte_perm(v[0], v[1], b & 7);
+  if constexpr (kType == szFloat16) return typeTraits(kType).exponent((x & 0xFF) << 8);
+  else return typeTraits(kType).exponent(x & 0xFF);
 }
 
 // The table entries of the four bytes of `idx`, byte k's entry in byte k: a byte permute
@@ -166,27 +169,29 @@ __device__ __forceinline__ void encodeLane(const uint32_t (&v)[4], uint32_t n, c
     o.sm[1] = (u[2] >> 8) + (u[3] << 4);
     o.codes = __byte_perm(t[0], t[1], 0x6420) | uint64_t(__byte_perm(t[2], t[3], 0x6420)) << 32;
   } else if constexpr (kType == szFloat16) {
-    // The table is indexed by an element's high byte (fillCodeTable); symbols: narrow_pack.h.
+    // The table is indexed by an element's high byte (fillCodeTable); symbols and 3-bit codes:
+    // narrow_pack.h.
     uint32_t w[2];
 #pragma unroll
-    for (uint32_t j = 0; j < 2; ++j) w[j] = lookup4(table, __byte_perm(v[2 * j], v[2 * j + 1], 0x7531));
-    uint32_t nib = __byte_perm(nibblePairs(w[0]), nibblePairs(w[1]), 0x6420);
-    if (n < S::kElems) nib &= (1u << (4 * n)) - 1;
-    o.codes = sectionCodes<kBits>(nib);
+    for (uint32_t j = 0; j < 2; ++j) w[j] = lookup4(table, __byte_perm(v[2 * j], v[2 * j + 1], 0x7531) & kSignlessIndex);
+    if constexpr (kBits == 3) o.codes = entriesToCodes3(w[0], w[1]);
+    else o.codes = __byte_perm(nibblePairs(w[0]), nibblePairs(w[1]), 0x6420);
     o.esc = (w[0] & kEscFlags) | ((w[1] & kEscFlags) >> 4);
     packFp16Symbols(v, o.sm);
   } else if constexpr (kType == szFloat8e4m3) {
-    uint32_t t[4];
+    uint32_t w[4];
     o.esc = 0;
 #pragma unroll
     for (uint32_t j = 0; j < 4; ++j) {
-      const uint32_t wj = lookup4(table, v[j]);
-      t[j] = nibblePairs(wj);
-      o.esc |= (wj & kEscFlags) >> j;
+      w[j] = lookup4(table, v[j] & kSignlessIndex);
+      o.esc |= (w[j] & kEscFlags) >> j;
     }
-    uint64_t nib = __byte_perm(t[0], t[1], 0x6420) | uint64_t(__byte_perm(t[2], t[3], 0x6420)) << 32;
-    if (n < S::kElems) nib &= (uint64_t(1) << (4 * n)) - 1;
-    o.codes = sectionCodes<kBits>(nib);
+    if constexpr (kBits == 3) {
+      o.codes = entriesToCodes3(w[0], w[1]) | uint64_t(entriesToCodes3(w[2], w[3])) << 24;
+    } else {
+      o.codes = __byte_perm(nibblePairs(w[0]), nibblePairs(w[1]), 0x6420) |
+                uint64_t(__byte_perm(nibblePairs(w[2]), nibblePairs(w[3]), 0x6420)) << 32;
+    }
     packE4m3Symbols(v, o.sm);
   } else {
     uint64_t codes = 0;
@@ -205,7 +210,7 @@ __device__ __forceinline__ void encodeLane(const uint32_t (&v)[4], uint32_t n, c
     o.esc = esc;
   }
   if (n < S::kElems) {
-    o.codes &= (uint64_t(1) << (4 * n)) - 1;  // FP16, E4M3: done above (at 3 bits a no-op)
+    o.codes &= (uint64_t(1) << (kBits * n)) - 1;
     o.esc &= escapeFlagsBelow<kType>(n);
   }
 }
@@ -222,22 +227,50 @@ __device__ __forceinline__ void loadLane(uint32_t (&v)[4], const uint8_t* p, uin
   }
 }
 
+// A warp's staging buffer in shared memory (kStaged stores): one step's section whose lane
+// fields are not whole words, so that the warp writes it to global memory as whole 16-byte
+// vectors: FP16's symbols (11 bytes a lane; a warp's 352 bytes) and E4M3's 3-bit codes (6 bytes;
+// 192). Stored lane by lane, ncu counted 56 % (FP16) and 42 % (E4M3) of the chunk kernel's
+// global sectors as excess: each store instruction touched every sector of the step's span.
+// Staged (with the signless table index, measured together) the chunk kernels took 417 and
+// 472 us for 512 MiB on one H100, against 445 and 492 (perf/results/2026-12-07h_h100.md).
+template <int kType>
+constexpr uint32_t kStageBytes = kType == szFloat16 ? 32 * 11 : kType == szFloat8e4m3 ? 32 * 6 : 0;
+
+// The warp's staged bytes to global memory at `dst` (16-byte aligned): lanes copy 16-byte
+// vectors; the barriers order the lanes' staging before, and the next step's after.
+template <uint32_t kBytes>
+__device__ __forceinline__ void flushStage(const uint8_t* stage, uint8_t* dst, uint32_t lane) {
+  static_assert(kBytes % 16 == 0 && kBytes <= 32 * 16, "whole vectors, one a lane");
+  __syncwarp();
+  if (lane < kBytes / 16) __stcs(reinterpret_cast<uint4*>(dst) + lane, reinterpret_cast<const uint4*>(stage)[lane]);
+  __syncwarp();
+}
+
 // Stores a lane's symbols at smp and codes at cp (n elements). kVec: n == P and the frame is
 // 16-byte aligned, so the symbols sit on 8 (BF16, E4M3), 2 (E5M2) or 4 (FP32) bytes and the
 // codes on 4, 8 or 2 (E4M3 at 3 bits: 2). FP16's fields are not whole words: with kVec the whole
 // warp stores a whole step together (LaneShape::kWarpStores), every lane the aligned words that
-// start in its fields (narrow_pack.h spanWords).
-template <int kType, bool kVec, uint32_t kBits>
-__device__ __forceinline__ void storeLane(const LaneCode<kType, kBits>& o, uint8_t* smp, uint8_t* cp, uint32_t n) {
+// start in its fields (narrow_pack.h spanWords). kStaged (with kVec, whole chunks, all lanes):
+// FP16's symbols and E4M3's 3-bit codes go through the warp's `stage` (kStageBytes).
+template <int kType, bool kVec, bool kStaged = false, uint32_t kBits>
+__device__ __forceinline__ void storeLane(const LaneCode<kType, kBits>& o, uint8_t* smp, uint8_t* cp, uint32_t n,
+                                          uint8_t* stage = nullptr) {
   using S = LaneShape<kType, kBits>;
+  static_assert(!kStaged || (kVec && kStageBytes<kType> != 0), "staged stores: FP16 and E4M3, whole steps");
   if constexpr (kVec && kType == szFloat16) {
     constexpr uint32_t kFull = 0xFFFFFFFFu;
     const uint32_t lane = threadIdx.x % 32;
     uint32_t sw[3];
     const uint32_t sh = spanWords<S::kSmBytes>(o.sm, __shfl_down_sync(kFull, o.sm[0], 1), lane, sw);
+    uint8_t* const sq = kStaged ? stage + S::kSmBytes * lane : smp;  // the lane's field
 #pragma unroll
-    for (uint32_t i = 0; i < 3; ++i)
-      if (sh + 4 * i < S::kSmBytes) __stcs(reinterpret_cast<unsigned int*>(smp + sh + 4 * i), sw[i]);
+    for (uint32_t i = 0; i < 3; ++i) {
+      if (sh + 4 * i >= S::kSmBytes) continue;
+      if constexpr (kStaged) *reinterpret_cast<uint32_t*>(sq + sh + 4 * i) = sw[i];
+      else __stcs(reinterpret_cast<unsigned int*>(sq + sh + 4 * i), sw[i]);
+    }
+    if constexpr (kStaged) flushStage<kStageBytes<kType>>(stage, smp - S::kSmBytes * lane, lane);
     if constexpr (kBits == 4) {
       __stcs(reinterpret_cast<unsigned int*>(cp), uint32_t(o.codes));
     } else {
@@ -250,6 +283,13 @@ __device__ __forceinline__ void storeLane(const LaneCode<kType, kBits>& o, uint8
     __stcs(reinterpret_cast<uint2*>(smp), make_uint2(o.sm[0], o.sm[1]));
     if constexpr (kBits == 4) {
       __stcs(reinterpret_cast<uint2*>(cp), make_uint2(uint32_t(o.codes), uint32_t(o.codes >> 32)));
+    } else if constexpr (kStaged) {
+      const uint32_t lane = threadIdx.x % 32;
+      uint16_t* q = reinterpret_cast<uint16_t*>(stage + S::kCodeBytes * lane);
+      q[0] = uint16_t(o.codes);
+      q[1] = uint16_t(o.codes >> 16);
+      q[2] = uint16_t(o.codes >> 32);
+      flushStage<kStageBytes<kType>>(stage, cp - S::kCodeBytes * lane, lane);
     } else {
       unsigned short* q = reinterpret_cast<unsigned short*>(cp);
       __stcs(q, (unsigned short)o.codes);
@@ -330,21 +370,38 @@ __device__ __forceinline__ void loadWholeChunk(const uint8_t* in, uint64_t c, ui
   }
 }
 
-// kPre: a whole chunk (kWhole) whose input is already in `pre` (loadWholeChunk).
-template <int kType, uint32_t kBits, bool kAligned, bool kSections, bool kWhole, bool kPre = false>
-__device__ __forceinline__ uint32_t encodeChunkPart(const uint8_t* __restrict__ in, uint8_t* __restrict__ out,
-                                                    const FrameLayout& l, const uint8_t* table, uint64_t c,
+// A lane's places in chunk c of a frame: its input (`src`), sign-mantissa symbols (`smp`) and
+// codes (`cp`) of step 0, the later steps at fixed strides.
+template <int kType, uint32_t kBits>
+struct LanePlaces {
+  using S = LaneShape<kType>;
+  const uint8_t* src;
+  uint8_t* smp;
+  uint8_t* cp;
+  __device__ __forceinline__ LanePlaces(const uint8_t* in, uint8_t* out, const FrameLayout& l, uint64_t c, uint32_t lane) {
+    const uint64_t first = c * kChunkElems + lane * S::kElems;  // this lane's first element of step 0
+    src = in + first * S::T.elemBytes;
+    smp = out + l.smOff + first * S::T.smBits / 8;
+    cp = out + l.codeOff + codeByte<kBits>(first);
+  }
+};
+
+// kPre: a whole chunk (kWhole) whose input is already in `pre` (loadWholeChunk). kStaged: a
+// whole chunk of an aligned frame whose unaligned section goes through the warp's `stage`
+// (storeLane).
+template <int kType, uint32_t kBits, bool kAligned, bool kSections, bool kWhole, bool kPre = false, bool kStaged = false>
+__device__ __forceinline__ uint32_t encodeChunkPart(const LanePlaces<kType, kBits>& at, const uint8_t* table,
                                                     uint32_t len, uint32_t lane, uint8_t* recs, uint32_t limit,
-                                                    const ChunkRegs<kType>* pre = nullptr) {
+                                                    const ChunkRegs<kType>* pre = nullptr, uint8_t* stage = nullptr) {
   static_assert(!kPre || kWhole, "a preloaded chunk is whole");
+  static_assert(!kStaged || (kWhole && kAligned && kSections), "staged stores: whole chunks of aligned frames");
   using S = LaneShape<kType>;
   using C = ChunkPass<kType>;
   constexpr TypeTraits T = S::T;
   constexpr uint32_t kFull = 0xFFFFFFFFu;
-  const uint64_t first = c * kChunkElems + lane * S::kElems;  // this lane's first element of step 0
-  const uint8_t* src = in + first * T.elemBytes;
-  uint8_t* smp = out + l.smOff + first * T.smBits / 8;
-  uint8_t* cp = out + l.codeOff + codeByte<kBits>(first);
+  const uint8_t* src = at.src;
+  uint8_t* smp = at.smp;
+  uint8_t* cp = at.cp;
   uint32_t run = 0;  // escapes of the steps before this batch
 #pragma unroll
   for (uint32_t s0 = 0; s0 < S::kSteps; s0 += C::kAhead) {
@@ -375,7 +432,7 @@ __device__ __forceinline__ uint32_t encodeChunkPart(const uint8_t* __restrict__ 
         const uint32_t e = (s0 + a) * S::kStepElems;  // elements past this lane's first
         // A warp's stores (FP16) take the vector path in whole chunks only, where all lanes do.
         if (kWhole || (!S::kWarpStores && n == S::kElems))
-          storeLane<kType, kAligned>(o, smp + e * T.smBits / 8, cp + codeByte<kBits>(e), n);
+          storeLane<kType, kAligned, kStaged>(o, smp + e * T.smBits / 8, cp + codeByte<kBits>(e), n, stage);
         else storeLane<kType, false>(o, smp + e * T.smBits / 8, cp + codeByte<kBits>(e), n);
       }
     }
@@ -400,20 +457,20 @@ __device__ __forceinline__ uint32_t encodeChunkPart(const uint8_t* __restrict__ 
       if (esc[a] != 0) {
         uint32_t rank = run + C::field(excl, a);
         const uint32_t pos0 = (s0 + a) * S::kStepElems + lane * S::kElems;
-        if constexpr (kType == szFloat16 || kType == szFloat8e4m3) {
+        if constexpr (narrowCodecType(kType)) {
           // FP16 and E4M3 at 3-bit codes escape ~2 % of KV's elements: a warp passes here in
           // nearly every batch. Their escapes one by one (a lane ~0.3 of them a step), not a
-          // check of each of the lane's 8 or 16 elements.
-          for (uint32_t m = esc[a]; m != 0; m &= m - 1) {
+          // check of each of the lane's 8 or 16 elements; the record pointer and the room left
+          // below `limit` are set once (the loop is the warp's longest lane's, ~1.8 a step).
+          uint32_t room = rank < limit ? limit - rank : 0;
+          uint8_t* rec = recs + rank * kEscapeBytes;
+          for (uint32_t m = esc[a]; m != 0 && room != 0; m &= m - 1, --room, rec += kEscapeBytes) {
             const uint32_t k = __ffs(m) - 1;
-            if (rank < limit) {
-              uint8_t* rec = recs + rank * kEscapeBytes;
-              rec[0] = uint8_t(pos0 + k);
-              rec[1] = uint8_t((pos0 + k) >> 8);
-              rec[2] = uint8_t(T.exponent(laneElemAt<kType>(v[a], k)));
-            }
-            ++rank;
+            rec[0] = uint8_t(pos0 + k);
+            rec[1] = uint8_t((pos0 + k) >> 8);
+            rec[2] = uint8_t(narrowExponentAt<kType>(v[a], k));
           }
+          rank += __popc(esc[a]);
         } else {
 #pragma unroll
           for (uint32_t k = 0; k < S::kElems; ++k) {
@@ -439,9 +496,10 @@ __device__ __forceinline__ uint32_t encodeChunk(const uint8_t* __restrict__ in, 
                                                 const FrameLayout& l, const uint8_t* table, uint64_t c,
                                                 uint32_t lane, uint8_t* recs, uint32_t limit) {
   const uint32_t len = chunkLen(l, c);
+  const LanePlaces<kType, kBits> at(in, out, l, c, lane);
   if (kAligned && len == kChunkElems)
-    return encodeChunkPart<kType, kBits, kAligned, kSections, kAligned>(in, out, l, table, c, len, lane, recs, limit);
-  return encodeChunkPart<kType, kBits, kAligned, kSections, false>(in, out, l, table, c, len, lane, recs, limit);
+    return encodeChunkPart<kType, kBits, kAligned, kSections, kAligned>(at, table, len, lane, recs, limit);
+  return encodeChunkPart<kType, kBits, kAligned, kSections, false>(at, table, len, lane, recs, limit);
 }
 
 }  // namespace sz

@@ -36,7 +36,7 @@ struct NarrowBlockShared {
 template <int kType, uint32_t kBits, bool kAligned>
 __device__ uint64_t encodeNarrowSlice(NarrowBlockShared& s, const uint8_t* codebook, int used, const uint8_t* in,
                                       uint64_t count, uint8_t* frame, uint8_t* scratch, uint64_t* escapes, bool* raw) {
-  static_assert(kType == szFloat16 || kType == szFloat8e4m3, "FP16 and E4M3 only");
+  static_assert(narrowCodecType(kType), "FP16 and E4M3 only");
   ChunkParams& sC = s.c;
   PlaceParams& sP = s.p;
   if (threadIdx.x == 0) {

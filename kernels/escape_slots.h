@@ -18,7 +18,7 @@ namespace sz {
 // KV escapes about 2 % of its elements at 3-bit codes, 20 a chunk; at 16 records most chunks
 // overflowed and the place kernel re-encoded them: 212 of FP16's 738 us and 341 of E4M3's 983
 // us at 512 MiB on one H100 (perf/results/2026-12-07d_h100.md); at 64, 38 and 62 us (2026-12-07e).
-SZ_HD constexpr uint32_t slotRecords(int type) { return type == szFloat16 || type == szFloat8e4m3 ? 64 : 16; }
+SZ_HD constexpr uint32_t slotRecords(int type) { return narrowCodecType(type) ? 64 : 16; }
 SZ_HD constexpr uint32_t slotBytes(int type) { return slotRecords(type) * kEscapeBytes; }
 
 // One block's frame of FP16 or E4M3 (encode_narrow_block.cuh): ranges of at most 32 chunks, at

@@ -14,20 +14,34 @@
 
 namespace sz {
 
-// FP16 symbol of element k: sign << 10 | mantissa (11 bits).
-SZ_HD uint32_t fp16Symbol(uint32_t h) { return ((h >> 15) << 10) | (h & 0x3FF); }
+// The byte permute of PTX (prmt, CUDA's __byte_perm) on the host and the device: byte k of the
+// result is byte (selector nibble k, 0..7) of b:a (a's bytes 0-3, b's 4-7).
+SZ_HD uint32_t bytePerm(uint32_t a, uint32_t b, uint32_t sel) {
+#ifdef __CUDA_ARCH__
+  return __byte_perm(a, b, sel);
+#else
+  const uint64_t x = a | uint64_t(b) << 32;
+  uint32_t r = 0;
+  for (uint32_t k = 0; k < 4; ++k) r |= uint32_t(x >> (8 * ((sel >> (4 * k)) & 7)) & 0xFF) << (8 * k);
+  return r;
+#endif
+}
 
-// The 8 FP16 symbols of a lane at bits 11k of sm[0..2] (88 bits: sm[2] holds 24).
+// The two FP16 symbols (sign << 10 | mantissa, 11 bits) of the halves of w as 22 bits: the low
+// half's at bit 0, the high half's at bit 11.
+SZ_HD uint32_t fp16SymbolPair(uint32_t w) {
+  const uint32_t u = (w & 0x03FF03FFu) | ((w >> 5) & 0x04000400u);  // symbols at bits 0 and 16
+  return (u & 0x7FFu) | ((u >> 5) & ~0x7FFu);
+}
+
+// The 8 FP16 symbols of a lane at bits 11k of sm[0..2] (88 bits: sm[2] holds 24), in 32-bit
+// operations: a pair of symbols a word.
 SZ_HD void packFp16Symbols(const uint32_t (&v)[4], uint32_t (&sm)[3]) {
-  uint64_t half[2];
-  for (uint32_t j = 0; j < 2; ++j) {
-    const uint64_t s0 = fp16Symbol(v[2 * j] & 0xFFFF), s1 = fp16Symbol(v[2 * j] >> 16);
-    const uint64_t s2 = fp16Symbol(v[2 * j + 1] & 0xFFFF), s3 = fp16Symbol(v[2 * j + 1] >> 16);
-    half[j] = s0 | s1 << 11 | s2 << 22 | s3 << 33;  // elements 4j..4j+3: 44 bits
-  }
-  sm[0] = uint32_t(half[0]);
-  sm[1] = uint32_t(half[0] >> 32) | uint32_t(half[1] << 12);
-  sm[2] = uint32_t(half[1] >> 20);
+  const uint32_t p0 = fp16SymbolPair(v[0]), p1 = fp16SymbolPair(v[1]);
+  const uint32_t p2 = fp16SymbolPair(v[2]), p3 = fp16SymbolPair(v[3]);
+  sm[0] = p0 | p1 << 22;
+  sm[1] = p1 >> 10 | p2 << 12;
+  sm[2] = p2 >> 20 | p3 << 2;
 }
 
 // The 8 FP16 elements of a lane from its symbols and exponents (ex[j] byte b: element 4j + b).
@@ -42,16 +56,16 @@ SZ_HD void joinFp16(const uint32_t (&sm)[3], const uint32_t (&ex)[2], uint32_t (
   }
 }
 
-// The 4 E4M3 symbols (sign << 3 | mantissa) of the bytes of x as 16 bits, element b in nibble b.
-SZ_HD uint32_t e4m3Symbols4(uint32_t x) {
+// The E4M3 symbols (sign << 3 | mantissa) of the bytes of x in pairs: byte 0 holds those of
+// bytes 0 and 1 (low nibble first), byte 2 those of bytes 2 and 3; bytes 1 and 3 are not used.
+SZ_HD uint32_t e4m3SymbolPairs(uint32_t x) {
   const uint32_t y = ((x >> 4) & 0x08080808u) | (x & 0x07070707u);  // per byte: the symbol
-  const uint32_t p = (y | (y >> 4)) & 0x00FF00FFu;                   // bytes 0, 2: two symbols
-  return (p | (p >> 8)) & 0xFFFFu;
+  return y | (y >> 4);
 }
 
 // The 16 E4M3 symbols of a lane, element k in nibble k of the 64 bits sm[0], sm[1].
 SZ_HD void packE4m3Symbols(const uint32_t (&v)[4], uint32_t (&sm)[2]) {
-  for (uint32_t j = 0; j < 2; ++j) sm[j] = e4m3Symbols4(v[2 * j]) | e4m3Symbols4(v[2 * j + 1]) << 16;
+  for (uint32_t j = 0; j < 2; ++j) sm[j] = bytePerm(e4m3SymbolPairs(v[2 * j]), e4m3SymbolPairs(v[2 * j + 1]), 0x6420);
 }
 
 // The 4 E4M3 bytes of symbols s4 (nibble b: element b) and exponents ex4 (byte b, already
@@ -61,11 +75,17 @@ SZ_HD uint32_t joinE4m3x4(uint32_t s4, uint32_t ex4) {
   return ((y & 0x08080808u) << 4) | (y & 0x07070707u) | ex4;
 }
 
-// 8 codes, element k in nibble k (values 0..7), as 24 bits, element k at bit 3k; and back.
-SZ_HD uint32_t nibblesToCodes3(uint32_t nib) {
-  const uint32_t z = (nib & 0x07070707u) | ((nib >> 1) & 0x38383838u);  // byte j: elements 2j, 2j+1
+// 8 code-table entries as the section's 3-bit codes: wa's bytes are elements 0-3's entries,
+// wb's 4-7's (a code 0..7, or 0x80 for an escape, which codes as 0); returns 24 bits, element k
+// at bit 3k. Even and odd elements are gathered by two byte permutes, so each byte of z holds a
+// pair's 6 bits.
+SZ_HD uint32_t entriesToCodes3(uint32_t wa, uint32_t wb) {
+  const uint32_t a = wa & 0x07070707u, b = wb & 0x07070707u;
+  const uint32_t z = bytePerm(a, b, 0x6420) | bytePerm(a, b, 0x7531) << 3;  // byte j: elements 2j, 2j+1
   return (z & 0x3Fu) | ((z >> 2) & 0xFC0u) | ((z >> 4) & 0x3F000u) | ((z >> 6) & 0xFC0000u);
 }
+
+// 8 codes of 3 bits (element k at bit 3k) as nibbles, element k in nibble k.
 SZ_HD uint32_t codes3ToNibbles(uint32_t c) {
   const uint32_t z = (c & 0x3Fu) | ((c << 2) & 0x3F00u) | ((c << 4) & 0x3F0000u) | ((c << 6) & 0x3F000000u);
   return (z & 0x07070707u) | ((z << 1) & 0x70707070u);
@@ -79,13 +99,8 @@ SZ_HD T codeByte(T e) {
   else return e * kBits / 8;
 }
 
-// A lane's codes as the section holds them: n (= 8 or 16) codes, element k in nibble k of
-// `nib`, at kBits (3 or 4) bits each.
-template <uint32_t kBits>
-SZ_HD uint64_t sectionCodes(uint64_t nib) {
-  if constexpr (kBits == 4) return nib;
-  else return nibblesToCodes3(uint32_t(nib)) | uint64_t(nibblesToCodes3(uint32_t(nib >> 32))) << 24;
-}
+// A lane's codes as the section holds them (n = 8 or 16 codes at kBits bits) as nibbles,
+// element k in nibble k.
 template <uint32_t kBits>
 SZ_HD uint64_t codesToNibbles(uint64_t codes) {
   if constexpr (kBits == 4) return codes;

@@ -158,7 +158,7 @@ __device__ __forceinline__ uint64_t encodeSliceOf(int type, const SlotCodebook& 
         return aligned ? encodeSlice<szFloat8e5m2, true>(cb.exponents, used, in, count, frame, escapes, raw)
                        : encodeSlice<szFloat8e5m2, false>(cb.exponents, used, in, count, frame, escapes, raw);
     }
-  } else if constexpr (kType == szFloat16 || kType == szFloat8e4m3) {
+  } else if constexpr (narrowCodecType(kType)) {
     __shared__ NarrowBlockShared sNarrow;
     return encodeNarrowSliceOf<kType, kAligned>(sNarrow, cb, in, count, frame, records, escapes, raw);
   } else if constexpr (kType >= 0) {
