@@ -72,7 +72,7 @@ using CodeTable = uint8_t[256];  // a block's exponent-code table (shared memory
 template <int kType, bool kAligned>
 constexpr uint32_t chunkBlocksPerSm() {
   if constexpr (kRingEncode<kType, kAligned>)
-    return ringBlocksPerSm(4, kChunkWarps, sizeof(CodeTable) + kChunkWarps * kStageBytes<kType>);
+    return ringBlocksPerSm(4, kChunkWarps, sizeof(CodeTable) + kChunkWarps * kWarpStageBytes<kType>);
   return !kAligned ? 4 : kType == szBfloat16 || kType == szFloat16 ? 2 : kType == szFloat8e5m2 || kType == szFloat8e4m3 ? 3 : 4;
 }
 constexpr uint32_t kPlaceThreads = 512, kPlaceWarps = kPlaceThreads / 32;
@@ -123,7 +123,7 @@ __device__ __forceinline__ void buildBlockTable(const ChunkParams& p, uint8_t* t
 // Range warp w: encodes its chunks with the block's code table, stores their counts and the
 // range's escape total. kRing (kRingEncode): the block's dynamic shared memory holds the warp's
 // ring (kernels/bulk_ring.cuh), and FP16's and E4M3's whole chunks store their unaligned
-// section through the warp's `stage` (kStageBytes). kAhead: whole chunks are loaded a chunk
+// section through the warp's `stage` (kWarpStageBytes). kAhead: whole chunks are loaded a chunk
 // ahead in registers (kPrefetch), where the kernel has the registers for it.
 template <int kType, uint32_t kBits, bool kAligned, bool kRing = false, bool kAhead = kPrefetch<kType, kAligned>>
 __device__ __forceinline__ void chunkRange(const ChunkParams& p, uint64_t w, const uint8_t* code, uint32_t lane,
@@ -159,7 +159,7 @@ __device__ __forceinline__ void chunkRange(const ChunkParams& p, uint64_t w, con
         // The chunk's places, from c each chunk: carried across chunks, they made BF16's kernel
         // spill 88 bytes at 64 registers.
         const LanePlaces<kType, kBits> at(p.in, p.out, p.l, c, lane);
-        k = encodeChunkPart<kType, kBits, kAligned, true, true, true, kStageBytes<kType> != 0>(
+        k = encodeChunkPart<kType, kBits, kAligned, true, true, true, kWarpStageBytes<kType> != 0>(
             at, code, kChunkElems, lane, p.recs + c * slotBytes(kType), slotRecords(kType), &cur, stage);
       } else {
         k = encodeChunk<kType, kBits, kAligned, true>(p.in, p.out, p.l, code, c, lane, p.recs + c * slotBytes(kType), slotRecords(kType));
@@ -212,8 +212,9 @@ __global__ void __launch_bounds__(kChunkThreads, chunkBlocksPerSm<kType, kAligne
   const uint32_t lane = threadIdx.x % 32, wb = threadIdx.x / 32;
   const uint64_t w = uint64_t(blockIdx.x) * kChunkWarps + wb;
   if (w >= p.ranges) return;
-  if constexpr (kRingEncode<kType, kAligned> && kStageBytes<kType> != 0) {
-    __shared__ alignas(16) uint8_t sStage[kChunkWarps][kStageBytes<kType>];
+  if constexpr (kRingEncode<kType, kAligned> && kWarpStageBytes<kType> != 0) {
+    static_assert(kType != szFloat8e4m3 || kBits == 3, "E4M3 has kernels at 3-bit codes only (encode_narrow.cu)");
+    __shared__ alignas(16) uint8_t sStage[kChunkWarps][kWarpStageBytes<kType>];
     chunkRange<kType, kBits, kAligned, true>(p, w, sCode, lane, sStage[wb]);
   } else {
     chunkRange<kType, kBits, kAligned, kRingEncode<kType, kAligned>>(p, w, sCode, lane);

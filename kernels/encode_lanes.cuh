@@ -235,7 +235,7 @@ __device__ __forceinline__ void loadLane(uint32_t (&v)[4], const uint8_t* p, uin
 // Staged (with the signless table index, measured together) the chunk kernels took 417 and
 // 472 us for 512 MiB on one H100, against 445 and 492 (perf/results/2026-12-07h_h100.md).
 template <int kType>
-constexpr uint32_t kStageBytes = kType == szFloat16 ? 32 * 11 : kType == szFloat8e4m3 ? 32 * 6 : 0;
+constexpr uint32_t kWarpStageBytes = kType == szFloat16 ? 32 * 11 : kType == szFloat8e4m3 ? 32 * 6 : 0;
 
 // The warp's staged bytes to global memory at `dst` (16-byte aligned): lanes copy 16-byte
 // vectors; the barriers order the lanes' staging before, and the next step's after.
@@ -252,12 +252,12 @@ __device__ __forceinline__ void flushStage(const uint8_t* stage, uint8_t* dst, u
 // codes on 4, 8 or 2 (E4M3 at 3 bits: 2). FP16's fields are not whole words: with kVec the whole
 // warp stores a whole step together (LaneShape::kWarpStores), every lane the aligned words that
 // start in its fields (narrow_pack.h spanWords). kStaged (with kVec, whole chunks, all lanes):
-// FP16's symbols and E4M3's 3-bit codes go through the warp's `stage` (kStageBytes).
+// FP16's symbols and E4M3's 3-bit codes go through the warp's `stage` (kWarpStageBytes).
 template <int kType, bool kVec, bool kStaged = false, uint32_t kBits>
 __device__ __forceinline__ void storeLane(const LaneCode<kType, kBits>& o, uint8_t* smp, uint8_t* cp, uint32_t n,
                                           uint8_t* stage = nullptr) {
   using S = LaneShape<kType, kBits>;
-  static_assert(!kStaged || (kVec && kStageBytes<kType> != 0), "staged stores: FP16 and E4M3, whole steps");
+  static_assert(!kStaged || (kVec && kWarpStageBytes<kType> != 0), "staged stores: FP16 and E4M3, whole steps");
   if constexpr (kVec && kType == szFloat16) {
     constexpr uint32_t kFull = 0xFFFFFFFFu;
     const uint32_t lane = threadIdx.x % 32;
@@ -270,7 +270,7 @@ __device__ __forceinline__ void storeLane(const LaneCode<kType, kBits>& o, uint8
       if constexpr (kStaged) *reinterpret_cast<uint32_t*>(sq + sh + 4 * i) = sw[i];
       else __stcs(reinterpret_cast<unsigned int*>(sq + sh + 4 * i), sw[i]);
     }
-    if constexpr (kStaged) flushStage<kStageBytes<kType>>(stage, smp - S::kSmBytes * lane, lane);
+    if constexpr (kStaged) flushStage<kWarpStageBytes<kType>>(stage, smp - S::kSmBytes * lane, lane);
     if constexpr (kBits == 4) {
       __stcs(reinterpret_cast<unsigned int*>(cp), uint32_t(o.codes));
     } else {
@@ -289,7 +289,7 @@ __device__ __forceinline__ void storeLane(const LaneCode<kType, kBits>& o, uint8
       q[0] = uint16_t(o.codes);
       q[1] = uint16_t(o.codes >> 16);
       q[2] = uint16_t(o.codes >> 32);
-      flushStage<kStageBytes<kType>>(stage, cp - S::kCodeBytes * lane, lane);
+      flushStage<kWarpStageBytes<kType>>(stage, cp - S::kCodeBytes * lane, lane);
     } else {
       unsigned short* q = reinterpret_cast<unsigned short*>(cp);
       __stcs(q, (unsigned short)o.codes);

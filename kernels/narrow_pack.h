@@ -1,5 +1,6 @@
 // The bit packing of the GPU codec's FP16 and FP8 E4M3 lanes (docs/FORMAT.md §Sections, §Code
-// width), as plain shifts and masks compiled for the host and the device: the kernels
+// width), as shifts, masks and byte permutes compiled for the host and the device (bytePerm:
+// CUDA's __byte_perm on the device, its emulation on the host): the kernels
 // (kernels/encode_lanes.cuh, decode_lanes.cuh) call these, and tests/codec_narrow_pack_test.cc
 // runs the same functions on the host lane by lane against the CPU codec's frames, since a
 // lane's section bytes are a pure function of its elements.

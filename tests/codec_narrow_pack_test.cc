@@ -4,7 +4,9 @@
 // kernel: every lane's symbol and code bytes equal the sections' bytes at the lane's offsets, FP16's warp-wide
 // aligned stores (spanWords) rebuild each step's sections exactly, the decoder's field loads
 // (fieldFromWords) read them back, and the lane decode rebuilds every element. The device code
-// calls these same functions, so this checks their bit layout without a GPU.
+// calls these same functions (bytePerm there is __byte_perm, here its emulation), so this checks
+// their bit layout without a GPU; the kernels' own steps (the code table's signless index, the
+// masks of partial lanes, the escape records, the staged stores) are the GPU suite's to check.
 #include <gtest/gtest.h>
 
 #include <cstring>
