@@ -57,8 +57,7 @@ constexpr uint32_t kChunkThreads = 256, kChunkWarps = kChunkThreads / 32;
 template <int kType, bool kAligned>
 constexpr bool kPrefetch = kAligned && kType != szFloat32;
 template <int kType, bool kAligned>
-constexpr bool kRingEncode =
-    SZ_BULK_DEVICE && kAligned && (kType == szBfloat16 || kType == szFloat16 || kType == szFloat8e4m3);
+constexpr bool kRingEncode = SZ_BULK_DEVICE && kAligned && (kType == szBfloat16 || narrowCodecType(kType));
 using CodeTable = uint8_t[256];  // a block's exponent-code table (shared memory beside the rings)
 
 // Blocks per SM of the chunk kernel: those that load a chunk ahead in registers (chunkRange)

@@ -470,7 +470,6 @@ __device__ __forceinline__ uint32_t encodeChunkPart(const LanePlaces<kType, kBit
             rec[1] = uint8_t((pos0 + k) >> 8);
             rec[2] = uint8_t(narrowExponentAt<kType>(v[a], k));
           }
-          rank += __popc(esc[a]);
         } else {
 #pragma unroll
           for (uint32_t k = 0; k < S::kElems; ++k) {
