@@ -40,9 +40,11 @@ codec_steps() {  # a full run and --codec
   if [ -n "${NCU:-}" ]; then  # NCU=1: ncu on the codec's first calls at 512 MiB and a batched call (logs.tar.gz)
     NCU_SECTIONS="--section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats
       --section SchedulerStats --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis"
-    for T in bf16 fp8e5m2; do  # the first launch of each kernel in its section
-      KV=$KV_BF16; [ $T = fp8e5m2 ] && KV=$KV_E5M2
-      for K in chunkKernel placeKernel decodeKernel encodeBatchKernel decodeBatchKernel; do
+    for T in bf16 fp8e5m2 fp16 fp8e4m3; do  # the first launch of each kernel in its section
+      case $T in bf16) KV=$KV_BF16 ;; fp8e5m2) KV=$KV_E5M2 ;; fp16) KV=$KV_FP16 ;; *) KV=$KV_E4M3 ;; esac
+      KERNELS="chunkKernel placeKernel decodeKernel encodeBatchKernel decodeBatchKernel"
+      case $T in fp16|fp8e4m3) KERNELS="chunkKernel decodeKernel" ;; esac  # issue 33's goal: the 512 MiB calls
+      for K in $KERNELS; do
         STEP_TIMEOUT=120 step "ncu_${T}_$K" ncu --clock-control none --kernel-name regex:"$K" -c 1 $NCU_SECTIONS \
           ./build/perf/codec_perf --type $T ${KV:+--data $KV} --iters 1 --warmup 0 --min-bytes 536870912
       done
