@@ -1,6 +1,7 @@
 // Calibration (paper §3.3): exponent histograms, top-16 codebooks, the built-in default
 // codebooks, and the codebook file of docs/FORMAT.md §Codebook file.
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <set>
 #include <sstream>
@@ -25,6 +26,19 @@ namespace {
 constexpr int kMaxCodebookLines = 1024;
 constexpr size_t kMaxCodebookLineBytes = 1024;
 constexpr off_t kMaxCodebookFileBytes = 64 << 10;
+
+// A line of the file as an error message quotes it: printable ASCII as is, other bytes as \xNN
+// (a binary file's bytes never reach the terminal raw), at most 60 bytes of it.
+std::string quotedLine(const std::string& line) {
+  std::string q;
+  for (size_t i = 0; i < line.size() && i < 60; ++i) {
+    unsigned char c = static_cast<unsigned char>(line[i]);
+    char hex[5];
+    snprintf(hex, sizeof hex, "\\x%02X", c);
+    q += c >= 0x20 && c < 0x7F ? std::string(1, char(c)) : std::string(hex);
+  }
+  return line.size() > 60 ? q + "..." : q;
+}
 
 // Opens `path` without blocking (O_NONBLOCK: a FIFO would wait for its other end) and checks
 // it is a regular file; -1 with the error recorded otherwise.
@@ -274,7 +288,7 @@ extern "C" szResult_t szCodebookLoad(const char* path, szCodebook_t* cb) {
     std::string key;
     if (!(ls >> key)) continue;
     if (!seen.insert(key).second)
-      return szSetError(szInvalidArgument, "%s:%d: '%s' given twice", path, lineNo, key.c_str());
+      return szSetError(szInvalidArgument, "%s:%d: '%s' given twice", path, lineNo, quotedLine(key).c_str());
     std::string extra;
     bool ok = true;
     if (key == "splitzip-codebook") {
@@ -293,14 +307,20 @@ extern "C" szResult_t szCodebookLoad(const char* path, szCodebook_t* cb) {
     } else if (key == "code_bits") {
       ok = (ls >> codeBits) && (codeBits == 3 || codeBits == 4);
     } else if (key == "exponents") {
-      for (int e; exps.size() < kCodebookSize && (ls >> e);) exps.push_back(e);
-      for (int e : exps) ok = ok && e >= 0 && e <= 255;
+      for (int e; ls >> e; exps.push_back(e)) {
+        if (exps.size() == kCodebookSize)
+          return szSetError(szInvalidArgument, "%s:%d: more than %u exponents (16 for 4-bit codes, 8 for 3-bit)",
+                            path, lineNo, unsigned(kCodebookSize));
+        if (e < 0 || e > 255)
+          return szSetError(szInvalidArgument, "%s:%d: exponent %d is outside 0-255", path, lineNo, e);
+      }
+      ok = ls.eof();  // stopped at the line's end, not at a token that is no number
       haveExp = ok;
     } else {
       ok = false;
     }
     if (!ok || (ls >> extra))
-      return szSetError(szInvalidArgument, "%s:%d: malformed codebook line '%s'", path, lineNo, line.c_str());
+      return szSetError(szInvalidArgument, "%s:%d: malformed codebook line '%s'", path, lineNo, quotedLine(line).c_str());
   }
   if (!magic || !haveUsed || !haveExp || r.type == szNumTypes)
     return szSetError(szInvalidArgument, "%s: not a SplitZip codebook file (needs splitzip-codebook 1, type, used, exponents)", path);

@@ -94,6 +94,22 @@ TEST_F(Cli, ThreadsBeyondTheLimitsStillCompress) {
   EXPECT_EQ(readBytes(path("many.sz")), readBytes(path("one.sz")));
 }
 
+// bench's memcpy row with more threads than the address-space limit lets its child create: the
+// ranges no thread could be made for are copied on the calling thread (was: std::terminate).
+TEST_F(Cli, BenchThreadsBeyondTheLimits) {
+  writeBytes(path("b.bf16"), kvLike(szBfloat16, 2000000, 100, 11));
+  std::string cmd = "ulimit -v 3000000; " + quote(cli_) + " bench --json --iters 1 --threads 1000 --dtype bf16 " +
+                    quote(path("b.bf16")) + " >" + quote(path("b.json")) + " 2>" + quote(path("b.err"));
+  int rc = std::system(("sh -c " + quote(cmd)).c_str());
+  std::vector<uint8_t> out = readBytes(path("b.json"));
+  std::vector<uint8_t> err = readBytes(path("b.err"));
+  ASSERT_TRUE(WIFEXITED(rc) && WEXITSTATUS(rc) == 0) << "status " << rc << ": " << std::string(err.begin(), err.end());
+  json j = json::parse(std::string(out.begin(), out.end()));
+  ASSERT_EQ(j["modes"].size(), 2u);
+  EXPECT_EQ(j["modes"][1]["threads"], 1000);
+  EXPECT_GT(j["modes"][1]["memcpy_gbps"].get<double>(), 0.0);
+}
+
 TEST_F(Cli, RoundTripNpy) {
   auto bf16 = kvLike(szBfloat16, 3000, 6, 1);
   for (const char* descr : {"<u2", "<i2", "<V2", "bfloat16"}) {
@@ -287,7 +303,7 @@ TEST_F(Cli, MissingFilesAndUsageErrors) {
   expectError("stats --dtype bf16 --codebook " + missing + " " + quote(path("ok.bf16")), "codebook");
   // Usage errors: non-zero, one line, no crash.
   for (const char* args : {"", "frobnicate", "stats", "stats --dtype fp16 x", "compress --dtype bf16 onlyone",
-                           "bench --dtype bf16 --iters 0 x"}) {
+                           "bench --dtype bf16 --iters 0 x", "bench --dtype bf16 --threads 100000 x"}) {
     CliRun r = run(args);
     EXPECT_NE(r.status, 0) << args;
     EXPECT_LT(r.status, 128) << args;

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 
 #include "splitzip.h"
 
@@ -106,6 +107,7 @@ TEST_F(CodebookFile, MalformedFilesRejected) {
       {"exponent 256", head + "exponents 256 121 119 122 118 123 117 124 116 125 115 126 114 127 113 128\n"},
       {"negative exponent", head + "exponents -1 121 119 122 118 123 117 124 116 125 115 126 114 127 113 128\n"},
       {"non-numeric exponent", head + "exponents x 121 119 122 118 123 117 124 116 125 115 126 114 127 113 128\n"},
+      {"16 exponents, then junk", head + "exponents 120 121 119 122 118 123 117 124 116 125 115 126 114 127 113 128 x\n"},
       {"E5M2 exponent 32", "splitzip-codebook 1\ntype fp8e5m2\nused 16\n"
                            "exponents 15 14 16 13 17 12 18 11 19 10 20 9 21 8 22 32\n"},
       {"unknown key", head + exps + "extra 1\n"},
@@ -121,6 +123,17 @@ TEST_F(CodebookFile, MalformedFilesRejected) {
     EXPECT_EQ(load(c.text, &cb), szInvalidArgument) << c.why;
     EXPECT_STRNE(szGetLastError(nullptr), "") << c.why;
     EXPECT_EQ(cb.used, 0x5A5A5A5A) << c.why << ": the output is left alone on failure";
+  }
+  // The messages name what is wrong, and quote a binary line's bytes escaped (never raw).
+  const std::pair<std::string, std::string> messages[] = {
+      {head + "exponents 120 121 119 122 118 123 117 124 116 125 115 126 114 127 113 128 1\n", "more than 16 exponents"},
+      {head + "exponents 300 121 119 122 118 123 117 124 116 125 115 126 114 127 113 128\n", "exponent 300 is outside 0-255"},
+      {head + "bogus \x1b[2J\xff\n" + exps, "malformed codebook line 'bogus \\x1B[2J\\xFF'"},
+  };
+  for (const auto& [text, expected] : messages) {
+    szCodebook_t cb;
+    EXPECT_EQ(load(text, &cb), szInvalidArgument) << expected;
+    EXPECT_NE(std::string(szGetLastError(nullptr)).find(expected), std::string::npos) << szGetLastError(nullptr);
   }
   szCodebook_t ok;
   EXPECT_EQ(load(head + exps, &ok), szSuccess) << "the valid file these cases break";

@@ -16,6 +16,7 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <system_error>
 #include <thread>
 
 #include "cli_common.h"
@@ -46,13 +47,20 @@ double medianSeconds(int iters, const std::function<void()>& fn) {
   return t[iters / 2];
 }
 
-// memcpy split into `threads` contiguous ranges, threads started per call like the codec's.
+// memcpy split into `threads` contiguous ranges, threads started per call like the codec's
+// (codec/parallel.cc): a range no thread could be created for is copied on the calling thread.
 void parallelMemcpy(uint8_t* dst, const uint8_t* src, size_t bytes, int threads) {
   std::vector<std::thread> workers;
   auto bound = [&](int r) { return bytes * size_t(r) / size_t(threads); };
-  for (int r = 1; r < threads; ++r)
-    workers.emplace_back([=] { memcpy(dst + bound(r), src + bound(r), bound(r + 1) - bound(r)); });
-  memcpy(dst, src, bound(1));
+  auto copyRange = [=](int r) { memcpy(dst + bound(r), src + bound(r), bound(r + 1) - bound(r)); };
+  for (int r = 1; r < threads; ++r) {
+    try {
+      workers.emplace_back(copyRange, r);
+    } catch (const std::system_error&) {
+      copyRange(r);
+    }
+  }
+  copyRange(0);
   for (auto& w : workers) w.join();
 }
 
@@ -73,7 +81,10 @@ nlohmann::json measureMode(const TensorData& d, szDataType_t type, int iters, in
     check(szDecode(frame.data(), frameBytes, out.data(), out.size(), nullptr, nullptr), "szDecode");
   });
   if (out != d.bytes) throw CliError("decoded data differs from the input (a bug: please report it)");
-  double copy = medianSeconds(iters, [&] { parallelMemcpy(out.data(), d.bytes.data(), out.size(), threads); });
+  // As many ranges as the codec splits the input into: at most one a chunk (docs/FORMAT.md's
+  // chunk_elems, 1024 elements), so a small input's memcpy is not timed across idle threads.
+  const int copyRanges = int(std::min<uint64_t>(uint64_t(threads), std::max<uint64_t>(1, (d.count + 1023) / 1024)));
+  double copy = medianSeconds(iters, [&] { parallelMemcpy(out.data(), d.bytes.data(), out.size(), copyRanges); });
   return {{"threads", threads},
           {"encode_gbps", gb / enc},
           {"decode_gbps", gb / dec},
@@ -165,10 +176,10 @@ void addBenchCommand(CLI::App& app) {
       "bench", "CPU encode/decode throughput and ratio next to memcpy, on one core and on all "
                "cores (the all-cores mode splits every input, SZ_CPU_PARALLEL_BYTES=0)");
   addDtypeOption(*cmd, &o->type);
-  cmd->add_option("--threads", o->threads, "threads of the all-cores mode (default: all cores)")
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--iters", o->iters, "timed iterations per measurement (default 10)")
-      ->check(CLI::PositiveNumber);
+  cmd->add_option("--threads", o->threads, "threads of the all-cores mode (default 0: all cores; at most 1024)")
+      ->check(CLI::Range(0, 1024));
+  cmd->add_option("--iters", o->iters, "timed iterations per measurement (default 10; 1 to 100000)")
+      ->check(CLI::Range(1, 100000));
   cmd->add_flag("--json", o->json, "print JSON instead of a table");
   cmd->add_option("file", o->file, "raw, .npy or .safetensors file")->required();
   cmd->callback([o] { runBench(*o); });

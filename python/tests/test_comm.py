@@ -2,6 +2,8 @@
 mismatched pair, a killed and a silent peer, non-blocking init, torch.distributed set-up."""
 from __future__ import annotations
 
+import importlib.util
+
 import pytest
 
 import splitzip as sz
@@ -16,7 +18,9 @@ def check_ok(results, scenario):
 
 @pytest.mark.parametrize("codec", ["on", "off", "auto"])
 def test_arrays(codec):
-    results = run_ranks("arrays", extra_env={"TEST_CODEC": codec})
+    # torch is optional (the package needs numpy and ml_dtypes only): with it, a tensor travels too.
+    has_torch = importlib.util.find_spec("torch") is not None
+    results = run_ranks("arrays", extra_env={"TEST_CODEC": codec, "TEST_TORCH": "1" if has_torch else "0"})
     check_ok(results, "arrays")
     line = next(l for l in results[0].stdout.splitlines() if l.startswith("result:"))
     raw, wire = int(line.split()[2]), int(line.split()[4])
@@ -84,6 +88,7 @@ def test_bad_arguments_raise():
 
 
 def test_from_torch_distributed(tmp_path):
+    pytest.importorskip("torch")
     results = run_ranks("torch_distributed", extra_env={"TEST_STORE": str(tmp_path / "store")})
     check_ok(results, "torch_distributed")
 
