@@ -1,6 +1,7 @@
 // Calibration (paper §3.3): exponent histograms, top-16 codebooks, the built-in default
 // codebooks, and the codebook file of docs/FORMAT.md §Codebook file.
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <set>
@@ -307,15 +308,21 @@ extern "C" szResult_t szCodebookLoad(const char* path, szCodebook_t* cb) {
     } else if (key == "code_bits") {
       ok = (ls >> codeBits) && (codeBits == 3 || codeBits == 4);
     } else if (key == "exponents") {
-      for (int e; ls >> e; exps.push_back(e)) {
+      for (std::string token; ls >> token;) {  // each token whole: "5x" or an int's overflow is no exponent
+        int e = -1;
+        const char* end = token.data() + token.size();
+        auto [stop, ec] = std::from_chars(token.data(), end, e);
+        if (ec != std::errc() || stop != end)
+          return szSetError(szInvalidArgument, "%s:%d: exponent '%s' is not a number", path, lineNo,
+                            quotedLine(token).c_str());
         if (exps.size() == kCodebookSize)
           return szSetError(szInvalidArgument, "%s:%d: more than %u exponents (16 for 4-bit codes, 8 for 3-bit)",
                             path, lineNo, unsigned(kCodebookSize));
         if (e < 0 || e > 255)
           return szSetError(szInvalidArgument, "%s:%d: exponent %d is outside 0-255", path, lineNo, e);
+        exps.push_back(e);
       }
-      ok = ls.eof();  // stopped at the line's end, not at a token that is no number
-      haveExp = ok;
+      haveExp = true;
     } else {
       ok = false;
     }

@@ -2,7 +2,7 @@
 // could be created for).
 #include "parallel.h"
 
-#include <system_error>
+#include <exception>
 #include <thread>
 #include <vector>
 
@@ -26,7 +26,7 @@ void parallelFor(uint64_t items, int ranges,
   for (int r = 1; r < ranges; ++r) {
     try {
       workers.emplace_back(fn, r, bounds(r), bounds(r + 1));
-    } catch (const std::system_error&) {  // no thread to be had (limits): the range runs here
+    } catch (const std::exception&) {  // no thread to be had (limits, memory): the range runs here
       fn(r, bounds(r), bounds(r + 1));
     }
   }

@@ -303,12 +303,20 @@ TEST_F(Cli, MissingFilesAndUsageErrors) {
   expectError("stats --dtype bf16 --codebook " + missing + " " + quote(path("ok.bf16")), "codebook");
   // Usage errors: non-zero, one line, no crash.
   for (const char* args : {"", "frobnicate", "stats", "stats --dtype fp16 x", "compress --dtype bf16 onlyone",
-                           "bench --dtype bf16 --iters 0 x", "bench --dtype bf16 --threads 100000 x"}) {
+                           "bench --dtype bf16 --iters 0 x"}) {
     CliRun r = run(args);
     EXPECT_NE(r.status, 0) << args;
     EXPECT_LT(r.status, 128) << args;
     EXPECT_EQ(r.err.rfind("splitzip: error: ", 0), 0u) << args << ": " << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << ": " << r.err;
+  }
+  // bench's bounds, on a file that exists (so only the bound can refuse it).
+  for (const auto& [args, bound] : {std::pair<std::string, std::string>{"--iters 0", "1 to 100000"},
+                                    {"--threads 100000", "0 to 1024"}, {"--threads -1", "0 to 1024"}}) {
+    CliRun r = run("bench --dtype bf16 " + args + " " + quote(path("ok.bf16")));
+    EXPECT_NE(r.status, 0) << args;
+    EXPECT_LT(r.status, 128) << args;
+    EXPECT_NE(r.err.find(bound), std::string::npos) << args << ": " << r.err;
   }
   CliRun help = run("--help");
   EXPECT_EQ(help.status, 0);

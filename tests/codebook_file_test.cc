@@ -83,6 +83,7 @@ TEST_F(CodebookFile, CommentsBlankLinesAndKeyOrderAccepted) {
 
 TEST_F(CodebookFile, MalformedFilesRejected) {
   const std::string head = "splitzip-codebook 1\ntype bf16\nused 16\n";
+  const std::string narrow = "splitzip-codebook 1\ntype bf16\nused 8\ncode_bits 3\n";  // 3-bit codes: 8 exponents
   const std::string exps = "exponents 120 121 119 122 118 123 117 124 116 125 115 126 114 127 113 128\n";
   const struct {
     const char* why;
@@ -108,6 +109,11 @@ TEST_F(CodebookFile, MalformedFilesRejected) {
       {"negative exponent", head + "exponents -1 121 119 122 118 123 117 124 116 125 115 126 114 127 113 128\n"},
       {"non-numeric exponent", head + "exponents x 121 119 122 118 123 117 124 116 125 115 126 114 127 113 128\n"},
       {"16 exponents, then junk", head + "exponents 120 121 119 122 118 123 117 124 116 125 115 126 114 127 113 128 x\n"},
+      {"16 exponents, then an int's overflow",
+       head + "exponents 120 121 119 122 118 123 117 124 116 125 115 126 114 127 113 128 99999999999\n"},
+      {"8 exponents at 3 bits, then an int's overflow",
+       narrow + "exponents 120 121 119 122 118 123 117 124 99999999999\n"},
+      {"an exponent with junk", head + "exponents 120x 121 119 122 118 123 117 124 116 125 115 126 114 127 113 128\n"},
       {"E5M2 exponent 32", "splitzip-codebook 1\ntype fp8e5m2\nused 16\n"
                            "exponents 15 14 16 13 17 12 18 11 19 10 20 9 21 8 22 32\n"},
       {"unknown key", head + exps + "extra 1\n"},
@@ -128,6 +134,7 @@ TEST_F(CodebookFile, MalformedFilesRejected) {
   const std::pair<std::string, std::string> messages[] = {
       {head + "exponents 120 121 119 122 118 123 117 124 116 125 115 126 114 127 113 128 1\n", "more than 16 exponents"},
       {head + "exponents 300 121 119 122 118 123 117 124 116 125 115 126 114 127 113 128\n", "exponent 300 is outside 0-255"},
+      {head + "exponents 1.5 121 119 122 118 123 117 124 116 125 115 126 114 127 113 128\n", "exponent '1.5' is not a number"},
       {head + "bogus \x1b[2J\xff\n" + exps, "malformed codebook line 'bogus \\x1B[2J\\xFF'"},
   };
   for (const auto& [text, expected] : messages) {
@@ -137,6 +144,8 @@ TEST_F(CodebookFile, MalformedFilesRejected) {
   }
   szCodebook_t ok;
   EXPECT_EQ(load(head + exps, &ok), szSuccess) << "the valid file these cases break";
+  EXPECT_EQ(load(narrow + "exponents 120 121 119 122 118 123 117 124  \n", &ok), szSuccess)
+      << "the valid 3-bit file the overflow case breaks" << szGetLastError(nullptr);
   EXPECT_EQ(load(std::string(100, '#') + "\n" + std::string(100, '\n') + head + exps, &ok), szSuccess)
       << "a hundred comment lines first";
 }

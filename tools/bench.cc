@@ -16,7 +16,6 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <system_error>
 #include <thread>
 
 #include "cli_common.h"
@@ -53,10 +52,11 @@ void parallelMemcpy(uint8_t* dst, const uint8_t* src, size_t bytes, int threads)
   std::vector<std::thread> workers;
   auto bound = [&](int r) { return bytes * size_t(r) / size_t(threads); };
   auto copyRange = [=](int r) { memcpy(dst + bound(r), src + bound(r), bound(r + 1) - bound(r)); };
+  workers.reserve(threads > 0 ? threads - 1 : 0);
   for (int r = 1; r < threads; ++r) {
     try {
       workers.emplace_back(copyRange, r);
-    } catch (const std::system_error&) {
+    } catch (const std::exception&) {  // std::system_error, or std::bad_alloc under a memory limit
       copyRange(r);
     }
   }
