@@ -34,9 +34,13 @@ std::string quotedLine(const std::string& line) {
   std::string q;
   for (size_t i = 0; i < line.size() && i < 60; ++i) {
     unsigned char c = static_cast<unsigned char>(line[i]);
-    char hex[5];
-    snprintf(hex, sizeof hex, "\\x%02X", c);
-    q += c >= 0x20 && c < 0x7F ? std::string(1, char(c)) : std::string(hex);
+    if (c >= 0x20 && c < 0x7F) {
+      q += char(c);
+    } else {
+      char hex[5];
+      snprintf(hex, sizeof hex, "\\x%02X", c);
+      q += hex;
+    }
   }
   return line.size() > 60 ? q + "..." : q;
 }

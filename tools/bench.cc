@@ -19,6 +19,8 @@
 #include <thread>
 
 #include "cli_common.h"
+#include "codec/dtype.h"
+#include "codec/parallel.h"
 #include "commands.h"
 #include "tensor_file.h"
 
@@ -46,24 +48,6 @@ double medianSeconds(int iters, const std::function<void()>& fn) {
   return t[iters / 2];
 }
 
-// memcpy split into `threads` contiguous ranges, threads started per call like the codec's
-// (codec/parallel.cc): a range no thread could be created for is copied on the calling thread.
-void parallelMemcpy(uint8_t* dst, const uint8_t* src, size_t bytes, int threads) {
-  std::vector<std::thread> workers;
-  auto bound = [&](int r) { return bytes * size_t(r) / size_t(threads); };
-  auto copyRange = [=](int r) { memcpy(dst + bound(r), src + bound(r), bound(r + 1) - bound(r)); };
-  workers.reserve(threads > 0 ? threads - 1 : 0);
-  for (int r = 1; r < threads; ++r) {
-    try {
-      workers.emplace_back(copyRange, r);
-    } catch (const std::exception&) {  // std::system_error, or std::bad_alloc under a memory limit
-      copyRange(r);
-    }
-  }
-  copyRange(0);
-  for (auto& w : workers) w.join();
-}
-
 nlohmann::json measureMode(const TensorData& d, szDataType_t type, int iters, int threads) {
   setenv("SZ_CPU_THREADS", std::to_string(threads).c_str(), 1);
   // The codec would keep an input under SZ_CPU_PARALLEL_BYTES on one thread, while the memcpy
@@ -81,10 +65,13 @@ nlohmann::json measureMode(const TensorData& d, szDataType_t type, int iters, in
     check(szDecode(frame.data(), frameBytes, out.data(), out.size(), nullptr, nullptr), "szDecode");
   });
   if (out != d.bytes) throw CliError("decoded data differs from the input (a bug: please report it)");
-  // As many ranges as the codec splits the input into: at most one a chunk (docs/FORMAT.md's
-  // chunk_elems, 1024 elements), so a small input's memcpy is not timed across idle threads.
-  const int copyRanges = int(std::min<uint64_t>(uint64_t(threads), std::max<uint64_t>(1, (d.count + 1023) / 1024)));
-  double copy = medianSeconds(iters, [&] { parallelMemcpy(out.data(), d.bytes.data(), out.size(), copyRanges); });
+  // The memcpy in as many ranges as the codec splits the input into (at most one a chunk, so a
+  // small input's memcpy is not timed across idle threads), by the codec's own fork-join.
+  const int ranges = sz::parallelRanges((d.count + sz::kChunkElems - 1) / sz::kChunkElems, d.bytes.size());
+  double copy = medianSeconds(iters, [&] {
+    sz::parallelFor(out.size(), ranges,
+                    [&](int, uint64_t b0, uint64_t b1) { memcpy(out.data() + b0, d.bytes.data() + b0, b1 - b0); });
+  });
   return {{"threads", threads},
           {"encode_gbps", gb / enc},
           {"decode_gbps", gb / dec},
