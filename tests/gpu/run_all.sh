@@ -84,7 +84,7 @@ finish() {  # the short table (summary.txt), the logs; the exit status says whet
     grep -h -E "^\[  (PASSED|FAILED|SKIPPED) \]|tests? ran" "$LOGS"/cpu_tests.log "$LOGS"/gpu_tests.log 2>/dev/null | head -20
     grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" "$LOGS"/memcheck.log "$LOGS"/racecheck.log "$LOGS"/ipc_memcheck.log "$LOGS"/ipc_racecheck.log 2>/dev/null
     grep -h -E "^\[  (PASSED|FAILED) \]" "$LOGS"/gpu_tests_2.log "$LOGS"/gpu_tests_3.log "$LOGS"/ipc_tests_conn1.log 2>/dev/null
-    for f in latency_table lat_self_4K versus_table $(cd "$LOGS" && ls prof_*.log 2>/dev/null | grep -v prof_build | sed 's/\.log$//') slot_counts slot_blocks mixed_wires interpose_pynccl py_compilers py_tests py_gdb handoff_layers handoff_layers_link25 sr_ipc_slice_1048576 sr_ipc_slice_4194304 copy_perf perf_bf16 perf_e5m2 \
+    for f in latency_table codec_table lat_self_4K versus_table $(cd "$LOGS" && ls prof_*.log 2>/dev/null | grep -v prof_build | sed 's/\.log$//') slot_counts slot_blocks mixed_wires interpose_pynccl py_compilers py_tests py_gdb handoff_layers handoff_layers_link25 sr_ipc_slice_1048576 sr_ipc_slice_4194304 copy_perf perf_bf16 perf_e5m2 \
              $(for V in ${VARIANTS:-}; do echo perf_bf16_$V perf_e5m2_$V; done) ${VARIANTS:+perf_bf16_again perf_e5m2_again} authors nvcomp_bf16 nvcomp_e5m2 link_table auto_table auto_long_table auto_small auto_mixed auto_tcp_dev auto_tcp_host auto_tcp_dev_aa auto_tcp_host_aa sr_ipc ow_ipc sr_ipc_codebook codebook_cpu demo demo_tcp demo_ipc sr_tcp sr_tcp_64m sr_tcp_auto sr_nvlink sr_nvlink_auto sr_nvlink_ipc interpose_torch sr_1channel sr_sockets \
              nccl_nvlink nccl_1channel nccl_sockets; do [ -f "$LOGS/$f.log" ] && { echo "--- $f"; cat "$LOGS/$f.log"; }; done
     printf '%s\n' "${SUMMARY[@]}"
