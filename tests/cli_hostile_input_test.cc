@@ -181,6 +181,34 @@ TEST_F(CliHostile, FifosDevicesAndDirectoriesFailAtOnce) {
   expectQuickError({"decompress", frame, dir_}, "irectory");
 }
 
+// An output that is an input (its own path, a hard link, a symbolic link) is refused before
+// anything is written: the input keeps every byte.
+TEST_F(CliHostile, OutputThatIsAnInputIsRefusedAndTheInputKept) {
+  const std::string kv = rawInput();
+  const std::vector<uint8_t> kvBytes = readBytes(kv);
+  ASSERT_EQ(measure({"compress", "--dtype", "bf16", kv, path("good.sz")}).status, 0);
+  const std::string frame = path("good.sz");
+  const std::vector<uint8_t> frameBytes = readBytes(frame);
+  ASSERT_EQ(measure({"calibrate", "--dtype", "bf16", "-o", path("kv.codebook"), kv}).status, 0);
+  const std::string book = path("kv.codebook");
+  const std::vector<uint8_t> bookBytes = readBytes(book);
+  ASSERT_EQ(link(kv.c_str(), path("hard.raw").c_str()), 0);
+  ASSERT_EQ(symlink(frame.c_str(), path("soft.sz").c_str()), 0);
+  expectQuickError({"compress", "--dtype", "bf16", kv, kv}, "is the input");
+  expectQuickError({"compress", "--dtype", "bf16", kv, path("hard.raw")}, "overwrite the input");
+  expectQuickError({"compress", "--dtype", "bf16", "--codebook", book, kv, book}, "is the input");
+  expectQuickError({"decompress", frame, frame}, "is the input");
+  expectQuickError({"decompress", frame, path("soft.sz")}, "is the input");
+  expectQuickError({"calibrate", "--dtype", "bf16", "-o", kv, frame, kv}, "is the input");
+  EXPECT_EQ(readBytes(kv), kvBytes);
+  EXPECT_EQ(readBytes(frame), frameBytes);
+  EXPECT_EQ(readBytes(book), bookBytes);
+  // Another output beside them still works, and so does the round trip.
+  Measured m = measure({"decompress", path("soft.sz"), path("back.raw")});
+  EXPECT_EQ(m.status, 0) << m.err;
+  EXPECT_EQ(readBytes(path("back.raw")), kvBytes);
+}
+
 TEST_F(CliHostile, HugeHeadersAndSparseFilesStayUnder256MiB) {
   const uint64_t header = uint64_t(100) << 20;  // the safetensors limit itself
   const std::string kv = rawInput();

@@ -18,6 +18,7 @@ struct CalibrateOptions {
 };
 
 void runCalibrate(const CalibrateOptions& o) {
+  checkOutputIsNoInput(o.output, o.files);
   szHistogram_t hist;
   check(szHistogramInit(&hist, o.type), "histogram");
   uint64_t count = 0;

@@ -137,6 +137,17 @@ void writeFileBytes(const std::string& path, const void* data, size_t bytes) {
 
 void checkOutputPath(const std::string& path) { close(openOutput(path)); }
 
+void checkOutputIsNoInput(const std::string& output, const std::vector<std::string>& inputs) {
+  struct stat out;
+  if (stat(output.c_str(), &out) != 0) return;  // no such file yet: it is no input
+  for (const std::string& in : inputs) {
+    struct stat st;
+    if (stat(in.c_str(), &st) == 0 && st.st_dev == out.st_dev && st.st_ino == out.st_ino)
+      throw CliError(fmt::format("{} is the input {}: writing it would overwrite the input; name another output",
+                                 output, in));
+  }
+}
+
 std::string CodebookChoice::describe() const {
   if (calibrates()) return "calibrated on the input";
   return value == "default" ? "built-in default" : "file " + value;

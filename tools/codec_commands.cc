@@ -25,6 +25,9 @@ struct DecompressOptions {
 };
 
 void runCompress(const CompressOptions& o) {
+  std::vector<std::string> inputs = {o.input};
+  if (!o.codebook.calibrates() && o.codebook.value != "default") inputs.push_back(o.codebook.value);  // a file
+  checkOutputIsNoInput(o.output, inputs);
   TensorData d = readTensorFile(o.input, o.type);
   szHistogram_t hist;
   check(szHistogramInit(&hist, o.type), "histogram");
@@ -48,6 +51,7 @@ void runCompress(const CompressOptions& o) {
 void runDecompress(const DecompressOptions& o) {
   // The header says how big the frame is: a file that is not a frame, or not exactly one, is
   // refused before its body is read.
+  checkOutputIsNoInput(o.output, {o.input});
   InputFile f(o.input);
   if (f.size() == 0) f.fail("empty file");
   uint8_t header[SZ_FRAME_HEADER_BYTES] = {};
