@@ -24,7 +24,8 @@
 #       --quick: tests only; --comm: the
 #       communicator's tests, the main job and sendrecv_perf only; --codec: the GPU suite once,
 #       compute-sanitizer, the codec benchmarks, the authors' codec beside them and sendrecv_perf
-#       on the ipc wire: what a codec change needs)
+#       on the ipc wire: what a codec change needs; SUITE=0, SAN=0, IPC=0 leave out the suite, the
+#       sanitizers, the ipc rows: the codec's figures alone)
 # With two GPUs it also runs the main job (make demo) and sendrecv_perf over NCCL on NVLink, on
 # one NCCL channel (a ~34 GB/s link) and on sockets over loopback, each next to plain NCCL
 # (perf/nccl_baseline.py); NVCOMP=1 adds nvCOMP; VARIANTS="a b" (with --codec or a full run)
@@ -197,7 +198,9 @@ case "$QUICK" in --comm|--codec|--auto|--suite) ;; --defaults) step make_test ma
 GPU_FILTER='*'
 [ "$QUICK" = "--comm" ] && GPU_FILTER='*CommGpu*'
 COMM_HUNG=0  # the communicator tests timed out: the demo and sendrecv_perf would hang too
-SZ_TEST_KV_BF16=$KV_BF16 STEP_TIMEOUT=120 step gpu_tests ./build/tests/splitzip_gpu_tests --gtest_filter="$GPU_FILTER:-CommLazyGpu*" --gtest_output=json:"$OUT/gpu_tests.json" || { [ $? = 124 ] && COMM_HUNG=1; }
+# SUITE=0 (with --codec): the codec's figures alone, from a build whose suite ran in the same lease.
+[ "$QUICK" = "--codec" ] && [ "${SUITE:-1}" = 0 ] ||
+  SZ_TEST_KV_BF16=$KV_BF16 STEP_TIMEOUT=120 step gpu_tests ./build/tests/splitzip_gpu_tests --gtest_filter="$GPU_FILTER:-CommLazyGpu*" --gtest_output=json:"$OUT/gpu_tests.json" || { [ $? = 124 ] && COMM_HUNG=1; }
 [ "$QUICK" != "--codec" ] && lazy_connections
 if [ "$QUICK" = "--suite" ]; then  # the GPU suite and the lazy connections only
   finish
@@ -224,10 +227,10 @@ if [ "$NGPUS" = 1 ] && [ $COMM_HUNG = 0 ] && [ "$QUICK" != "--quick" ] && [ "$QU
   one_gpu_steps
 fi
 SRI="env -u CUDA_DEVICE_MAX_CONNECTIONS ./build/perf/sendrecv_perf -t 2 --wire ipc --codec on ${KV_BF16:+--data $KV_BF16}"
-[ $COMM_HUNG = 0 ] && [ "$QUICK" = "--codec" ] && STEP_TIMEOUT=120 step sr_ipc $SRI -n 20 -w 3 -b 4K -e 1G -f 4 -J "$LOGS/sr_ipc.json"
+[ $COMM_HUNG = 0 ] && [ "$QUICK" = "--codec" ] && [ "${IPC:-1}" != 0 ] && STEP_TIMEOUT=120 step sr_ipc $SRI -n 20 -w 3 -b 4K -e 1G -f 4 -J "$LOGS/sr_ipc.json"
 # One way (rank 0 sends, rank 1 receives: the prefill -> decode pattern), on the ipc wire.
 OWI="env -u CUDA_DEVICE_MAX_CONNECTIONS ./build/perf/oneway_perf -t 2 --wire ipc --codec on ${KV_BF16:+--data $KV_BF16}"
-[ $COMM_HUNG = 0 ] && [ "$QUICK" != "--quick" ] && [ "$QUICK" != "--defaults" ] && [ "$QUICK" != "--auto" ] && STEP_TIMEOUT=120 step ow_ipc $OWI -n 20 -w 3 -b 4K -e 1G -f 4 -J "$LOGS/ow_ipc.json"
+[ $COMM_HUNG = 0 ] && [ "$QUICK" != "--quick" ] && [ "$QUICK" != "--defaults" ] && [ "$QUICK" != "--auto" ] && [ "${IPC:-1}" != 0 ] && STEP_TIMEOUT=120 step ow_ipc $OWI -n 20 -w 3 -b 4K -e 1G -f 4 -J "$LOGS/ow_ipc.json"
 if [ $COMM_HUNG = 0 ] && [ "$QUICK" != "--quick" ] && [ "$QUICK" != "--codec" ] && [ "$QUICK" != "--defaults" ] && [ "$QUICK" != "--auto" ]; then
   ipc_steps
 fi

@@ -2,13 +2,21 @@
 # codec benchmarks, variant builds, the authors' codec, ncu and nvCOMP.
 
 codec_steps() {  # a full run and --codec
-  SAN_FILTER='GpuCodec.KvLikeBf16Sizes:GpuCodec.EveryFp8E5m2Pattern:GpuCodec.MisalignedPointers:GpuCodec.CorruptFramesReportErrorsLikeTheCpuDecoder:GpuCodec.HistogramMatchesCpu:GpuBatchCodec.BadEncodeItemsFailAlone:GpuBatchCodec.CountThatOverflowsFailsAlone:GpuBatchCodec.CorruptItemsAmongGoodOnesMatchTheCpuDecoder:GpuCodecPaths.SoloChunksOverflowingTheirSlot:GpuCodecPaths.EscapeBudgetBoundary:GpuCodecPaths.SoloMisalignedPointers:GpuBatchCodecPaths.*'
+  [ "${SAN:-1}" != 0 ] && sanitizer_steps
+  codec_perf_steps
+}
+
+sanitizer_steps() {  # compute-sanitizer on the codec's and the slot kernels (SAN=0: none)
+  SAN_FILTER='GpuCodec.KvLikeBf16Sizes:GpuCodec.EveryFp8E5m2Pattern:GpuCodec.MisalignedPointers:GpuCodec.CorruptFramesReportErrorsLikeTheCpuDecoder:GpuCodec.HistogramMatchesCpu:GpuBatchCodec.BadEncodeItemsFailAlone:GpuBatchCodec.CountThatOverflowsFailsAlone:GpuBatchCodec.CorruptItemsAmongGoodOnesMatchTheCpuDecoder:GpuCodecPaths.SoloChunksOverflowingTheirSlot:GpuCodecPaths.EscapeBudgetBoundary:GpuCodecPaths.SoloMisalignedPointers:GpuBatchCodecPaths.*:GpuCodecV2.*'
   SZ_TEST_SMALL=1 step memcheck compute-sanitizer --tool memcheck --error-exitcode 1 ./build/tests/splitzip_gpu_tests --gtest_filter="$SAN_FILTER"
   # The slot kernels under memcheck: the communicator on one GPU, one way and both ways, and the
   # device calibration (the test whose peer never receives is left out: it waits out a timeout).
   [ $COMM_HUNG = 0 ] && SZ_TEST_SMALL=1 STEP_TIMEOUT=200 step memcheck_comm compute-sanitizer --tool memcheck --error-exitcode 1 \
     ./build/tests/splitzip_gpu_tests --gtest_filter='CommSelfGpu*:SlotIpc*:CommCodebookGpu*:-*NeverReceives*'
-  SZ_TEST_SMALL=1 step racecheck compute-sanitizer --tool racecheck --error-exitcode 1 ./build/tests/splitzip_gpu_tests --gtest_filter='GpuCodec.KvLikeBf16Sizes:GpuCodec.EveryFp8E5m2Pattern:GpuBatchCodec.BadEncodeItemsFailAlone:GpuBatchCodec.CorruptItemsAmongGoodOnesMatchTheCpuDecoder:GpuCodecPaths.SoloChunksOverflowingTheirSlot:GpuBatchCodecPaths.ManyItemsWithMixedCodebooks'
+  SZ_TEST_SMALL=1 step racecheck compute-sanitizer --tool racecheck --error-exitcode 1 ./build/tests/splitzip_gpu_tests --gtest_filter='GpuCodec.KvLikeBf16Sizes:GpuCodec.EveryFp8E5m2Pattern:GpuBatchCodec.BadEncodeItemsFailAlone:GpuBatchCodec.CorruptItemsAmongGoodOnesMatchTheCpuDecoder:GpuCodecPaths.SoloChunksOverflowingTheirSlot:GpuBatchCodecPaths.ManyItemsWithMixedCodebooks:GpuCodecV2.EveryFp16PatternBothWidths:GpuCodecV2.EveryE4m3ByteBothWidths'
+}
+
+codec_perf_steps() {  # the codec benchmarks, variants, the authors' codec, the goals table, ncu, nvCOMP
   step perf_bf16 ./build/perf/codec_perf --type bf16 ${KV_BF16:+--data $KV_BF16} -J "$OUT/codec_bf16.json"
   step perf_e5m2 ./build/perf/codec_perf --type fp8e5m2 ${KV_E5M2:+--data $KV_E5M2} -J "$OUT/codec_e5m2.json"
   # Format version 2's types (issue 33: >= 1500 GB/s per call at 512 MiB), beside BF16's.
