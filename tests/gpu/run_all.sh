@@ -4,7 +4,11 @@
 # KV data (BF16 and FP8 E5M2) and nvCOMP side by side, and prints a short table last.
 # JSON results, summary.txt and logs.tar.gz go to $OUT (the device tool's output folder, which
 # takes at most 8 files) or build/gpu_out; the step logs are in logs.tar.gz.
-#   bash tests/gpu/run_all.sh [--quick|--suite|--comm|--codec|--defaults|--auto|--python|--latency|--handoff|--versus|--rows]  (--defaults: the
+#   bash tests/gpu/run_all.sh [--close|--quick|--suite|--comm|--codec|--defaults|--auto|--python|--latency|--handoff|--versus|--rows]
+#       (--close: what the open issues still need, in one call of at most CLOSE_LIMIT s (585): the GPU
+#       suite three times, the latency rows and profile, the codec figures beside the authors', ncu
+#       and compute-sanitizer, each part skipped when time runs short (run_all/close.sh); carry the
+#       binaries of tests/gpu/prebuild.sh as PREBUILT; --defaults: the
 #       README's commands as a new user types them, every setting default: make, make test, the GPU
 #       suite, make demo, pip install ./python and pytest, and the SZ_CODEC=auto rows (perf/auto_table.py; ROWS=0: none);
 #       --auto: the GPU suite and every SZ_CODEC=auto row: each emulated link in short (-n 5) and
@@ -95,7 +99,7 @@ finish() {  # the short table (summary.txt), the logs; the exit status says whet
 }
 
 # The steps and the mode bodies, one concept a file, beside this script (functions only).
-for f in python handoff auto latency versus codec comm; do
+for f in python handoff auto latency versus codec comm close; do
   source "$RUN_ALL_DIR/run_all/$f.sh" || exit 1
 done
 
@@ -145,6 +149,10 @@ else
   elif [ "$QUICK" = "--rows" ]; then
     step build make -j"$(nproc)" DEPS="$DEPS" build/perf/sendrecv_perf build/perf/codec_perf \
       $([ "${SUITE:-0}" = 1 ] && echo build/tests/splitzip_gpu_tests) || { printf '%s\n' "${SUMMARY[@]}"; exit 1; }
+  elif [ "$QUICK" = "--close" ]; then
+    step build make -j"$(nproc)" DEPS="$DEPS" build/perf/sendrecv_perf build/perf/codec_perf build/tests/splitzip_gpu_tests &&
+      step prof_build make -j"$(nproc)" BUILD=build-profile PROFILE=1 DEPS="$DEPS" build-profile/perf/sendrecv_perf ||
+      { printf '%s\n' "${SUMMARY[@]}"; exit 1; }
   elif [ "$QUICK" = "--latency" ]; then
     step build make -j"$(nproc)" DEPS="$DEPS" build/perf/sendrecv_perf build/perf/codec_perf build/tests/splitzip_gpu_tests || { printf '%s\n' "${SUMMARY[@]}"; exit 1; }
   elif [ "$QUICK" = "--suite" ]; then
@@ -174,6 +182,11 @@ KV_BF16=; KV_E5M2=; KV_FP16=; KV_E4M3=
 [ -s /tmp/kv_fp16.bin ] && KV_FP16=/tmp/kv_fp16.bin
 [ -s /tmp/kv_e4m3.bin ] && KV_E4M3=/tmp/kv_e4m3.bin
 
+if [ "$QUICK" = "--close" ]; then
+  close_mode
+  finish
+  exit
+fi
 if [ "$QUICK" = "--latency" ]; then
   latency_mode
   finish

@@ -25,9 +25,9 @@ latency_steps() {  # the per-operation figures (issue 31): perf/latency_table.py
     STEP_TIMEOUT=60 step "lat_tcp${K}_4K" env $([ $K = host ] && echo CUDA_VISIBLE_DEVICES=) ./build/perf/sendrecv_perf -t 2 \
       --wire tcp --codec off -b 4K -e 4K -n 1000 -w 100 -J "$LOGS/lat_tcp${K}_4K.json"
   done
-  step perf_bf16 ./build/perf/codec_perf --type bf16 ${KV_BF16:+--data $KV_BF16} -J "$OUT/codec_bf16.json"
+  step perf_bf16 ./build/perf/codec_perf --type bf16 ${KV_BF16:+--data $KV_BF16} -J "${CODEC_DIR:-$OUT}/codec_bf16.json"
   [ -f "$OUT/comm_h200.json" ] || cp perf/results/comm_h200.json "$OUT/comm_h200.json"
-  step latency_table python3 perf/latency_table.py --logs "$LOGS" --codec "$OUT/codec_bf16.json" --into "$OUT/comm_h200.json" \
+  step latency_table python3 perf/latency_table.py --logs "$LOGS" --codec "${CODEC_DIR:-$OUT}/codec_bf16.json" --into "$OUT/comm_h200.json" \
     --commit "$COMMIT" --date "$(date -u +%F)" --machine "$(tr -d '\n' <"$LOGS/gpu.txt")"
 }
 prof_rows() {  # prof_rows BIN [SIZES...]: a PROFILE=1 build's sendrecv_perf (PROFILE lines: prof_*.log)
