@@ -11,4 +11,12 @@ mkdir -p .deps
 if [ -d ../shared/data/models/tinystories-656k ] && [ ! -d .deps/model ]; then
   cp -r ../shared/data/models/tinystories-656k .deps/model
 fi
+# AUTHORS_GIT=DIR: a clone (or bare mirror) of github.com/Intelligent-Microsystems-Lab/SplitZip;
+# its codec_gpu.py is copied into the git-ignored .authors/ for perf/authors_codec.py (carry
+# ".authors" too). Their code is run side by side only, never committed.
+if [ -n "${AUTHORS_GIT:-}" ]; then
+  mkdir -p .authors
+  git --git-dir="$(git -C "$AUTHORS_GIT" rev-parse --absolute-git-dir)" show HEAD:codec_gpu.py >.authors/codec_gpu.py
+  echo "authors' codec: .authors/codec_gpu.py from $AUTHORS_GIT ($(git -C "$AUTHORS_GIT" rev-parse --short HEAD))"
+fi
 du -sh .deps

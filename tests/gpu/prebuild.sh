@@ -5,9 +5,9 @@
 # sendrecv_perf, oneway_perf, copy_perf and a PROFILE=1 sendrecv_perf (build-profile/), without
 # their debug sections, about 40 MB: under the device call's 64 MiB with the tree and .deps.
 # A device call then spends no minutes building:
-#   bash tests/gpu/fetch_deps.sh && bash tests/gpu/prebuild.sh
+#   AUTHORS_GIT=<clone of the authors' repo> bash tests/gpu/fetch_deps.sh && bash tests/gpu/prebuild.sh
 #   run: PREBUILT=build/prebuilt.tgz bash tests/gpu/run_all.sh --close   carry: [".deps", "build/prebuilt.tgz"]
-# (and ".authors" where the authors' codec_gpu.py was copied there: perf/authors_codec.py).
+# (".authors" too: fetch_deps.sh copies the authors' codec_gpu.py there for perf/authors_codec.py).
 # On 2 cores the first build takes about 20 minutes; the objects are kept for the next.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
