@@ -105,7 +105,7 @@ endif
 
 # The version is the header's (SZ_MAJOR.SZ_MINOR.SZ_PATCH); the shared library's SONAME carries
 # the major: libsplitzip.so -> libsplitzip.so.0 -> libsplitzip.so.0.1.0.
-VERSION := $(shell sed -n 's/^\#define SZ_\(MAJOR\|MINOR\|PATCH\) \([0-9][0-9]*\)$$/\2/p' include/splitzip.h | paste -sd.)
+VERSION := $(shell sed -n 's/^\#define SZ_\(MAJOR\|MINOR\|PATCH\) \([0-9][0-9]*\)$$/\2/p' include/splitzip_base.h | paste -sd.)
 SONAME := libsplitzip.so.$(firstword $(subst ., ,$(VERSION)))
 LIB := $(BUILD)/lib/libsplitzip.a
 SHLIB := $(BUILD)/lib/libsplitzip.so
@@ -295,13 +295,15 @@ fuzz: $(FUZZER) $(FUZZ_SEEDS)
 # Programs linked through either find the shared library without LD_LIBRARY_PATH: pkg-config's
 # Libs carry an rpath to $(PREFIX)/lib, and CMake puts one in the programs it builds.
 ABS_PREFIX = $(abspath $(PREFIX))
+# The public C API: splitzip.h and the parts it includes.
+PUBLIC_HEADERS = include/splitzip.h include/splitzip_base.h include/splitzip_codec.h include/splitzip_comm.h
 INSTALL_LIB = $(DESTDIR)$(ABS_PREFIX)/lib
 INSTALL_CMAKE = $(INSTALL_LIB)/cmake/splitzip
 PACKAGING_SED = sed -e 's|@PREFIX@|$(ABS_PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' -e 's|@SONAME@|$(SONAME)|g' \
   -e 's|@LIBS_PRIVATE@|$(strip $(LDLIBS))|g'
 install: lib $(CLI) $(INTERPOSER)
 	install -d $(DESTDIR)$(ABS_PREFIX)/include $(DESTDIR)$(ABS_PREFIX)/bin $(INSTALL_LIB)/pkgconfig $(INSTALL_CMAKE)
-	install -m 644 include/splitzip.h $(DESTDIR)$(ABS_PREFIX)/include/
+	install -m 644 $(PUBLIC_HEADERS) $(DESTDIR)$(ABS_PREFIX)/include/
 	install -m 644 $(LIB) $(INSTALL_LIB)/
 	install -m 755 $(SHLIB_REAL) $(INSTALL_LIB)/
 	ln -sf $(notdir $(SHLIB_REAL)) $(INSTALL_LIB)/$(SONAME)
@@ -313,7 +315,7 @@ install: lib $(CLI) $(INTERPOSER)
 	$(PACKAGING_SED) packaging/splitzipConfigVersion.cmake.in > $(INSTALL_CMAKE)/splitzipConfigVersion.cmake
 
 uninstall:
-	rm -f $(DESTDIR)$(ABS_PREFIX)/include/splitzip.h $(DESTDIR)$(ABS_PREFIX)/bin/splitzip \
+	rm -f $(addprefix $(DESTDIR)$(ABS_PREFIX)/,$(PUBLIC_HEADERS)) $(DESTDIR)$(ABS_PREFIX)/bin/splitzip \
 	  $(INSTALL_LIB)/libsplitzip.a $(INSTALL_LIB)/libsplitzip.so $(INSTALL_LIB)/$(SONAME) \
 	  $(INSTALL_LIB)/$(notdir $(SHLIB_REAL)) $(INSTALL_LIB)/libsplitzip_nccl.so $(INSTALL_LIB)/pkgconfig/splitzip.pc \
 	  $(INSTALL_CMAKE)/splitzipConfig.cmake $(INSTALL_CMAKE)/splitzipConfigVersion.cmake

@@ -27,7 +27,7 @@ export PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig"
 # shellcheck disable=SC2046
 step cc -std=c99 -Wall -Werror -o "$DIR/consumer_pc" tests/install/consumer.c $(pkg-config --cflags --libs splitzip)
 step noenv "$DIR/consumer_pc"
-step sh -c "pkg-config --modversion splitzip | grep -qx '$(sed -n 's/^#define SZ_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\)$/\2/p' include/splitzip.h | paste -sd.)'"
+step sh -c "pkg-config --modversion splitzip | grep -qx '$(sed -n 's/^#define SZ_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\)$/\2/p' include/splitzip_base.h | paste -sd.)'"
 
 if command -v cmake >/dev/null; then
   step cmake -S tests/install -B "$DIR/cmake" -DCMAKE_PREFIX_PATH="$PREFIX"
