@@ -81,7 +81,7 @@ const char* szGetErrorString(szResult_t result);
 
 /* The version of the library loaded, as SZ_VERSION_CODE (ncclGetVersion's convention: major *
  * 10000 + minor * 100 + patch), which may differ from the header's when a program runs with
- * another libsplitzip.so. `version`: any alignment. Host-only, returns at once.
+ * another libsplitzip.so. `version` naturally aligned. Host-only, returns at once.
  * Errors: szInvalidArgument (`version` NULL). Paper: none. */
 szResult_t szGetVersion(int* version);
 

@@ -37,7 +37,8 @@ typedef struct {
   unsigned long long counts[256];
 } szHistogram_t;
 
-/* Resets `hist` for `type`. Host-only, returns when done; any alignment. Paper §3.3.
+/* Resets `hist` for `type`. Host-only, returns when done; `hist` naturally aligned (a
+ * declared szHistogram_t is). Paper §3.3.
  * Errors: szInvalidArgument (`hist` NULL, `type` not compressible). */
 szResult_t szHistogramInit(szHistogram_t* hist, szDataType_t type);
 
@@ -51,45 +52,47 @@ szResult_t szHistogramAccumulate(szHistogram_t* hist, const void* data, size_t c
  * smaller exponent, ordered by decreasing frequency; unused entries padded. Paper §3.3. The
  * width is calibration's choice: for FP16 and FP8 E4M3 the one whose predicted frame is
  * smaller (szCodebookPredictRatio); BF16, FP32 and FP8 E5M2 keep 4-bit codes, the ones the
- * GPU codec and the communicator carry. Host-only, returns when done; any alignment.
+ * GPU codec and the communicator carry. Host-only, returns when done; structs naturally aligned.
  * Errors: szInvalidArgument (`hist` or `codebook` NULL, a histogram of a type that is not
  * compressible). */
 szResult_t szCodebookFromHistogram(const szHistogram_t* hist, szCodebook_t* codebook);
 
 /* The same with the width given: codeBits 3 or 4. Paper §3.3 (the top-2^bits exponents).
- * Host-only, returns when done; any alignment.
+ * Host-only, returns when done; structs naturally aligned.
  * Errors: szInvalidArgument (NULL, invalid histogram type, codeBits not 3 or 4). */
 szResult_t szCodebookFromHistogramBits(const szHistogram_t* hist, int codeBits, szCodebook_t* codebook);
 
 /* The ratio (uncompressed / compressed bits, headers and padding left out) that a codebook of
  * `codeBits`-bit codes built from `hist` predicts for the histogram's data: escapes cost their
  * 3-byte records. 1.0 when the frame would be stored raw (or the histogram is empty). Paper
- * §3.3 (Table 1's predicted ratio). Host-only, returns when done; any alignment.
+ * §3.3 (Table 1's predicted ratio). Host-only, returns when done; pointers naturally aligned.
  * Errors: szInvalidArgument (a NULL argument, an invalid histogram type, codeBits not 3 or 4). */
 szResult_t szCodebookPredictRatio(const szHistogram_t* hist, int codeBits, double* ratio);
 
 /* Checks a codebook: compressible type, 1 <= used <= 2^bits, entries distinct and in range
  * (a 3-bit codebook's entries 8..15 SZ_CODEBOOK_UNUSED). Paper §3.2 (a codebook of distinct
- * exponents). Host-only, returns at once; any alignment.
+ * exponents). Host-only, returns at once; `codebook` naturally aligned.
  * Errors: szInvalidArgument (`codebook` NULL, or a rule broken: the message says which). */
 szResult_t szCodebookValidate(const szCodebook_t* codebook);
 
 /* The width of a codebook's exponent codes, 3 or 4, in *codeBits (docs/FORMAT.md §Code width;
- * paper §3.2's exponent code). Host-only, returns at once; any alignment.
+ * paper §3.2's exponent code). Host-only, returns at once; pointers naturally aligned.
  * Errors: szInvalidArgument (a NULL argument, or a codebook szCodebookValidate refuses). */
 szResult_t szCodebookCodeBits(const szCodebook_t* codebook, int* codeBits);
 
 /* The built-in default codebook for `type`, calibrated on real KV caches (tests/data/README.md
- * says which model and text; paper §3.3, offline calibration). Host-only, returns at once; any
- * alignment. Errors: szInvalidArgument (`codebook` NULL, `type` not compressible). */
+ * says which model and text; paper §3.3, offline calibration). Host-only, returns at once;
+ * `codebook` naturally aligned. Errors: szInvalidArgument (`codebook` NULL, `type` not compressible). */
 szResult_t szCodebookDefault(szDataType_t type, szCodebook_t* codebook);
 
 /* Saves / loads a codebook file (a small text file, format in docs/FORMAT.md §Codebook file;
  * paper §3.3: a codebook calibrated offline, shipped to both sides). Host-only, blocking file
- * I/O on the calling thread; `path` a NUL-terminated string; any alignment. Save writes a
- * validated codebook only. Errors: szInvalidArgument (a NULL argument, an invalid codebook to
- * save, a file that is not a codebook file: malformed, over 64 KiB or a line over 1024 bytes;
- * the message names the line), szSystemError (the file cannot be opened, read or written). */
+ * I/O on the calling thread; `path` a NUL-terminated string, `codebook` naturally aligned.
+ * Save writes a validated codebook only. Errors: szInvalidArgument (a NULL argument, an invalid
+ * codebook to save, a path that is not a regular file (a FIFO, device or directory: refused
+ * without waiting), a file that is not a codebook file: malformed, over 64 KiB, over 1024
+ * lines or a line over 1024 bytes; the message names the line), szSystemError (the file cannot
+ * be opened, read or written). */
 szResult_t szCodebookSave(const szCodebook_t* codebook, const char* path);
 szResult_t szCodebookLoad(const char* path, szCodebook_t* codebook);
 
@@ -106,7 +109,8 @@ szResult_t szCodebookLoad(const char* path, szCodebook_t* codebook);
 
 /* Upper bound, in BYTES, on the frame of `count` ELEMENTS of `type`:
  * SZ_FRAME_HEADER_BYTES + count * szTypeSize(type) (a frame never exceeds its raw size plus
- * the header; docs/FORMAT.md, paper §3). Host-only, returns at once; any alignment.
+ * the header; docs/FORMAT.md, paper §3). Host-only, returns at once; `maxBytes` naturally
+ * aligned.
  * Errors: szInvalidArgument (`maxBytes` NULL, bad type, a size that overflows size_t). */
 szResult_t szEncodeMaxSize(size_t count, szDataType_t type, size_t* maxBytes);
 
@@ -135,7 +139,7 @@ typedef struct {
 } szFrameInfo_t;
 
 /* Parses and validates the header of the frame at host pointer `frame` (`frameBytes` BYTES
- * available; any alignment); a CRC-carrying frame's checksums are verified too (reading its
+ * available; any alignment; `info` naturally aligned); a CRC-carrying frame's checksums are verified too (reading its
  * payload). Host-only, returns when done. Paper §3 (the frame). Errors: szInvalidArgument
  * (`frame` or `info` NULL), szCorruptFrame (bad magic, version, field, section sizes,
  * truncation, CRC mismatch). */
@@ -179,7 +183,8 @@ szResult_t szEncodeTempSize(size_t count, szDataType_t type, size_t* tempBytes);
  * (szInvalidUsage). `d_temp` is caller-provided device memory of szEncodeTempSize bytes
  * (reusable once the encode completes on `stream`). The frame size is written as a uint64_t
  * to `outBytes`, device or mapped pinned memory, when the encode completes on `stream`.
- * Any pointer alignment works; 16-byte aligned `d_in`/`d_out` take the fast path. Frames are
+ * `d_in` and `d_out` may have any alignment (16-byte aligned ones take the fast path);
+ * `outBytes` is 8-byte aligned, `d_temp` too (szEncodeTempSize). Frames are
  * byte-identical to szEncode's for the same input and codebook: BF16, FP32 and FP8 E5M2 with
  * 4-bit codebooks (format version 1), FP16 and FP8 E4M3 with 3- or 4-bit codebooks (version 2;
  * E4M3 with 4-bit codes is always raw, as with szEncode). SZ_ENCODE_CALIBRATE without a
@@ -198,7 +203,8 @@ szResult_t szEncodeAsync(const void* d_in, size_t count, szDataType_t type,
  * buffer `d_out` (`outCapacity` BYTES) on `stream`: the call enqueues the decode and returns
  * without synchronizing (the host never reads the frame); `d_frame`, `d_out` and `status` must
  * stay valid until it completes on `stream`, when `d_out` and *status may be read and the
- * frame reused. Any alignment; 16-byte aligned pointers take the fast path. Paper §3 (format),
+ * frame reused. `d_frame` and `d_out` any alignment (16-byte aligned ones take the fast path),
+ * `status` 4-byte aligned (an int the device writes atomically). Paper §3 (format),
  * App. A (GPU codec). The frame is validated on the device; the result
  * is written as an int (a szResult_t value: szSuccess or szCorruptFrame/szInvalidArgument, or
  * szInvalidUsage for a valid compressed frame with 3-bit codes of BF16, FP32 or E5M2, which

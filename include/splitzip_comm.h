@@ -34,7 +34,7 @@ typedef struct {
  * way the rendezvous gives the communicator a fresh random session key that every later
  * connection between its ranks must prove (docs/PIPELINE.md, "What the wire protects").
  * Host-only: returns once the listener runs (it serves the ranks' init from a thread of its
- * own); any alignment. Paper: none (NCCL's bootstrap).
+ * own); the id has no alignment need (bytes). Paper: none (NCCL's bootstrap).
  * Errors: szInvalidArgument (NULL), szSystemError (no address / cannot listen). */
 szResult_t szGetUniqueId(szUniqueId* uniqueId);
 
@@ -130,12 +130,13 @@ szResult_t szCommAbort(szComm_t comm);
  * non-blocking init runs). szGetLastError(comm) then gives its message. May be called from
  * another thread while the communicator's own thread runs groups (a watchdog, as PyTorch polls
  * ncclCommGetAsyncError): it collects finished device operations unless that thread is in the
- * middle of its own, and never waits for it. Host-only, returns at once; any alignment. Paper: none.
+ * middle of its own, and never waits for it. Host-only, returns at once; `asyncError` naturally
+ * aligned. Paper: none.
  * Errors: szInvalidArgument (a NULL argument); the error itself goes to *asyncError. */
 szResult_t szCommGetAsyncError(szComm_t comm, szResult_t* asyncError);
 /* The communicator's number of ranks / this rank's index (ncclCommCount, ncclCommUserRank).
- * Host-only, returns at once; any alignment. Paper: none. Errors: szInvalidArgument (a NULL
- * argument). */
+ * Host-only, returns at once; the int naturally aligned. Paper: none. Errors:
+ * szInvalidArgument (a NULL argument). */
 szResult_t szCommCount(const szComm_t comm, int* count);
 szResult_t szCommUserRank(const szComm_t comm, int* rank);
 
@@ -171,7 +172,7 @@ szResult_t szCommUserRank(const szComm_t comm, int* rank);
  * at szGroupEnd; device: stream-ordered on the receive's stream, by a kernel), not counted in
  * szCommGetStats. A send to self without its receive in the group, or of another count or
  * type, is szInvalidUsage.
- * Errors: szInvalidArgument (NULL buffer with count > 0, peer out of range, bad type, count *
+ * Errors: szInvalidArgument (`comm` NULL, NULL buffer with count > 0, peer out of range, bad type, count *
  * size overflows; at szGroupEnd: receive buffers that overlap, or a receive into a buffer that
  * a send of the group reads, except a receive from self into what a send to self reads: a
  * memmove), szInvalidUsage (mismatched peers; a non-blocking init not finished; refused at
@@ -189,8 +190,9 @@ szResult_t szRecv(void* recvbuff, size_t count, szDataType_t type, int peer, szC
  * paged pool): all buffers travel through one compressed pipeline as one message, in list
  * order. Each buffer holds counts[i] ELEMENTS of `type`, any alignment. The receiver's list
  * must have the same total count (the split into buffers may differ). Same semantics and
- * stream rules as szSend/szRecv. Errors: szSend's, plus szInvalidArgument for an invalid list (nbuffs < 0,
- * `sendbuffs`/`recvbuffs` or `counts` NULL with nbuffs > 0). Paper §3.3, §4.
+ * stream rules as szSend/szRecv. Errors: szSend's, plus szInvalidArgument for an invalid list
+ * (a list mixing host and device memory, nbuffs < 0, `sendbuffs`/`recvbuffs` or `counts` NULL
+ * with nbuffs > 0). Paper §3.3, §4.
  * With SZ_CODEBOOK_AUTO the sender keeps a codebook per segment group (host and device buffers), a
  * buffer's group given by its position in the list (index parity and quarter: K and V of an
  * interleaved or a K-then-V list, groups of layers), so buffers of different exponent ranges
@@ -245,7 +247,7 @@ typedef struct szStats {
 /* Counters of this rank's operations since init (stage times are cumulative; the ratio of
  * rawBytes to wireBytes is paper §4's compression ratio on the wire). `stats` carries its size
  * (SZ_STATS_INITIALIZER); the fields it has room for are written, the rest of a newer library's
- * are not; any alignment. Host-only: reaps finished device operations first, never waits for
+ * are not; `stats` naturally aligned. Host-only: reaps finished device operations first, never waits for
  * running ones.
  * Errors: szInvalidArgument (NULL, or a size smaller than 0.1.0's fields). */
 szResult_t szCommGetStats(const szComm_t comm, szStats_t* stats);

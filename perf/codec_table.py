@@ -23,7 +23,7 @@ def load(path):
 
 
 def authors_figures(path):
-    """The last JSON line of the authors' step log (run_authors.py prints one), or None."""
+    """The last JSON line of the authors' step log (perf/authors_codec.py prints one), or None."""
     if not path or not os.path.exists(path):
         return None
     for line in reversed(open(path).read().splitlines()):
@@ -31,7 +31,7 @@ def authors_figures(path):
             try:
                 return json.loads(line)
             except ValueError:
-                return None
+                continue
     return None
 
 

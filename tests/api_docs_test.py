@@ -31,6 +31,8 @@ for path in sorted(glob.glob(os.path.join(ROOT, "include", "*.h"))):
             comment = "\n".join(block)
             i += 1
             continue
+        if not line.strip():
+            comment = ""  # a blank line ends a comment's reach: a declaration after it has none
         m = DECL.match(line)
         if m:
             name, args = m.group(1), m.group(2)

@@ -18,7 +18,6 @@ struct CalibrateOptions {
 };
 
 void runCalibrate(const CalibrateOptions& o) {
-  checkOutputIsNoInput(o.output, o.files);
   szHistogram_t hist;
   check(szHistogramInit(&hist, o.type), "histogram");
   uint64_t count = 0;
@@ -28,6 +27,7 @@ void runCalibrate(const CalibrateOptions& o) {
     count += d.count;
   }
   if (count == 0) throw CliError("no elements to calibrate from: the input files are empty");
+  checkOutputIsNoInput(o.output, o.files);
   szCodebook_t cb;
   check(szCodebookFromHistogram(&hist, &cb), "calibration");
   checkOutputPath(o.output);  // a FIFO or device is refused here, not waited on

@@ -76,7 +76,7 @@ void writeFileBytes(const std::string& path, const void* data, size_t bytes);
 // The same checks without writing: for outputs a library call writes (szCodebookSave).
 void checkOutputPath(const std::string& path);
 // An output that is one of the inputs (the same file: by path, hard link or symbolic link) is a
-// CliError before anything is read or written: the input would be overwritten by its own result.
+// CliError before anything is written: the input would be overwritten by its own result.
 void checkOutputIsNoInput(const std::string& output, const std::vector<std::string>& inputs);
 
 // The --codebook choice of `compress` and `stats`: "auto" (the default) calibrates on the input

@@ -25,10 +25,10 @@ struct DecompressOptions {
 };
 
 void runCompress(const CompressOptions& o) {
+  TensorData d = readTensorFile(o.input, o.type);  // a FIFO or device input is refused first
   std::vector<std::string> inputs = {o.input};
   if (!o.codebook.calibrates() && o.codebook.value != "default") inputs.push_back(o.codebook.value);  // a file
   checkOutputIsNoInput(o.output, inputs);
-  TensorData d = readTensorFile(o.input, o.type);
   szHistogram_t hist;
   check(szHistogramInit(&hist, o.type), "histogram");
   if (o.codebook.calibrates()) check(szHistogramAccumulate(&hist, d.bytes.data(), d.count), "histogram");
@@ -51,8 +51,8 @@ void runCompress(const CompressOptions& o) {
 void runDecompress(const DecompressOptions& o) {
   // The header says how big the frame is: a file that is not a frame, or not exactly one, is
   // refused before its body is read.
-  checkOutputIsNoInput(o.output, {o.input});
   InputFile f(o.input);
+  checkOutputIsNoInput(o.output, {o.input});
   if (f.size() == 0) f.fail("empty file");
   uint8_t header[SZ_FRAME_HEADER_BYTES] = {};
   f.read(0, header, std::min<uint64_t>(f.size(), sizeof(header)));

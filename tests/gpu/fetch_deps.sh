@@ -5,6 +5,7 @@
 # Run it here (Debian's mirrors are reachable from this machine, not from the device), then
 # pass carry: [".deps"] to the device tool's run.
 set -euo pipefail
+[ -n "${AUTHORS_GIT:-}" ] && AUTHORS_GIT=$(cd "$AUTHORS_GIT" && pwd)  # a relative path is the caller's
 cd "$(dirname "$0")/../.."
 mkdir -p .deps
 (cd .deps && apt-get download libisal-dev libisal2 libgtest-dev libfmt-dev libfmt9 libcli11-dev nlohmann-json3-dev)
@@ -16,7 +17,8 @@ fi
 # ".authors" too). Their code is run side by side only, never committed.
 if [ -n "${AUTHORS_GIT:-}" ]; then
   mkdir -p .authors
-  git --git-dir="$(git -C "$AUTHORS_GIT" rev-parse --absolute-git-dir)" show HEAD:codec_gpu.py >.authors/codec_gpu.py
+  git --git-dir="$(git -C "$AUTHORS_GIT" rev-parse --absolute-git-dir)" show HEAD:codec_gpu.py >.authors/codec_gpu.py.part
+  mv .authors/codec_gpu.py.part .authors/codec_gpu.py  # never an empty file where git failed
   echo "authors' codec: .authors/codec_gpu.py from $AUTHORS_GIT ($(git -C "$AUTHORS_GIT" rev-parse --short HEAD))"
 fi
 du -sh .deps

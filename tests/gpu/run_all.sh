@@ -48,6 +48,8 @@ declare -a SUMMARY
 step() {  # step NAME CMD...: runs CMD (at most STEP_TIMEOUT s), logs to $LOGS/NAME.log, records pass/fail
   local name=$1; shift
   local t0=$SECONDS limit=${STEP_TIMEOUT:-300}
+  # DEADLINE (--close): no step runs past the call's end, so finish still writes the logs.
+  [ -n "${DEADLINE:-}" ] && [ $((DEADLINE - SECONDS)) -lt "$limit" ] && limit=$((DEADLINE - SECONDS > 10 ? DEADLINE - SECONDS : 10))
   timeout "$limit" "$@" >"$LOGS/$name.log" 2>&1 &
   local pid=$!
   # A step about to time out is hung: its threads' stacks (cuda-gdb; there is no gdb) go to the log.
@@ -149,10 +151,10 @@ else
   elif [ "$QUICK" = "--rows" ]; then
     step build make -j"$(nproc)" DEPS="$DEPS" build/perf/sendrecv_perf build/perf/codec_perf \
       $([ "${SUITE:-0}" = 1 ] && echo build/tests/splitzip_gpu_tests) || { printf '%s\n' "${SUMMARY[@]}"; exit 1; }
-  elif [ "$QUICK" = "--close" ]; then
-    step build make -j"$(nproc)" DEPS="$DEPS" build/perf/sendrecv_perf build/perf/codec_perf build/tests/splitzip_gpu_tests &&
-      step prof_build make -j"$(nproc)" BUILD=build-profile PROFILE=1 DEPS="$DEPS" build-profile/perf/sendrecv_perf ||
+  elif [ "$QUICK" = "--close" ]; then  # the PROFILE=1 build is optional: its rows are skipped without it
+    step build make -j"$(nproc)" DEPS="$DEPS" build/perf/sendrecv_perf build/perf/codec_perf build/tests/splitzip_gpu_tests ||
       { printf '%s\n' "${SUMMARY[@]}"; exit 1; }
+    step prof_build make -j"$(nproc)" BUILD=build-profile PROFILE=1 DEPS="$DEPS" build-profile/perf/sendrecv_perf
   elif [ "$QUICK" = "--latency" ]; then
     step build make -j"$(nproc)" DEPS="$DEPS" build/perf/sendrecv_perf build/perf/codec_perf build/tests/splitzip_gpu_tests || { printf '%s\n' "${SUMMARY[@]}"; exit 1; }
   elif [ "$QUICK" = "--suite" ]; then
@@ -212,6 +214,8 @@ GPU_FILTER='*'
 [ "$QUICK" = "--comm" ] && GPU_FILTER='*CommGpu*'
 COMM_HUNG=0  # the communicator tests timed out: the demo and sendrecv_perf would hang too
 # SUITE=0 (with --codec): the codec's figures alone, from a build whose suite ran in the same lease.
+# The per-type codec JSON of --codec go into logs.tar.gz: $OUT brings back 8 files at most.
+[ "$QUICK" = "--codec" ] && CODEC_DIR=${CODEC_DIR:-$LOGS}
 [ "$QUICK" = "--codec" ] && [ "${SUITE:-1}" = 0 ] ||
   SZ_TEST_KV_BF16=$KV_BF16 STEP_TIMEOUT=120 step gpu_tests ./build/tests/splitzip_gpu_tests --gtest_filter="$GPU_FILTER:-CommLazyGpu*" --gtest_output=json:"$OUT/gpu_tests.json" || { [ $? = 124 ] && COMM_HUNG=1; }
 [ "$QUICK" != "--codec" ] && lazy_connections
@@ -243,7 +247,7 @@ SRI="env -u CUDA_DEVICE_MAX_CONNECTIONS ./build/perf/sendrecv_perf -t 2 --wire i
 [ $COMM_HUNG = 0 ] && [ "$QUICK" = "--codec" ] && [ "${IPC:-1}" != 0 ] && STEP_TIMEOUT=120 step sr_ipc $SRI -n 20 -w 3 -b 4K -e 1G -f 4 -J "$LOGS/sr_ipc.json"
 # One way (rank 0 sends, rank 1 receives: the prefill -> decode pattern), on the ipc wire.
 OWI="env -u CUDA_DEVICE_MAX_CONNECTIONS ./build/perf/oneway_perf -t 2 --wire ipc --codec on ${KV_BF16:+--data $KV_BF16}"
-[ $COMM_HUNG = 0 ] && [ "$QUICK" != "--quick" ] && [ "$QUICK" != "--defaults" ] && [ "$QUICK" != "--auto" ] && [ "${IPC:-1}" != 0 ] && STEP_TIMEOUT=120 step ow_ipc $OWI -n 20 -w 3 -b 4K -e 1G -f 4 -J "$LOGS/ow_ipc.json"
+[ $COMM_HUNG = 0 ] && [ "$QUICK" != "--quick" ] && [ "$QUICK" != "--defaults" ] && [ "$QUICK" != "--auto" ] && { [ "$QUICK" != "--codec" ] || [ "${IPC:-1}" != 0 ]; } && STEP_TIMEOUT=120 step ow_ipc $OWI -n 20 -w 3 -b 4K -e 1G -f 4 -J "$LOGS/ow_ipc.json"
 if [ $COMM_HUNG = 0 ] && [ "$QUICK" != "--quick" ] && [ "$QUICK" != "--codec" ] && [ "$QUICK" != "--defaults" ] && [ "$QUICK" != "--auto" ]; then
   ipc_steps
 fi
@@ -253,9 +257,9 @@ fi
 if [ -z "$QUICK" ] || [ "$QUICK" = "--codec" ]; then
   codec_steps
 fi
-if [ -f "$LOGS/sr_ipc.json" ] && [ -f "$OUT/codec_bf16.json" ]; then
+if [ -f "$LOGS/sr_ipc.json" ] && [ -f "${CODEC_DIR:-$OUT}/codec_bf16.json" ]; then
   COPY_JSON=; [ -f "$LOGS/copy_perf.json" ] && COPY_JSON=$LOGS/copy_perf.json
-  step link_table python3 perf/link_table.py --nocap "$LOGS/sr_ipc.json" --codec "$OUT/codec_bf16.json" "${LINKS[@]}" \
+  step link_table python3 perf/link_table.py --nocap "$LOGS/sr_ipc.json" --codec "${CODEC_DIR:-$OUT}/codec_bf16.json" "${LINKS[@]}" \
     ${COPY_JSON:+--copy $COPY_JSON} \
     --json "$OUT/comm_h200.json" --png "$OUT/link_speedup.png" --commit "$COMMIT" \
     --date "$(date -u +%F)" --machine "$(tr -d '\n' <"$LOGS/gpu.txt")"

@@ -15,13 +15,16 @@ close_mode() {  # run_all.sh --close; run_all.sh runs finish after it
   # codec_perf JSON goes into logs.tar.gz ($OUT brings back 8 files at most).
   # On one H100 (2026-12-07) the suite took 68 s, one codec_perf 10-20 s.
   CODEC_DIR=$LOGS
+  DEADLINE=$(( ${CLOSE_LIMIT:-585} - 5 ))
   suite_step
   room 150 latency && latency_steps
+  [ -s "$CODEC_DIR/codec_bf16.json" ] && BF16_DONE=1
   PROF_BIN=${PROF_BIN:-build-profile/perf/sendrecv_perf}
-  room 60 prof && [ -x "$PROF_BIN" ] && prof_rows "env $CARRIED $PROF_BIN"
+  if [ -x "$PROF_BIN" ]; then room 60 prof && prof_rows "env $CARRIED $PROF_BIN"
+  else SUMMARY+=("$(printf '%-22s %-5s' prof "skip (no $PROF_BIN)")"); fi
   room 100 gpu_tests_2 && SZ_TEST_KV_BF16=$KV_BF16 STEP_TIMEOUT=120 step gpu_tests_2 ./build/tests/splitzip_gpu_tests \
     --gtest_filter='*:-CommLazyGpu*'
-  room 200 codec && codec_perf_steps
+  room 200 codec && NCU= codec_perf_steps  # ncu below, once
   room 100 gpu_tests_3 && SZ_TEST_KV_BF16=$KV_BF16 STEP_TIMEOUT=120 step gpu_tests_3 ./build/tests/splitzip_gpu_tests \
     --gtest_filter='*:-CommLazyGpu*'
   room 120 ncu && NCU_KERNELS="chunkKernel decodeKernel" ncu_steps

@@ -54,7 +54,10 @@ latency_mode() {  # run_all.sh --latency; run_all.sh runs finish after it
   # PROF_BIN: a carried PROFILE=1 sendrecv_perf (in PREBUILT's tar or beside it); else it is built here.
   PROF_BIN=${PROF_BIN:-build-profile/perf/sendrecv_perf}
   [ "${PROF:-1}" = 0 ] && return
-  [ -x "$PROF_BIN" ] || STEP_TIMEOUT=400 step prof_build make -j"$(nproc)" BUILD=build-profile PROFILE=1 DEPS="$DEPS" \
-    build-profile/perf/sendrecv_perf || return
+  if [ ! -x "$PROF_BIN" ]; then
+    STEP_TIMEOUT=400 step prof_build make -j"$(nproc)" BUILD=build-profile PROFILE=1 DEPS="$DEPS" \
+      build-profile/perf/sendrecv_perf || return
+    PROF_BIN=build-profile/perf/sendrecv_perf
+  fi
   prof_rows "env $CARRIED $PROF_BIN"
 }
