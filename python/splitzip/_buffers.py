@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _types
-from .errors import InvalidArgumentError
+from .errors import DTypeError, InvalidArgumentError
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,16 @@ def describe(x: object, dtype: object = None, *, writable: bool = False, what: s
                                        "pass np.ascontiguousarray(...) of it")
         if writable and not a.flags.writeable:
             raise InvalidArgumentError(f"{what} is read-only")
-        sz_type = _types.resolve(a.dtype.name, a.itemsize, a.dtype.kind in "iuV", dtype, what)
+        if a.dtype.hasobject or a.dtype.fields is not None or a.dtype.subdtype is not None:
+            raise DTypeError(f"{what} has dtype {a.dtype}: SplitZip takes plain element arrays, not "
+                             "structured or object ones")
+        if not a.dtype.isnative:
+            raise DTypeError(f"{what} has non-native byte order ({a.dtype.str}): pass "
+                             f"a.astype(a.dtype.newbyteorder('=')) of it")
+        # Raw bits of another type: integers and plain bytes ('V2'); ml_dtypes' floats (bfloat16,
+        # float8_*, also of kind 'V') are their own type only.
+        raw_bits = a.dtype.kind in "iu" or (a.dtype.kind == "V" and a.dtype.name.startswith("void"))
+        sz_type = _types.resolve(a.dtype.name, a.itemsize, raw_bits, dtype, what)
         return _make(a, a.ctypes.data, a.nbytes, sz_type, None, what)
     if not a.is_contiguous():
         raise InvalidArgumentError(f"{what} is not contiguous (shape {tuple(a.shape)}, strides {a.stride()}): "

@@ -8,6 +8,16 @@ from dataclasses import dataclass
 from . import _splitzip, _types, calibration
 
 
+def _file_path(path: str | os.PathLike) -> str:
+    """A path for the C library, which reads it up to its first NUL: refused there, as open() does."""
+    p = os.fspath(path)
+    if isinstance(p, bytes):
+        p = os.fsdecode(p)
+    if "\0" in p:
+        raise ValueError("embedded null character in path")
+    return p
+
+
 @dataclass(frozen=True)
 class Codebook:
     """A calibrated codebook for one dtype (``"bf16"``, ``"fp32"``, ``"fp16"``, ``"fp8e5m2"`` or
@@ -49,7 +59,7 @@ class Codebook:
     @classmethod
     def load(cls, path: str | os.PathLike) -> Codebook:
         """Reads a codebook file (docs/FORMAT.md, "Codebook file"; `splitzip calibrate` writes them)."""
-        return cls._unpack(_splitzip.codebook_load(os.fspath(path)))
+        return cls._unpack(_splitzip.codebook_load(_file_path(path)))
 
     @classmethod
     def from_data(cls, *arrays: object, dtype: object = None) -> Codebook:
@@ -58,7 +68,7 @@ class Codebook:
 
     def save(self, path: str | os.PathLike) -> None:
         """Writes the codebook file that Codebook.load and the CLI's --codebook read."""
-        _splitzip.codebook_save(self._packed, os.fspath(path))
+        _splitzip.codebook_save(self._packed, _file_path(path))
 
     @property
     def _packed(self) -> bytes:  # szCodebook_t's: a 3-bit codebook's entries 8..15 are SZ_CODEBOOK_UNUSED

@@ -190,13 +190,17 @@ class Communicator:
         return self._comm.stats()
 
     def abort(self) -> None:
-        """Frees the communicator at once, failing outstanding operations (szCommAbort); safe
-        after any error. Operations on it afterwards raise InvalidUsageError."""
+        """Frees the communicator, failing outstanding operations (szCommAbort); safe after any
+        error. Operations on it afterwards raise InvalidUsageError. Called from another thread
+        while a send or recv blocks on this communicator, it waits for that call to return (by
+        the timeout at most) before freeing; a non-blocking init still running is waited for
+        too (at most the timeout)."""
         self._comm.abort()
 
     def close(self) -> None:
         """Waits for outstanding device operations, then frees the communicator (szCommFinalize,
-        szCommDestroy); raises the communicator's error if it had one."""
+        szCommDestroy); raises the communicator's error if it had one. Calls blocked on it in
+        other threads are waited for, as with abort."""
         self._comm.close()
 
     def __enter__(self) -> Communicator:

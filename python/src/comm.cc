@@ -7,7 +7,9 @@
 #include <nanobind/stl/vector.h>
 #include <splitzip.h>
 
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -86,8 +88,31 @@ class Comm {
     return comm_;
   }
 
+  // A call in flight: the GIL is released inside it, so another thread (a watchdog's abort, a
+  // close) may reach release() meanwhile; release() frees the communicator only once every call
+  // in flight has returned (each ends by the communicator's timeout at most), never under one.
+  class Flight {
+   public:
+    explicit Flight(Comm* owner) : owner_(owner), comm_(owner->get()) {
+      std::lock_guard<std::mutex> lock(owner_->mu_);
+      ++owner_->inFlight_;
+    }
+    ~Flight() {
+      std::lock_guard<std::mutex> lock(owner_->mu_);
+      if (--owner_->inFlight_ == 0) owner_->idle_.notify_all();
+    }
+    Flight(const Flight&) = delete;
+    Flight& operator=(const Flight&) = delete;
+    szComm_t comm() const { return comm_; }
+
+   private:
+    Comm* owner_;
+    szComm_t comm_;
+  };
+
   void send(uintptr_t buff, size_t count, int type, int peer, uintptr_t s) {
-    szComm_t c = get();
+    Flight flight(this);
+    szComm_t c = flight.comm();
     szResult_t r;
     {
       nb::gil_scoped_release release;
@@ -96,7 +121,8 @@ class Comm {
     check(r, c);
   }
   void recv(uintptr_t buff, size_t count, int type, int peer, uintptr_t s) {
-    szComm_t c = get();
+    Flight flight(this);
+    szComm_t c = flight.comm();
     szResult_t r;
     {
       nb::gil_scoped_release release;
@@ -106,7 +132,8 @@ class Comm {
   }
   void sendv(const std::vector<uintptr_t>& buffs, const std::vector<size_t>& counts, int type, int peer,
              uintptr_t s) {
-    szComm_t c = get();
+    Flight flight(this);
+    szComm_t c = flight.comm();
     std::vector<const void*> ptrs = pointers<const void*>(buffs, counts);
     szResult_t r;
     {
@@ -117,7 +144,8 @@ class Comm {
   }
   void recvv(const std::vector<uintptr_t>& buffs, const std::vector<size_t>& counts, int type, int peer,
              uintptr_t s) {
-    szComm_t c = get();
+    Flight flight(this);
+    szComm_t c = flight.comm();
     std::vector<void*> ptrs = pointers<void*>(buffs, counts);
     szResult_t r;
     {
@@ -161,13 +189,17 @@ class Comm {
   // Finalize (waits for device operations), then destroy; the finalize's error is raised after
   // the communicator is freed.
   void close() {
-    szComm_t c = get();
     szResult_t r;
+    std::string message;
     {
-      nb::gil_scoped_release release;
-      r = szCommFinalize(c);
+      Flight flight(this);
+      szComm_t c = flight.comm();
+      {
+        nb::gil_scoped_release release;
+        r = szCommFinalize(c);
+      }
+      message = r == szSuccess ? "" : szGetLastError(c);
     }
-    std::string message = r == szSuccess ? "" : szGetLastError(c);
     release(r != szSuccess);
     if (r != szSuccess) throw Error(r, message);
   }
@@ -187,13 +219,20 @@ class Comm {
   void release(bool abort) {
     if (comm_ == nullptr) return;
     szComm_t c = comm_;
-    comm_ = nullptr;
+    comm_ = nullptr;  // later calls raise; calls in flight keep theirs until they return
     nb::gil_scoped_release release;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      idle_.wait(lock, [this] { return inFlight_ == 0; });
+    }
     if (abort) szCommAbort(c);
     else szCommDestroy(c);
   }
 
   szComm_t comm_ = nullptr;
+  std::mutex mu_;
+  std::condition_variable idle_;
+  int inFlight_ = 0;
 };
 
 }  // namespace

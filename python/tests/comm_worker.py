@@ -139,6 +139,36 @@ def silent_peer(comm: sz.Communicator) -> None:
     raise AssertionError("the receive from a silent peer returned")
 
 
+def watchdog_abort(comm: sz.Communicator) -> None:
+    """Rank 1 stays alive but never sends; on rank 0 a watchdog thread aborts the communicator
+    while recv blocks in it (PyTorch's watchdog pattern): the recv raises a SplitZipError, the
+    abort waits for it (it used to free the communicator under the recv: a crash or a hang)."""
+    if RANK == 1:
+        time.sleep(8)
+        os._exit(0)
+    import threading
+    aborted = threading.Event()
+
+    def watchdog():
+        time.sleep(0.5)
+        comm.abort()
+        aborted.set()
+
+    threading.Thread(target=watchdog).start()
+    start = time.monotonic()
+    try:
+        comm.recv(np.empty(1 << 20, ml_dtypes.bfloat16), peer=1)
+    except sz.SplitZipError as e:
+        assert aborted.wait(10), "the abort did not return after the recv"
+        print(f"result: {type(e).__name__} after {time.monotonic() - start:.2f} s")
+        try:
+            comm.send(np.ones(4, np.float32), peer=1)
+        except sz.InvalidUsageError:
+            return
+        raise AssertionError("a send on the aborted communicator did not raise")
+    raise AssertionError("the receive from a silent peer returned")
+
+
 def torch_distributed(comm: sz.Communicator) -> None:
     """Made by Communicator.from_torch_distributed over gloo (see main): a plain exchange."""
     groups(comm)
@@ -195,7 +225,7 @@ def cuda_narrow(comm: sz.Communicator) -> None:
         assert torch.equal(got_fp8.view(torch.uint8), fp8.view(torch.uint8))
 
 
-SCENARIOS = {f.__name__: f for f in (arrays, blocks, groups, mismatch, killed_peer, silent_peer,
+SCENARIOS = {f.__name__: f for f in (arrays, blocks, groups, mismatch, killed_peer, silent_peer, watchdog_abort,
                                      torch_distributed, cuda_tensors, cuda_narrow)}
 
 

@@ -153,6 +153,42 @@ def test_hostile_inputs_raise_clearly():
         sz.encode(x, codebook=sz.Codebook.default("fp32"))
 
 
+def test_arrays_whose_bytes_are_not_their_elements_are_refused(tmp_path):
+    # Object and structured dtypes (an object field's bytes are pointers: decoding into one
+    # crashed), non-native byte order (encoded byte-swapped), and one float type's ml_dtypes
+    # array standing for another's bits (decoded to other values) all raise DTypeError; raw
+    # bits still travel in integer arrays of the same size.
+    frame = sz.encode(np.arange(1, 3, dtype=np.uint64) * 12345)
+    for out in (np.empty(2, dtype=[("a", "O")]), np.empty(2, dtype=[("a", "<u8")]), np.empty(2, dtype=object)):
+        with pytest.raises(sz.DTypeError):
+            sz.decode(frame, out=out)
+    with pytest.raises(sz.DTypeError):
+        sz.encode(np.array([(1,), ("x",)], dtype=[("a", "O")]), dtype="uint64")
+    big = np.linspace(1, 2, 64).astype(">f4")
+    with pytest.raises(sz.DTypeError, match="byte order"):
+        sz.encode(big)
+    with pytest.raises(sz.DTypeError, match="byte order"):
+        sz.encode(np.arange(8, dtype=">u2"), dtype="bf16")
+    with pytest.raises(sz.DTypeError, match="byte order"):
+        sz.decode(sz.encode(big.astype("<f4")), out=np.empty(64, ">f4"))
+    assert np.array_equal(sz.decode(sz.encode(big.astype("=f4"))), big.astype("=f4"))
+    half = np.array([1.0, 2.0, -3.5], np.float16)
+    with pytest.raises(sz.DTypeError):
+        sz.decode(sz.encode(half), out=np.empty(3, ml_dtypes.bfloat16))
+    with pytest.raises(sz.DTypeError):
+        sz.encode(half.astype(ml_dtypes.bfloat16), dtype="fp16")
+    with pytest.raises(sz.DTypeError):
+        sz.decode(sz.encode(np.arange(4, dtype=np.uint8)), out=np.empty(4, ml_dtypes.float8_e4m3fn))
+    back = sz.decode(sz.encode(half), out=np.empty(3, np.uint16))  # raw bits: still fine
+    assert np.array_equal(back, half.view(np.uint16))
+    # A path with a NUL was cut at it by the C library: refused as open() refuses it.
+    with pytest.raises(ValueError, match="null"):
+        sz.Codebook.default("bf16").save(str(tmp_path / "x\0.codebook"))
+    with pytest.raises(ValueError, match="null"):
+        sz.Codebook.load(str(tmp_path / "x\0.codebook"))
+    assert not (tmp_path / "x").exists()
+
+
 def test_codebook_default_validation_and_files(tmp_path):
     cb = sz.Codebook.default("bf16")
     assert cb.dtype == "bf16" and len(cb.exponents) == 16 and cb.used == 16

@@ -65,6 +65,14 @@ def test_silent_peer_times_out():
     assert 1.5 < seconds < 2.0 + 4.0
 
 
+def test_abort_from_a_watchdog_thread_waits_for_the_blocked_recv():
+    results = run_ranks("watchdog_abort", timeout=60, extra_env={"TEST_TIMEOUT_MS": "2000"})
+    assert results[0].returncode == 0, f"{results[0].stdout}\n{results[0].stderr}"
+    assert "watchdog_abort ok" in results[0].stdout
+    seconds = float(results[0].stdout.split(" after ")[1].split()[0])
+    assert seconds < 2.0 + 4.0  # the recv ended by its timeout at the latest
+
+
 def test_from_env_needs_its_variables(monkeypatch):
     monkeypatch.delenv("SZ_COMM_ID", raising=False)
     with pytest.raises(sz.InvalidArgumentError, match="SZ_COMM_ID"):
