@@ -9,6 +9,7 @@ with a receive of the same element count and dtype (checked: both sides raise ot
 from __future__ import annotations
 
 import contextlib
+import numbers
 import os
 import threading
 import time
@@ -19,6 +20,13 @@ from .codebook import Codebook
 from .errors import InvalidArgumentError, InvalidUsageError, Result, from_code
 
 _CODECS = {"off": 0, "on": 1, "auto": 2}
+
+
+def _integer(value, name: str, low: int = -(1 << 31), high: int = (1 << 31) - 1) -> int:
+    """value as an int within [low, high], else InvalidArgumentError (not a binding's TypeError)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not low <= value <= high:
+        raise InvalidArgumentError(f"{name} must be an integer in {low}..{high}, not {value!r}")
+    return int(value)
 
 
 def get_unique_id() -> bytes:
@@ -82,6 +90,10 @@ class Communicator:
                  blocking: bool = True):
         if codec is not None and codec not in _CODECS:
             raise InvalidArgumentError(f"codec is one of {', '.join(_CODECS)} or None, not {codec!r}")
+        rank, nranks = _integer(rank, "rank"), _integer(nranks, "nranks")
+        slice_bytes = _integer(slice_bytes, "slice_bytes", 0, (1 << 63) - 1)
+        pipeline_depth = _integer(pipeline_depth, "pipeline_depth", 0)
+        timeout_ms = _integer(timeout_ms, "timeout_ms", 0)
         self._comm = _splitzip.Comm(nranks, bytes(unique_id), rank, wire, -1 if codec is None else _CODECS[codec],
                                     None if codebook is None else codebook._packed, slice_bytes,
                                     pipeline_depth, blocking, timeout_ms, -1 if crc is None else int(crc))
@@ -103,7 +115,12 @@ class Communicator:
                 "(e.g. SZ_COMM_SECRET=$(openssl rand -hex 16) shared by the launcher), or share a unique id "
                 "(Communicator.from_torch_distributed, or get_unique_id() sent to every rank); without one, any "
                 "process that reaches the address can join")
-        return cls(int(os.environ["SZ_RANK"]), int(os.environ["SZ_NRANKS"]), get_unique_id(), **config)
+        try:
+            rank, nranks = int(os.environ["SZ_RANK"]), int(os.environ["SZ_NRANKS"])
+        except ValueError:
+            raise InvalidArgumentError(f"SZ_RANK={os.environ['SZ_RANK']!r} and SZ_NRANKS={os.environ['SZ_NRANKS']!r} "
+                                       "must be integers") from None
+        return cls(rank, nranks, get_unique_id(), **config)
 
     @classmethod
     def from_torch_distributed(cls, group=None, **config) -> Communicator:
@@ -153,7 +170,7 @@ class Communicator:
         the data (inside a group: at the group's end). dtype: as in splitzip.encode (None: from x;
         e.g. "bf16" sends a uint16 view of BF16 bits as BF16, so that it compresses)."""
         b = self._buffer(x, "x", dtype=dtype)
-        self._comm.send(b.address, b.count, b.sz_type, peer, self._stream(b))
+        self._comm.send(b.address, b.count, b.sz_type, _integer(peer, "peer"), self._stream(b))
 
     def recv(self, out, peer: int, dtype=None) -> None:
         """Receives into array / tensor `out` (writable, contiguous; the element count and dtype
@@ -162,7 +179,7 @@ class Communicator:
         on the current stream, which sees the data once it passes this point. Host arrays:
         returns once `out` holds the data (inside a group: at the group's end). dtype: as in send."""
         b = self._buffer(out, "out", writable=True, dtype=dtype)
-        self._comm.recv(b.address, b.count, b.sz_type, peer, self._stream(b))
+        self._comm.recv(b.address, b.count, b.sz_type, _integer(peer, "peer"), self._stream(b))
 
     def send_blocks(self, blocks: Sequence, peer: int, dtype=None) -> None:
         """Sends a list of arrays / tensors (e.g. a request's KV blocks, per layer K and V) as
@@ -170,15 +187,15 @@ class Communicator:
         and one device (or are all host); shapes may differ. The receiver's recv_blocks list must
         hold the same total element count; its split into blocks may differ. dtype: as in send."""
         buffers = self._blocks(blocks, "blocks", writable=False, dtype=dtype)
-        self._comm.sendv([b.address for b in buffers], [b.count for b in buffers], buffers[0].sz_type, peer,
-                         self._stream(buffers[0]))
+        self._comm.sendv([b.address for b in buffers], [b.count for b in buffers], buffers[0].sz_type,
+                         _integer(peer, "peer"), self._stream(buffers[0]))
 
     def recv_blocks(self, blocks: Sequence, peer: int, dtype=None) -> None:
         """Receives one send_blocks message into a list of writable arrays / tensors (szRecvv),
         filled in list order. Same rules as send_blocks."""
         buffers = self._blocks(blocks, "blocks", writable=True, dtype=dtype)
-        self._comm.recvv([b.address for b in buffers], [b.count for b in buffers], buffers[0].sz_type, peer,
-                         self._stream(buffers[0]))
+        self._comm.recvv([b.address for b in buffers], [b.count for b in buffers], buffers[0].sz_type,
+                         _integer(peer, "peer"), self._stream(buffers[0]))
 
     group = staticmethod(group)
 

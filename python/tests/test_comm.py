@@ -88,6 +88,22 @@ def test_from_env_refuses_an_address_without_a_secret(monkeypatch):
         sz.Communicator.from_env()
 
 
+def test_out_of_range_numbers_raise_invalid_argument(monkeypatch):
+    # Numbers the binding cannot take were nanobind's TypeError overload dumps; SZ_RANK=abc a bare
+    # ValueError.
+    for kwargs in ({"timeout_ms": 2 ** 31}, {"slice_bytes": -1}, {"pipeline_depth": 1.5}, {"timeout_ms": True}):
+        with pytest.raises(sz.InvalidArgumentError, match=next(iter(kwargs))):
+            sz.Communicator(0, 2, bytes(128), **kwargs)
+    with pytest.raises(sz.InvalidArgumentError, match="rank"):
+        sz.Communicator(2 ** 40, 2, bytes(128))
+    monkeypatch.setenv("SZ_COMM_ID", "127.0.0.1:1")
+    monkeypatch.setenv("SZ_COMM_SECRET", "s")
+    monkeypatch.setenv("SZ_RANK", "abc")
+    monkeypatch.setenv("SZ_NRANKS", "2")
+    with pytest.raises(sz.InvalidArgumentError, match="SZ_RANK='abc'"):
+        sz.Communicator.from_env()
+
+
 def test_bad_arguments_raise():
     with pytest.raises(sz.InvalidArgumentError, match="codec"):
         sz.Communicator(0, 2, bytes(128), codec="zip")
