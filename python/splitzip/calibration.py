@@ -20,7 +20,8 @@ def histogram_of(b: _buffers.Buffer, hist) -> None:
 
 def histogram(*arrays, dtype=None):
     """The exponent histogram (a _splitzip.Histogram) of arrays / tensors of one compressible
-    dtype. Raises DTypeError (mixed or incompressible dtypes), InvalidArgumentError (no arrays)."""
+    dtype. Raises DTypeError (mixed or incompressible dtypes), InvalidArgumentError (no arrays, or
+    no elements in them: a codebook of nothing would be padding, as the CLI's calibrate says)."""
     if not arrays:
         raise InvalidArgumentError("calibrate needs at least one array")
     buffers = [_buffers.describe(a, dtype, what=f"arrays[{i}]") for i, a in enumerate(arrays)]
@@ -31,4 +32,6 @@ def histogram(*arrays, dtype=None):
     hist = _splitzip.Histogram(buffers[0].sz_type)
     for b in buffers:
         histogram_of(b, hist)
+    if not any(hist.counts):
+        raise InvalidArgumentError("no elements to calibrate from: the arrays are empty")
     return hist

@@ -197,7 +197,8 @@ def calibrate(*arrays, dtype=None) -> Codebook:
     """A codebook from the exponent histogram of one or more arrays / tensors (host or CUDA) of
     one compressible dtype: the most frequent exponents, 16 with 4-bit codes or for fp16 and fp8
     e4m3 8 with 3-bit codes where that predicts the smaller frame (paper §3.3; szCodebookFromHistogram).
-    Raises DTypeError (mixed or incompressible dtypes), InvalidArgumentError (no arrays)."""
+    Raises DTypeError (mixed or incompressible dtypes), InvalidArgumentError (no arrays, or
+    only empty ones)."""
     return Codebook.from_data(*arrays, dtype=dtype)
 
 

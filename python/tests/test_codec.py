@@ -224,6 +224,8 @@ def test_calibrate_and_encode_with_the_codebook(tmp_path):
         sz.calibrate(x, x.astype(np.float32))
     with pytest.raises(sz.InvalidArgumentError):
         sz.calibrate(np.zeros(10, np.int32))
+    with pytest.raises(sz.InvalidArgumentError, match="no elements"):  # was a codebook of padding
+        sz.calibrate(np.empty(0, ml_dtypes.bfloat16), np.empty((0, 4), ml_dtypes.bfloat16))
 
 
 def test_stats():
