@@ -117,7 +117,10 @@ szResult_t szCommInitFromNccl(szComm_t* comm, void* ncclComm, szConfig_t* config
 /* Finishes all outstanding operations (blocking), then szCommDestroy frees the communicator.
  * Replays of CUDA graphs holding its operations are not waited for: synchronize their streams
  * and destroy the graphs and their instances first (szSend, "CUDA graphs").
- * szCommAbort frees it immediately, failing outstanding operations; safe after any error.
+ * szCommAbort frees it immediately, failing outstanding operations; safe after any error, but
+ * not while another thread is inside a call on the same communicator (a host-buffer szSend or
+ * szRecv blocks in its call until done): wait for that call to return first, as the Python
+ * binding's abort() does.
  * Host-only, all three; Finalize blocks until the device operations end (or the communicator
  * fails), Destroy and Abort until its threads stop. Paper: none (NCCL's teardown).
  * Errors: Finalize: szInvalidArgument (NULL), szInProgress (a non-blocking init not finished),
