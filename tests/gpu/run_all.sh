@@ -67,9 +67,12 @@ step() {  # step NAME CMD...: runs CMD (at most STEP_TIMEOUT s), logs to $LOGS/N
   return $rc
 }
 
-suite_step() {  # the GPU suite without the 16-rank lazy test (its memory figures need a process of their own)
-  SZ_TEST_KV_BF16=$KV_BF16 STEP_TIMEOUT=150 step gpu_tests ./build/tests/splitzip_gpu_tests --gtest_filter='*:-CommLazyGpu*' \
-    --gtest_output=json:"$OUT/gpu_tests.json"
+suite_step() {  # suite_step [NAME]: the GPU suite without the 16-rank lazy test (its memory figures need a
+  # process of their own); the first run (NAME gpu_tests, the default) also writes gpu_tests.json
+  local name=${1:-gpu_tests} json=()
+  [ "$name" = gpu_tests ] && json=(--gtest_output=json:"$OUT/gpu_tests.json")
+  SZ_TEST_KV_BF16=$KV_BF16 STEP_TIMEOUT=150 step "$name" ./build/tests/splitzip_gpu_tests --gtest_filter='*:-CommLazyGpu*' \
+    ${json[@]+"${json[@]}"}
 }
 
 dump_stacks() {  # dump_stacks PID: every thread's stack of our programs under PID

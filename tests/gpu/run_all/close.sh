@@ -22,11 +22,9 @@ close_mode() {  # run_all.sh --close; run_all.sh runs finish after it
   PROF_BIN=${PROF_BIN:-build-profile/perf/sendrecv_perf}
   if [ -x "$PROF_BIN" ]; then room 60 prof && prof_rows "env $CARRIED $PROF_BIN"
   else SUMMARY+=("$(printf '%-22s %-5s' prof "skip (no $PROF_BIN)")"); fi
-  room 100 gpu_tests_2 && SZ_TEST_KV_BF16=$KV_BF16 STEP_TIMEOUT=120 step gpu_tests_2 ./build/tests/splitzip_gpu_tests \
-    --gtest_filter='*:-CommLazyGpu*'
+  room 100 gpu_tests_2 && suite_step gpu_tests_2
   room 200 codec && NCU= codec_perf_steps  # ncu below, once
-  room 100 gpu_tests_3 && SZ_TEST_KV_BF16=$KV_BF16 STEP_TIMEOUT=120 step gpu_tests_3 ./build/tests/splitzip_gpu_tests \
-    --gtest_filter='*:-CommLazyGpu*'
+  room 100 gpu_tests_3 && suite_step gpu_tests_3
   room 120 ncu && NCU_KERNELS="chunkKernel decodeKernel" ncu_steps
   room 150 sanitizers && COMM_HUNG=0 sanitizer_steps
 }
